@@ -1,0 +1,3 @@
+//! The metadata model shared by therock-package and rocm-sdk: packages, libraries, targets, versions, extras.
+//!
+//! Built by its own issue; this crate has no public API yet.

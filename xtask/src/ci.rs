@@ -1,0 +1,80 @@
+//! CI, setup, benchmarks and supply-chain checks.
+
+use crate::cmd::{have, run};
+
+/// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
+/// check ELF edits; `gcc` builds the example's real ELF files.
+const TEST_PACKAGES: &[&str] = &["binutils", "gcc", "libc6-dev", "zstd", "xz-utils"];
+
+/// Exactly what `.ci/run` runs.
+pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
+    setup(&[])?;
+    run("cargo", &["fmt", "--all", "--check"])?;
+    run(
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    run("cargo", &["test", "--workspace", "--locked"])
+}
+
+/// Installs the Debian packages the tests need when any is missing.
+pub(crate) fn setup(_args: &[String]) -> Result<(), String> {
+    let missing: Vec<&str> = TEST_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| !dpkg_installed(p))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if !have("apt-get") {
+        return Err(format!(
+            "install these packages first: {}",
+            missing.join(" ")
+        ));
+    }
+    run("apt-get", &["update", "-qq"])?;
+    let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    args.extend(&missing);
+    run("apt-get", &args)
+}
+
+/// Every benchmark; each prints its own ratios against a baseline measured
+/// in the same run.
+pub(crate) fn bench(args: &[String]) -> Result<(), String> {
+    setup(&[])?;
+    let mut cargo_args = vec!["bench", "--workspace"];
+    cargo_args.extend(args.iter().map(String::as_str));
+    run("cargo", &cargo_args)
+}
+
+/// Licences, bans and sources (advisories need the network, so they run
+/// only when asked with `cargo xtask deny advisories`).
+pub(crate) fn deny(args: &[String]) -> Result<(), String> {
+    if !have("cargo-deny") {
+        run("cargo", &["install", "--locked", "cargo-deny"])?;
+    }
+    let checks: Vec<&str> = if args.is_empty() {
+        vec!["licenses", "bans", "sources"]
+    } else {
+        args.iter().map(String::as_str).collect()
+    };
+    let mut cargo_args = vec!["deny", "check"];
+    cargo_args.extend(checks);
+    run("cargo", &cargo_args)
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    std::process::Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+}

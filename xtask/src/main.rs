@@ -1,0 +1,63 @@
+//! `cargo xtask <task>`: the project's own tasks, each a plain function.
+//!
+//! Tasks shell out to `cargo` and the host tools; they carry no heavy
+//! dependencies so `cargo xtask` stays quick to build.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod ci;
+mod cmd;
+
+use std::process::ExitCode;
+
+type Task = fn(&[String]) -> Result<(), String>;
+
+/// `(name, task, help)`: the whole command surface of `cargo xtask`.
+const TASKS: &[(&str, Task, &str)] = &[
+    (
+        "ci",
+        ci::ci,
+        "run exactly what CI runs: setup, fmt, clippy, tests",
+    ),
+    (
+        "setup",
+        ci::setup,
+        "install what the tests need (Debian packages)",
+    ),
+    (
+        "bench",
+        ci::bench,
+        "run every benchmark (slow; installs baselines)",
+    ),
+    (
+        "deny",
+        ci::deny,
+        "check licences, bans and sources with cargo-deny",
+    ),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((name, rest)) = args.split_first() else {
+        usage();
+        return ExitCode::from(2);
+    };
+    let Some((_, task, _)) = TASKS.iter().find(|(n, _, _)| n == name) else {
+        eprintln!("xtask: unknown task `{name}`");
+        usage();
+        return ExitCode::from(2);
+    };
+    match task(rest) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask {name}: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage() {
+    eprintln!("usage: cargo xtask <task> [args]\n\ntasks:");
+    for (name, _, help) in TASKS {
+        eprintln!("  {name:<8} {help}");
+    }
+}
