@@ -4,5 +4,33 @@
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
 //! the environment and pass values in.
+//!
+//! ```
+//! use dist_info::families::FamilyTable;
+//! use dist_info::package::{Mode, PackageKind};
+//! use dist_info::selector::{PlanInput, Selector};
+//!
+//! let input = PlanInput {
+//!     packages: [PackageKind::Libraries].into(),
+//!     linux_families: Some("gfx94X-dcgpu;gfx110X-dgpu".into()),
+//!     windows_families: Some("gfx110X-dgpu".into()),
+//!     ..PlanInput::default()
+//! };
+//! let selector = Selector::plan(Mode::Kpack, &"7.1.0".parse().unwrap(), &input, FamilyTable::builtin()).unwrap();
+//! assert_eq!(selector.default_target.as_deref(), Some("gfx1100"));
+//! let chosen = selector.select_target(None, Some("gfx942\n")).unwrap();
+//! let metadata = selector.metadata(chosen.as_ref());
+//! assert!(metadata.requires_dist().contains(
+//!     &r#"rocm-sdk-device-gfx942==7.1.0; extra == "device" and sys_platform == "linux""#.to_owned()
+//! ));
+//! ```
 
+pub mod document;
+pub mod families;
+pub mod library;
+pub mod package;
+pub mod requirement;
+pub mod selection;
+pub mod selector;
+pub mod target;
 pub mod version;

@@ -5,6 +5,12 @@
 //! versions, and the install side must compare a device wheel's version with
 //! ours without any Python present.
 
+mod choice;
+mod forms;
+
+pub use choice::{ChosenVersion, VersionChoiceError, VersionSource, choose_version};
+pub use forms::{VersionForm, compose};
+
 use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;

@@ -1,0 +1,217 @@
+//! The public library table (SPEC §11): what `find_libraries` and
+//! `preload_libraries` can locate by short name.
+
+use serde::{Deserialize, Serialize};
+
+use crate::package::PackageKind;
+
+/// One public library.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Library {
+    /// The short name callers use (`amdhip64`).
+    pub shortname: String,
+    /// The logical package that ships it (`core` or `libraries`).
+    pub package: PackageKind,
+    /// Glob for the Linux file name, `None` when the library is Linux-less.
+    pub linux_glob: Option<String>,
+    /// Glob for the Windows DLL name, `None` when there is no Windows DLL.
+    pub windows_glob: Option<String>,
+    /// Directory inside the platform package on Linux (`lib` unless stated).
+    pub posix_relpath: String,
+    /// Directory inside the platform package on Windows (DLLs live in `bin`).
+    pub windows_relpath: String,
+    /// True when a build may legitimately lack it (`rocdxg`).
+    pub optional: bool,
+}
+
+/// `(shortname, package, linux glob, windows glob, relpath, optional)`; an
+/// empty glob means none, an empty relpath means `lib`.
+const TABLE: &[(&str, PackageKind, &str, &str, &str, bool)] = {
+    use PackageKind::{Core as C, Libraries as L};
+    &[
+        ("amdhip64", C, "libamdhip64.so*", "amdhip64*.dll", "", false),
+        ("hipfile", C, "libhipfile.so*", "", "", false),
+        // `0` from the version keeps the glob off `hiprtc-builtins`.
+        ("hiprtc", C, "libhiprtc.so*", "hiprtc0*.dll", "", false),
+        ("roctx64", C, "libroctx64.so*", "", "", false),
+        (
+            "rocprofiler-sdk",
+            C,
+            "librocprofiler-sdk.so*",
+            "",
+            "",
+            false,
+        ),
+        (
+            "rocprofiler-sdk-roctx",
+            C,
+            "librocprofiler-sdk-roctx.so*",
+            "",
+            "",
+            false,
+        ),
+        ("roctracer64", C, "libroctracer64.so*", "", "", false),
+        (
+            "rocm_sysdeps_liblzma",
+            C,
+            "librocm_sysdeps_liblzma.so.*",
+            "",
+            "lib/rocm_sysdeps/lib",
+            false,
+        ),
+        (
+            "rocm-openblas",
+            C,
+            "librocm-openblas.so.*",
+            "rocm-openblas*.dll",
+            "lib/host-math/lib",
+            false,
+        ),
+        (
+            "amd_comgr",
+            C,
+            "libamd_comgr.so*",
+            "amd_comgr*.dll",
+            "",
+            false,
+        ),
+        (
+            "rocm_kpack",
+            C,
+            "librocm_kpack.so*",
+            "rocm_kpack*.dll",
+            "",
+            false,
+        ),
+        ("rocm_smi64", C, "librocm_smi64.so*", "", "", false),
+        ("rocdecode", C, "librocdecode.so*", "", "", false),
+        ("rocjpeg", C, "librocjpeg.so*", "", "", false),
+        ("amd_smi", C, "libamd_smi.so*", "", "", false),
+        ("rocdxg", C, "librocdxg*.so*", "", "", true),
+        ("rpp", L, "librpp.so*", "", "", false),
+        ("hipblas", L, "libhipblas.so*", "*hipblas*.dll", "", false),
+        (
+            "hipblaslt",
+            L,
+            "libhipblaslt.so*",
+            "*hipblaslt*.dll",
+            "",
+            false,
+        ),
+        ("hipfft", L, "libhipfft.so*", "hipfft*.dll", "", false),
+        ("hiprand", L, "libhiprand.so*", "hiprand*.dll", "", false),
+        (
+            "hipsparse",
+            L,
+            "libhipsparse.so*",
+            "hipsparse*.dll",
+            "",
+            false,
+        ),
+        ("hipsparselt", L, "libhipsparselt.so*", "", "", false),
+        (
+            "hipsolver",
+            L,
+            "libhipsolver.so*",
+            "hipsolver*.dll",
+            "",
+            false,
+        ),
+        ("rccl", L, "librccl.so*", "", "", false),
+        ("miopen", L, "libMIOpen.so*", "MIOpen*.dll", "", false),
+        ("origami", L, "liborigami.so*", "origami*.dll", "", false),
+        (
+            "hipdnn",
+            L,
+            "libhipdnn_backend.so*",
+            "hipdnn_backend*.dll",
+            "",
+            false,
+        ),
+    ]
+};
+
+/// A short name that is not in the table.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ROCm library `{name}`; known libraries: {}", .known.join(", "))]
+pub struct UnknownLibrary {
+    /// The name asked for.
+    pub name: String,
+    /// Every known short name, in table order.
+    pub known: Vec<String>,
+}
+
+/// The whole library table, in SPEC order.
+pub fn all_libraries() -> Vec<Library> {
+    TABLE
+        .iter()
+        .map(
+            |&(shortname, package, linux, windows, relpath, optional)| Library {
+                shortname: shortname.to_owned(),
+                package,
+                linux_glob: (!linux.is_empty()).then(|| linux.to_owned()),
+                windows_glob: (!windows.is_empty()).then(|| windows.to_owned()),
+                posix_relpath: if relpath.is_empty() { "lib" } else { relpath }.to_owned(),
+                windows_relpath: "bin".to_owned(),
+                optional,
+            },
+        )
+        .collect()
+}
+
+/// The library called `shortname`.
+pub fn library(shortname: &str) -> Result<Library, UnknownLibrary> {
+    all_libraries()
+        .into_iter()
+        .find(|l| l.shortname == shortname)
+        .ok_or_else(|| UnknownLibrary {
+            name: shortname.to_owned(),
+            known: TABLE.iter().map(|t| t.0.to_owned()).collect(),
+        })
+}
+
+impl Library {
+    /// The `rocm[...]` extra that installs this library's package, `None`
+    /// for libraries of a required package (core).
+    pub fn extra(&self) -> Option<&'static str> {
+        (!self.package.required()).then(|| self.package.logical_name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn table_is_consistent() {
+        let libs = all_libraries();
+        assert_eq!(libs.len(), 28);
+        let names: BTreeSet<_> = libs.iter().map(|l| l.shortname.as_str()).collect();
+        assert_eq!(names.len(), libs.len(), "short names are unique");
+        for l in &libs {
+            assert!(matches!(
+                l.package,
+                PackageKind::Core | PackageKind::Libraries
+            ));
+            assert!(l.linux_glob.is_some(), "{} has a Linux glob", l.shortname);
+        }
+    }
+
+    #[test]
+    fn lookups() {
+        let lzma = library("rocm_sysdeps_liblzma").unwrap();
+        assert_eq!(lzma.posix_relpath, "lib/rocm_sysdeps/lib");
+        assert_eq!(lzma.extra(), None);
+        let miopen = library("miopen").unwrap();
+        assert_eq!(miopen.windows_glob.as_deref(), Some("MIOpen*.dll"));
+        assert_eq!(miopen.extra(), Some("libraries"));
+        assert_eq!(library("hipfile").unwrap().windows_glob, None);
+        assert!(library("rocdxg").unwrap().optional);
+        let err = library("cublas").unwrap_err().to_string();
+        assert!(
+            err.contains("`cublas`") && err.contains("amdhip64, hipfile"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! Requirements as data, with their PEP 508 rendering (SPEC §3, §10).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A platform a release targets, as the `sys_platform` marker names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Platform {
+    /// `sys_platform == "linux"`.
+    #[serde(rename = "linux")]
+    Linux,
+    /// `sys_platform == "win32"`.
+    #[serde(rename = "win32")]
+    Windows,
+}
+
+impl Platform {
+    /// The value of Python's `sys.platform` on this platform.
+    pub fn sys_platform(self) -> &'static str {
+        match self {
+            Platform::Linux => "linux",
+            Platform::Windows => "win32",
+        }
+    }
+}
+
+/// One requirement of the `rocm` sdist: always an exact pin `name==version`,
+/// optionally limited to one platform and/or one extra.
+///
+/// ```
+/// use dist_info::requirement::{Platform, Requirement};
+/// let r = Requirement::pin("rocm-sdk-device-gfx942", "7.1.0")
+///     .on_platform(Some(Platform::Linux))
+///     .for_extra("device-gfx942");
+/// assert_eq!(
+///     r.to_string(),
+///     r#"rocm-sdk-device-gfx942==7.1.0; extra == "device-gfx942" and sys_platform == "linux""#
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Requirement {
+    /// The distribution name (display form).
+    pub name: String,
+    /// The exact version pinned with `==`.
+    pub version: String,
+    /// The only platform this applies to, if any.
+    pub platform: Option<Platform>,
+    /// The extra (normalised, PEP 685) that brings it in, if any.
+    pub extra: Option<String>,
+}
+
+impl Requirement {
+    /// `name==version` for every platform, not behind an extra.
+    pub fn pin(name: &str, version: &str) -> Self {
+        Self {
+            name: name.to_owned(),
+            version: version.to_owned(),
+            platform: None,
+            extra: None,
+        }
+    }
+
+    /// The same requirement limited to `platform` (`None`: all platforms).
+    #[must_use]
+    pub fn on_platform(mut self, platform: Option<Platform>) -> Self {
+        self.platform = platform;
+        self
+    }
+
+    /// The same requirement behind `extra` (normalised per PEP 685).
+    #[must_use]
+    pub fn for_extra(mut self, extra: &str) -> Self {
+        self.extra = Some(normalize_extra(extra));
+        self
+    }
+
+    /// The environment marker alone (no `; `), `None` when unconditional.
+    /// The extra clause comes first so a reader sees at once which extra a
+    /// line belongs to; `and` is commutative, so pip reads either order.
+    pub fn marker(&self) -> Option<String> {
+        let mut clauses = Vec::new();
+        if let Some(extra) = &self.extra {
+            clauses.push(format!("extra == \"{extra}\""));
+        }
+        if let Some(platform) = self.platform {
+            clauses.push(format!("sys_platform == \"{}\"", platform.sys_platform()));
+        }
+        (!clauses.is_empty()).then(|| clauses.join(" and "))
+    }
+}
+
+impl fmt::Display for Requirement {
+    /// The PEP 508 line as written after `Requires-Dist: `.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}=={}", self.name, self.version)?;
+        if let Some(marker) = self.marker() {
+            write!(f, "; {marker}")?;
+        }
+        Ok(())
+    }
+}
+
+/// PEP 685 extra-name normalisation: lower case, runs of `-`, `_`, `.`
+/// become one `-`.
+///
+/// ```
+/// assert_eq!(dist_info::requirement::normalize_extra("Device__GFX942"), "device-gfx942");
+/// ```
+pub fn normalize_extra(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_separator = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !in_separator {
+                out.push('-');
+            }
+            in_separator = true;
+        } else {
+            out.push(c.to_ascii_lowercase());
+            in_separator = false;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renderings() {
+        assert_eq!(
+            Requirement::pin("rocm-sdk-core", "7.1.0").to_string(),
+            "rocm-sdk-core==7.1.0"
+        );
+        assert_eq!(
+            Requirement::pin("rocm-sdk-devel", "7.1.0.dev0+abc")
+                .for_extra("devel")
+                .to_string(),
+            "rocm-sdk-devel==7.1.0.dev0+abc; extra == \"devel\""
+        );
+        assert_eq!(
+            Requirement::pin("rocm-profiler", "7.1.0")
+                .on_platform(Some(Platform::Windows))
+                .to_string(),
+            "rocm-profiler==7.1.0; sys_platform == \"win32\""
+        );
+        assert_eq!(Requirement::pin("x", "1").marker(), None);
+    }
+
+    #[test]
+    fn extra_normalisation() {
+        assert_eq!(normalize_extra("device-gfx942"), "device-gfx942");
+        assert_eq!(normalize_extra("Device.-_All"), "device-all");
+        assert_eq!(normalize_extra("libraries"), "libraries");
+        assert_eq!(
+            Requirement::pin("a", "1")
+                .for_extra("DEVICE_gfx1100")
+                .extra
+                .as_deref(),
+            Some("device-gfx1100")
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! Which version a build gets (SPEC §13): the `--version` flag, else the
+//! version `therock_manifest.json` recorded, else an error — never an
+//! invented number.
+
+use super::{Version, VersionError};
+
+/// Where the chosen version came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VersionSource {
+    /// The `--version` flag.
+    Flag,
+    /// The top-level `"version"` of `therock_manifest.json`.
+    Manifest,
+}
+
+/// The version a build uses, and its source (for the log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChosenVersion {
+    /// The parsed version; `to_string()` is canonical.
+    pub version: Version,
+    /// Where it came from.
+    pub source: VersionSource,
+}
+
+/// No usable version.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VersionChoiceError {
+    /// Neither the flag nor the manifest gives one.
+    #[error(
+        "no package version: therock_manifest.json records none (top-level key \"version\"); \
+         pass --version, e.g. --version 7.1.0"
+    )]
+    Missing,
+    /// The flag is not PEP 440.
+    #[error("--version: {0}")]
+    InvalidFlag(#[source] VersionError),
+    /// The manifest's version is not PEP 440.
+    #[error("therock_manifest.json \"version\": {0}; pass --version to override it")]
+    InvalidManifest(#[source] VersionError),
+}
+
+/// Picks the build's version: `flag` (the `--version` value) wins, else
+/// `manifest` (the `"version"` recorded in `therock_manifest.json`, read by
+/// the caller; a blank string counts as not recorded).
+///
+/// ```
+/// use dist_info::version::{choose_version, VersionSource};
+/// let v = choose_version(Some("7.1.0"), None).unwrap();
+/// assert_eq!((v.version.to_string(), v.source), ("7.1.0".into(), VersionSource::Manifest));
+/// assert!(choose_version(None, None).unwrap_err().to_string().contains("--version"));
+/// ```
+pub fn choose_version(
+    manifest: Option<&str>,
+    flag: Option<&str>,
+) -> Result<ChosenVersion, VersionChoiceError> {
+    if let Some(flag) = flag {
+        return Version::parse(flag)
+            .map(|version| ChosenVersion {
+                version,
+                source: VersionSource::Flag,
+            })
+            .map_err(VersionChoiceError::InvalidFlag);
+    }
+    match manifest.map(str::trim).filter(|m| !m.is_empty()) {
+        Some(m) => Version::parse(m)
+            .map(|version| ChosenVersion {
+                version,
+                source: VersionSource::Manifest,
+            })
+            .map_err(VersionChoiceError::InvalidManifest),
+        None => Err(VersionChoiceError::Missing),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence_and_errors() {
+        let v = choose_version(Some("7.1.0"), Some("7.2.0rc1")).unwrap();
+        assert_eq!(v.version.to_string(), "7.2.0rc1");
+        assert_eq!(v.source, VersionSource::Flag);
+        let v = choose_version(Some("7.1.0-RC1"), None).unwrap();
+        assert_eq!(v.version.to_string(), "7.1.0rc1");
+        assert_eq!(
+            choose_version(Some("  "), None),
+            Err(VersionChoiceError::Missing)
+        );
+        assert!(matches!(
+            choose_version(None, Some("")),
+            Err(VersionChoiceError::InvalidFlag(_))
+        ));
+        assert!(matches!(
+            choose_version(Some("banana"), None),
+            Err(VersionChoiceError::InvalidManifest(_))
+        ));
+        // A bad manifest value does not matter when the flag is given.
+        assert!(choose_version(Some("banana"), Some("7.1.0")).is_ok());
+        let msg = choose_version(Some("banana"), None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("therock_manifest.json") && msg.contains("banana"),
+            "{msg}"
+        );
+    }
+}
