@@ -8,7 +8,7 @@ use crate::{Error, Platform, RelativeTarget, SlotError, image, slot};
 
 /// A launcher for one platform and relative target: the bytes of an
 /// executable to put where the symlink was.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Launcher {
     platform: Platform,
     target: RelativeTarget,
@@ -119,6 +119,17 @@ impl Launcher {
         }
         file.persist(path).map_err(|e| err(e.error))?;
         Ok(())
+    }
+}
+
+impl std::fmt::Debug for Launcher {
+    // The bytes are an executable image; their length says enough.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launcher")
+            .field("platform", &self.platform)
+            .field("target", &self.target.as_str())
+            .field("len", &self.bytes.len())
+            .finish()
     }
 }
 

@@ -122,6 +122,17 @@ fn invalid_targets_are_rejected_with_typed_errors() {
 }
 
 #[test]
+fn debug_output_is_short() {
+    let launcher = Launcher::for_target(Platform::LinuxX86_64, "../x").unwrap();
+    let text = format!("{launcher:?}");
+    assert!(
+        text.contains("\"../x\"") && text.contains("LinuxX86_64"),
+        "{text}"
+    );
+    assert!(text.len() < 200, "{text}");
+}
+
+#[test]
 fn relative_target_accessors() {
     let target = RelativeTarget::new("../a").unwrap();
     assert_eq!(target.to_string(), "../a");
