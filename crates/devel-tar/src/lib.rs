@@ -1,3 +1,51 @@
-//! Writes the devel tarball and unpacks it safely into site-packages.
+//! The devel tarball of `rocm-sdk-devel` (SPEC §9): written at build time,
+//! unpacked into site-packages at install time, and kept in step with the
+//! installed device wheels (device-link reconcile).
 //!
-//! Built by its own issue; this crate has no public API yet.
+//! Build side: [`DevelTarWriter`] streams a deterministic tar whose members
+//! all start with `_rocm_sdk_devel/`; [`devel_link_target`] is the one place
+//! the relative "link to a runtime file" rule is written; [`DevelLinks`] is
+//! the `.devel_links/{T}.json` document of a device wheel.
+//!
+//! Install side: [`unpack`] expands `rocm_sdk_devel/_devel.tar*` into
+//! `SP/_rocm_sdk_devel/` (hard links, RECORD, locking, crash recovery,
+//! hostile-input checks), [`reconcile_device_links`] links device-wheel files
+//! into the tree, and [`ensure`] does both, as `rocm-sdk init` needs.
+//! The protocol is documented in `docs/devel-tar.md`.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), devel_tar::Error> {
+//! let report = devel_tar::ensure(std::path::Path::new("/venv/lib/python3.12/site-packages"))?;
+//! for warning in &report.warnings {
+//!     tracing::warn!("{warning}");
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod compression;
+mod devel_links;
+mod error;
+mod layout;
+mod lock;
+mod reconcile;
+mod record;
+mod resolve;
+mod scan;
+mod site;
+mod stamp;
+mod unpack;
+mod warning;
+mod writer;
+
+pub use compression::Compression;
+pub use devel_links::{DEVEL_LINKS_DIR, DevelLink, DevelLinks};
+pub use error::Error;
+pub use layout::{
+    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, DEVEL_ROOT, devel_link_target, is_compiler_symlink,
+};
+pub use reconcile::{ReconcileReport, reconcile_device_links};
+pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};
+pub use unpack::{EnsureReport, Step, UnpackOptions, UnpackOutcome, UnpackReport, ensure, unpack};
+pub use warning::Warning;
+pub use writer::{DevelTarWriter, PendingFile, WriteOptions};

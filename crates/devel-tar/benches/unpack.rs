@@ -1,0 +1,2 @@
+//! Benchmark: written below.
+fn main() {}

@@ -1,0 +1,111 @@
+//! The three encodings of the devel tar and their file names.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
+use std::path::Path;
+
+/// How the devel tar is compressed (SPEC §9). Each has a fixed file name
+/// inside `rocm_sdk_devel/`, so the unpacker knows the codec from the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// `_devel.tar`, the reference default.
+    None,
+    /// `_devel.tar.xz` at an xz preset (0–9).
+    Xz {
+        /// xz preset level.
+        preset: u32,
+    },
+    /// `_devel.tar.zst` at a zstd level (1–22): fast to unpack.
+    Zstd {
+        /// zstd compression level.
+        level: i32,
+    },
+}
+
+impl Compression {
+    /// Every file name the unpacker looks for, in the order it looks.
+    pub const FILE_NAMES: [&'static str; 3] = ["_devel.tar", "_devel.tar.zst", "_devel.tar.xz"];
+
+    /// The file name of a tar in this encoding, e.g. `_devel.tar.zst`.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Compression::None => Self::FILE_NAMES[0],
+            Compression::Zstd { .. } => Self::FILE_NAMES[1],
+            Compression::Xz { .. } => Self::FILE_NAMES[2],
+        }
+    }
+
+    /// The encoding of a file named like [`Compression::file_name`] (levels
+    /// do not matter for reading and are set to defaults).
+    pub fn from_file_name(name: &str) -> Option<Self> {
+        match name {
+            "_devel.tar" => Some(Compression::None),
+            "_devel.tar.zst" => Some(Compression::Zstd { level: 19 }),
+            "_devel.tar.xz" => Some(Compression::Xz { preset: 6 }),
+            _ => None,
+        }
+    }
+
+    /// Opens `path` for reading the plain tar stream.
+    pub(crate) fn open(self, path: &Path) -> io::Result<Box<dyn Read>> {
+        let file = BufReader::with_capacity(1 << 20, File::open(path)?);
+        Ok(match self {
+            Compression::None => Box::new(file),
+            Compression::Xz { .. } => Box::new(liblzma::read::XzDecoder::new_multi_decoder(file)),
+            Compression::Zstd { .. } => Box::new(zstd::Decoder::with_buffer(file)?),
+        })
+    }
+
+    /// Wraps `out` so the plain tar stream written to it is encoded.
+    pub(crate) fn encoder<W: Write>(self, out: W) -> io::Result<Encoder<W>> {
+        Ok(match self {
+            Compression::None => Encoder::Plain(out),
+            Compression::Xz { preset } => {
+                Encoder::Xz(liblzma::write::XzEncoder::new(out, preset.min(9)))
+            }
+            Compression::Zstd { level } => {
+                let mut enc = zstd::Encoder::new(out, level)?;
+                // Single-threaded and with a checksum: the same bytes on every
+                // machine, and corruption is detected on unpack.
+                enc.include_checksum(true)?;
+                Encoder::Zstd(enc)
+            }
+        })
+    }
+}
+
+/// A writer that encodes as [`Compression`] says.
+pub(crate) enum Encoder<W: Write> {
+    Plain(W),
+    Xz(liblzma::write::XzEncoder<W>),
+    Zstd(zstd::Encoder<'static, W>),
+}
+
+impl<W: Write> Encoder<W> {
+    /// Flushes the codec's trailer and returns the inner writer.
+    pub(crate) fn finish(self) -> io::Result<W> {
+        match self {
+            Encoder::Plain(w) => Ok(w),
+            Encoder::Xz(e) => e.finish(),
+            Encoder::Zstd(e) => e.finish(),
+        }
+    }
+}
+
+impl<W: Write> Write for Encoder<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Encoder::Plain(w) => w.write(buf),
+            Encoder::Xz(e) => e.write(buf),
+            Encoder::Zstd(e) => e.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Encoder::Plain(w) => w.flush(),
+            Encoder::Xz(e) => e.flush(),
+            Encoder::Zstd(e) => e.flush(),
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! The `.devel_links/{T}.json` document a device wheel ships (SPEC §8).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::layout::{check_relpath, devel_link_target};
+
+/// Where device wheels keep their links documents, relative to
+/// site-packages.
+pub const DEVEL_LINKS_DIR: &str = "_rocm_sdk_libraries/.devel_links";
+
+/// The libraries platform package that device wheels overlay.
+const LIBRARIES_PLATFORM_PKG: &str = "_rocm_sdk_libraries";
+
+/// One file of a device wheel to hard-link into the devel tree.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DevelLink {
+    /// Path relative to `_rocm_sdk_libraries/` and to `_rocm_sdk_devel/`.
+    pub relpath: String,
+    /// The file, relative to the directory of `_rocm_sdk_devel/{relpath}`.
+    pub target: String,
+}
+
+/// `_rocm_sdk_libraries/.devel_links/{T}.json`: the files of device wheel
+/// `T` that belong in the devel tree too.
+///
+/// ```
+/// use devel_tar::DevelLinks;
+/// let doc = DevelLinks::new("7.1.0", ["lib/rocblas/library/k_gfx942.co".to_string()]);
+/// assert_eq!(doc.links[0].target, "../../../../_rocm_sdk_libraries/lib/rocblas/library/k_gfx942.co");
+/// assert_eq!(DevelLinks::from_json(&doc.to_json()).unwrap(), doc);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DevelLinks {
+    /// The device wheel's version `V`.
+    pub version: String,
+    /// One entry per file, sorted by relpath.
+    pub links: Vec<DevelLink>,
+}
+
+impl DevelLinks {
+    /// The document for the files `relpaths` (relative to
+    /// `_rocm_sdk_libraries/`) of a device wheel of version `version`:
+    /// sorted, de-duplicated, each target computed by
+    /// [`devel_link_target`], and never listing a `.devel_links/` document.
+    pub fn new(version: &str, relpaths: impl IntoIterator<Item = String>) -> Self {
+        let mut relpaths: Vec<String> = relpaths
+            .into_iter()
+            .filter(|r| !r.starts_with(".devel_links/"))
+            .collect();
+        relpaths.sort();
+        relpaths.dedup();
+        let links = relpaths
+            .into_iter()
+            .map(|relpath| DevelLink {
+                target: devel_link_target(&relpath, LIBRARIES_PLATFORM_PKG),
+                relpath,
+            })
+            .collect();
+        Self {
+            version: version.to_owned(),
+            links,
+        }
+    }
+
+    /// The document's file name for target `T`: `{T}.json`.
+    pub fn file_name(target: &str) -> String {
+        format!("{target}.json")
+    }
+
+    /// Serialises with stable key order, two-space indent and a final
+    /// newline.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("plain strings serialise");
+        text.push('\n');
+        text
+    }
+
+    /// Parses a document and checks that every relpath is clean.
+    pub fn from_json(text: &str) -> Result<Self, String> {
+        let doc: DevelLinks = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        for link in &doc.links {
+            check_relpath(&link.relpath)
+                .map_err(|reason| format!("relpath {:?}: {reason}", link.relpath))?;
+            if link.target.is_empty() || link.target.starts_with('/') {
+                return Err(format!("target {:?} is not relative", link.target));
+            }
+        }
+        Ok(doc)
+    }
+
+    /// Reads and parses the document at `path`.
+    pub fn read(path: &Path) -> Result<Self, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::read("read", path, e))?;
+        Self::from_json(&text).map_err(|reason| Error::InvalidDevelLinks {
+            path: path.to_path_buf(),
+            reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_sorts_dedups_and_skips_itself() {
+        let doc = DevelLinks::new(
+            "7.1.0",
+            ["b/x", "a", "b/x", ".devel_links/gfx942.json"].map(String::from),
+        );
+        let rel: Vec<_> = doc.links.iter().map(|l| l.relpath.as_str()).collect();
+        assert_eq!(rel, ["a", "b/x"]);
+        assert_eq!(doc.links[0].target, "../_rocm_sdk_libraries/a");
+    }
+
+    #[test]
+    fn unsafe_relpath_is_refused() {
+        let text = r#"{"version":"1","links":[{"relpath":"../x","target":"../x"}]}"#;
+        assert!(DevelLinks::from_json(text).is_err());
+    }
+
+    #[test]
+    fn json_shape() {
+        let doc = DevelLinks::new("7.1.0", ["lib/k.co".to_string()]);
+        assert_eq!(
+            doc.to_json(),
+            "{\n  \"version\": \"7.1.0\",\n  \"links\": [\n    {\n      \"relpath\": \"lib/k.co\",\n      \"target\": \"../../_rocm_sdk_libraries/lib/k.co\"\n    }\n  ]\n}\n"
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! The one error type of the crate: every variant names the file involved
+//! and, where the user can act, what to do next.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong writing, unpacking or reconciling the devel
+/// tree.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file-system operation failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("create", "read", "hard-link", ...).
+        action: &'static str,
+        /// The file concerned.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+
+    /// A devel relpath given to the writer is not a clean relative path.
+    #[error("invalid devel path {path:?}: {reason}")]
+    InvalidRelpath {
+        /// The offending relpath.
+        path: String,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+
+    /// Members must reach the writer in sorted order so the tar is
+    /// deterministic without buffering the tree.
+    #[error(
+        "devel tar members must be added in sorted (byte-wise) order: {path:?} came after {previous:?}; sort the entries before writing"
+    )]
+    Unsorted {
+        /// The member that arrived out of order.
+        path: String,
+        /// The member written just before it.
+        previous: String,
+    },
+
+    /// A file source yielded a different number of bytes than announced.
+    #[error(
+        "the source of devel member {path:?} gave {actual} bytes, but {expected} were announced; the tar being written is unusable"
+    )]
+    SizeMismatch {
+        /// The member.
+        path: String,
+        /// Announced size.
+        expected: u64,
+        /// Bytes actually read.
+        actual: u64,
+    },
+
+    /// `rocm-sdk-devel` is not installed in this site-packages.
+    #[error(
+        "rocm-sdk-devel is not installed in {}: install it with `pip install rocm[devel]`",
+        site_packages.display()
+    )]
+    DevelNotInstalled {
+        /// The site-packages directory searched.
+        site_packages: PathBuf,
+    },
+
+    /// The devel package is there but has no RECORD: pip did not install it.
+    #[error(
+        "{} has no RECORD, so this site-packages is managed by something other than pip (a system package manager?); the devel tree cannot be recorded for uninstall. Install rocm-sdk-devel with pip into a virtual environment (`python -m venv`) instead",
+        dist_info.display()
+    )]
+    NoRecord {
+        /// The `rocm_sdk_devel-*.dist-info` directory (or site-packages when
+        /// none exists).
+        dist_info: PathBuf,
+    },
+
+    /// Neither the tar nor the unpacked tree is there.
+    #[error(
+        "the devel tree {} is missing and there is no devel tar to unpack it from; reinstall with `pip install --force-reinstall rocm-sdk-devel`",
+        tree.display()
+    )]
+    TreeMissing {
+        /// `SP/_rocm_sdk_devel`.
+        tree: PathBuf,
+    },
+
+    /// Device links cannot be reconciled before the tree is unpacked.
+    #[error(
+        "the devel tree is not unpacked yet ({} is still there); run `rocm-sdk init`",
+        tar.display()
+    )]
+    NotUnpacked {
+        /// The tar waiting to be unpacked.
+        tar: PathBuf,
+    },
+
+    /// Site-packages (or a file in it that must change) cannot be written.
+    #[error(
+        "site-packages {} is read-only for this user ({source}); run `rocm-sdk init` once as the user who installed the packages, or install into a writable virtual environment",
+        path.display()
+    )]
+    ReadOnly {
+        /// The directory or file that could not be written.
+        path: PathBuf,
+        /// The cause (EACCES, EROFS, EPERM).
+        source: io::Error,
+    },
+
+    /// The tar cannot be read to the end.
+    #[error(
+        "the devel tar {} is corrupt or truncated ({reason}); nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",
+        tar.display()
+    )]
+    CorruptTar {
+        /// The tar file.
+        tar: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// A member would write or point outside site-packages, or is not a
+    /// plain file, directory or link.
+    #[error(
+        "refusing unsafe member {member:?} of {}: {reason}; nothing was written. This archive was not made by therock-package; reinstall rocm-sdk-devel from a trusted index",
+        tar.display()
+    )]
+    UnsafeMember {
+        /// The tar file.
+        tar: PathBuf,
+        /// The member name as stored.
+        member: String,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// A `.devel_links/{T}.json` document is malformed or unsafe.
+    #[error(
+        "invalid device links document {}: {reason}; reinstall the device wheel that owns it",
+        path.display()
+    )]
+    InvalidDevelLinks {
+        /// The JSON file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// A RECORD or state file could not be understood.
+    #[error("cannot parse {}: {reason}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// An [`Error::Io`], or [`Error::ReadOnly`] when the cause is a
+    /// permission or read-only file-system error.
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        let path = path.into();
+        if is_read_only(&source) {
+            Error::ReadOnly { path, source }
+        } else {
+            Error::Io {
+                action,
+                path,
+                source,
+            }
+        }
+    }
+
+    /// An [`Error::Io`] that never turns into [`Error::ReadOnly`] (reads).
+    pub(crate) fn read(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+fn is_read_only(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    )
+}

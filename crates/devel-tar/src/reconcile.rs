@@ -1,0 +1,370 @@
+//! Device-link reconcile (SPEC §9): the files of every installed device
+//! wheel of our version are hard-linked into the devel tree and recorded in
+//! *that* wheel's RECORD; links of device wheels that are gone are removed;
+//! then the stamp (see `stamp.rs`) is written. A fast path only lists
+//! site-packages and stats the links when nothing changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::devel_links::{DEVEL_LINKS_DIR, DevelLinks};
+use crate::error::Error;
+use crate::layout::DEVEL_ROOT;
+use crate::lock::SiteLock;
+use crate::record;
+use crate::site::{Site, device_dist_infos, dist_version};
+use crate::stamp::{DEVICE_LINKS_STAMP, lines};
+use crate::warning::Warning;
+
+/// What the last reconcile linked, per device dist-info directory; owned by
+/// the devel distribution.
+const STATE: &str = "_rocm_sdk_devel/.device-links-state.json";
+
+/// The files of the devel tree that reconcile writes (with their fixed
+/// temporary names, so even a killed reconcile leaves only listed files);
+/// the unpack records them in the devel RECORD.
+pub(crate) fn devel_owned_files() -> Vec<String> {
+    [DEVICE_LINKS_STAMP, STATE]
+        .iter()
+        .flat_map(|p| [(*p).to_owned(), format!("{p}.tmp")])
+        .collect()
+}
+
+/// The marker of a device distribution's links, directly in the devel root
+/// and listed in that distribution's RECORD. Because it sits in the root,
+/// pip's uninstall of the last owner of files in the tree removes the whole
+/// tree, whichever of devel and device wheels goes first.
+fn marker(distribution: &str) -> String {
+    format!("{DEVEL_ROOT}/.{distribution}.links")
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    devices: BTreeMap<String, DeviceState>,
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct DeviceState {
+    /// Links made, site-packages-relative.
+    links: Vec<String>,
+    /// Directories made for them, site-packages-relative.
+    created_dirs: Vec<String>,
+}
+
+/// What [`reconcile_device_links`] did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReconcileReport {
+    /// True when the fast path found everything in place.
+    pub fast_path: bool,
+    /// Links created (or repaired).
+    pub linked: usize,
+    /// Links removed because their device distribution is gone.
+    pub removed: usize,
+    /// Skipped distributions and missing files.
+    pub warnings: Vec<Warning>,
+}
+
+/// Brings the device links of the unpacked devel tree in `site_packages` in
+/// line with the installed `rocm_sdk_device_*` distributions. Idempotent and
+/// safe to run concurrently; cheap when nothing changed.
+pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, Error> {
+    let site = Site::open(site_packages)?;
+    if let Some((tar, _)) = site.tar() {
+        return Err(Error::NotUnpacked { tar });
+    }
+    if fast_path_holds(site_packages) {
+        return Ok(ReconcileReport {
+            fast_path: true,
+            ..ReconcileReport::default()
+        });
+    }
+    let _lock = SiteLock::acquire(&site.package_dir())?;
+    if let Some((tar, _)) = site.tar() {
+        return Err(Error::NotUnpacked { tar });
+    }
+    if !site.tree().is_dir() {
+        return Err(Error::TreeMissing { tree: site.tree() });
+    }
+    slow_path(&site)
+}
+
+/// The stamp matches the installed device distributions and every recorded
+/// link exists.
+fn fast_path_holds(root: &Path) -> bool {
+    if !crate::stamp::device_links_stamp_is_current(root).unwrap_or(false) {
+        return false;
+    }
+    let Some(state) = read_state(root) else {
+        return false;
+    };
+    state
+        .devices
+        .values()
+        .flat_map(|d| &d.links)
+        .all(|link| fs::symlink_metadata(root.join(link)).is_ok())
+}
+
+fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
+    let root = &site.root;
+    let installed = device_dist_infos(root)?;
+    let mut state = read_state(root).unwrap_or_default();
+    let mut report = ReconcileReport::default();
+
+    let mut wanted = BTreeSet::new();
+    for name in &installed {
+        let theirs = dist_version(name);
+        if dist_info::version::matches_ignoring_post(&site.version, theirs) {
+            wanted.insert(name.clone());
+        } else {
+            report.warnings.push(Warning::VersionMismatch {
+                distribution: name.clone(),
+                ours: site.version.clone(),
+                theirs: theirs.to_owned(),
+            });
+        }
+    }
+
+    // Removals first, so a path shared with a wanted distribution is linked
+    // again below.
+    let stale: Vec<String> = state
+        .devices
+        .keys()
+        .filter(|d| !wanted.contains(*d))
+        .cloned()
+        .collect();
+    for name in stale {
+        let old = state.devices.remove(&name).unwrap_or_default();
+        report.removed += remove_links(root, &name, &old)?;
+    }
+
+    for name in &wanted {
+        let previous = state.devices.get(name).cloned().unwrap_or_default();
+        let linked = link_device(root, name, previous, &mut report)?;
+        state.devices.insert(name.clone(), linked);
+    }
+
+    let state_text = serde_json::to_string_pretty(&state).expect("plain data serialises") + "\n";
+    write_replacing(root, STATE, &state_text)?;
+    // The stamp last: it tells the trampolines that this state is complete.
+    write_replacing(root, DEVICE_LINKS_STAMP, &lines(&installed))?;
+    tracing::info!(
+        linked = report.linked,
+        removed = report.removed,
+        "reconciled device links in {}",
+        site.tree().display()
+    );
+    Ok(report)
+}
+
+/// Links every file of device distribution `name` into the tree.
+fn link_device(
+    root: &Path,
+    name: &str,
+    previous: DeviceState,
+    report: &mut ReconcileReport,
+) -> Result<DeviceState, Error> {
+    let record_path = root.join(name).join("RECORD");
+    let Ok(record_text) = fs::read(&record_path) else {
+        report.warnings.push(Warning::MissingDeviceFile {
+            distribution: name.to_owned(),
+            path: format!("{name}/RECORD"),
+        });
+        return Ok(previous);
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for listed in record::listed_paths(&record_text) {
+        let Some(rest) = listed.strip_prefix(&format!("{DEVEL_LINKS_DIR}/")) else {
+            continue;
+        };
+        if rest.contains('/')
+            || !Path::new(rest)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        {
+            continue;
+        }
+        let doc_path = root.join(&listed);
+        let doc = DevelLinks::read(&doc_path)?;
+        for link in doc.links {
+            let dest = format!("{DEVEL_ROOT}/{}", link.relpath);
+            let source = join_inside(&dest, &link.target).ok_or_else(|| {
+                Error::InvalidDevelLinks {
+                    path: doc_path.clone(),
+                    reason: format!(
+                        "the target {:?} of {:?} leaves site-packages or points into the devel tree",
+                        link.target, link.relpath
+                    ),
+                }
+            })?;
+            pairs.push((dest, source));
+        }
+    }
+    pairs.sort();
+    pairs.dedup();
+
+    // Record first: a reconcile killed after this leaves only listed files.
+    let marker = marker(name);
+    record::append(
+        &record_path,
+        pairs
+            .iter()
+            .map(|(dest, _)| dest.as_str())
+            .chain([marker.as_str()]),
+    )?;
+
+    let mut created: BTreeSet<String> = previous.created_dirs.into_iter().collect();
+    let mut links = Vec::with_capacity(pairs.len());
+    for (dest, source) in &pairs {
+        let source_path = root.join(source);
+        let source_meta = match fs::symlink_metadata(&source_path) {
+            Ok(m) if m.is_file() => m,
+            _ => {
+                report.warnings.push(Warning::MissingDeviceFile {
+                    distribution: name.to_owned(),
+                    path: source.clone(),
+                });
+                continue;
+            }
+        };
+        make_parents(root, dest, &mut created)?;
+        let dest_path = root.join(dest);
+        if let Ok(existing) = fs::symlink_metadata(&dest_path) {
+            if existing.dev() == source_meta.dev() && existing.ino() == source_meta.ino() {
+                links.push(dest.clone());
+                continue;
+            }
+            crate::unpack::remove_all(&dest_path)?;
+        }
+        if let Err(e) = fs::hard_link(&source_path, &dest_path) {
+            fs::copy(&source_path, &dest_path).map_err(|e| Error::io("copy", &dest_path, e))?;
+            report.warnings.push(Warning::Copied {
+                path: dest.clone(),
+                reason: e.to_string(),
+            });
+        }
+        report.linked += 1;
+        links.push(dest.clone());
+    }
+    let marker_text = lines(&links);
+    write_replacing_in_place(root, &marker, &marker_text)?;
+    Ok(DeviceState {
+        links,
+        created_dirs: created.into_iter().collect(),
+    })
+}
+
+/// Removes the links of a device distribution that is gone (pip usually
+/// removed them already), its marker, and the directories made for them
+/// once empty. Returns how many links were still there.
+fn remove_links(root: &Path, name: &str, old: &DeviceState) -> Result<usize, Error> {
+    let mut removed = 0;
+    for link in old.links.iter().chain([&marker(name)]) {
+        let path = root.join(link);
+        match fs::symlink_metadata(&path) {
+            Ok(m) if !m.is_dir() => {
+                fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+                removed += usize::from(link != &marker(name));
+            }
+            _ => {}
+        }
+    }
+    // Deepest first; a directory that gained other files stays.
+    let mut dirs = old.created_dirs.clone();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.matches('/').count()));
+    for dir in dirs {
+        let _ = fs::remove_dir(root.join(dir));
+    }
+    Ok(removed)
+}
+
+/// Creates the missing parents of `dest`, remembering the ones made.
+fn make_parents(root: &Path, dest: &str, created: &mut BTreeSet<String>) -> Result<(), Error> {
+    let mut end = DEVEL_ROOT.len() + 1;
+    while let Some(i) = dest[end..].find('/') {
+        let dir = &dest[..end + i];
+        end += i + 1;
+        let path = root.join(dir);
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::io(
+                    "create directory",
+                    &path,
+                    std::io::Error::other("a file or link is in the way"),
+                ));
+            }
+            Err(_) => {
+                fs::create_dir(&path).map_err(|e| Error::io("create directory", &path, e))?;
+                created.insert(dir.to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `target` taken relative to the directory of `link`, normalised; `None`
+/// when it climbs out of site-packages or lands in the devel tree.
+fn join_inside(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for segment in target.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    (parts.len() > 1 && parts[0] != DEVEL_ROOT).then(|| parts.join("/"))
+}
+
+fn read_state(root: &Path) -> Option<State> {
+    let text = fs::read_to_string(root.join(STATE)).ok()?;
+    match serde_json::from_str(&text) {
+        Ok(state) => Some(state),
+        Err(e) => {
+            tracing::warn!("ignoring unreadable {STATE}: {e}");
+            None
+        }
+    }
+}
+
+/// Replaces `rel` atomically through its fixed temporary name `{rel}.tmp`
+/// (listed in RECORD too; the lock makes the fixed name safe).
+fn write_replacing(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
+    let temp = root.join(format!("{rel}.tmp"));
+    let dest = root.join(rel);
+    fs::write(&temp, text).map_err(|e| Error::io("write", &temp, e))?;
+    fs::rename(&temp, &dest).map_err(|e| Error::io("rename into place", &dest, e))
+}
+
+/// Writes a marker in place (it is informational; its existence is what
+/// matters to pip).
+fn write_replacing_in_place(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
+    let dest = root.join(rel);
+    fs::write(&dest, text).map_err(|e| Error::io("write", &dest, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn join_inside_normalises_and_refuses_escapes() {
+        assert_eq!(
+            join_inside("_rocm_sdk_devel/lib/k.co", "../../_rocm_sdk_libraries/lib/k.co"),
+            Some("_rocm_sdk_libraries/lib/k.co".into())
+        );
+        assert_eq!(join_inside("_rocm_sdk_devel/k", "../../x"), None);
+        assert_eq!(join_inside("_rocm_sdk_devel/k", "/x"), None);
+        assert_eq!(join_inside("_rocm_sdk_devel/k", "other"), None);
+    }
+}

@@ -1,0 +1,236 @@
+//! First pass over the devel tar: read every header (no contents), refuse
+//! anything unsafe, and build the model of the final tree. Nothing is written
+//! before this pass has seen the whole archive.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Read};
+use std::path::Path;
+
+use crate::compression::Compression;
+use crate::error::Error;
+use crate::layout::{DEVEL_ROOT, check_relpath};
+
+/// What a member is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dir { mode: u32 },
+    File { mode: u32, mtime: u64 },
+    Symlink { target: String },
+    /// A tar hard link to another member (archive path).
+    HardLink { target: String },
+}
+
+/// The tree the archive describes, by site-packages-relative path.
+#[derive(Debug, Default)]
+pub(crate) struct Model {
+    pub(crate) members: BTreeMap<String, Kind>,
+    /// Parents of members that have no directory entry of their own.
+    pub(crate) implicit_dirs: BTreeSet<String>,
+}
+
+impl Model {
+    /// True when `path` is a directory of the final tree.
+    pub(crate) fn is_dir(&self, path: &str) -> bool {
+        path == DEVEL_ROOT
+            || matches!(self.members.get(path), Some(Kind::Dir { .. }))
+            || self.implicit_dirs.contains(path)
+    }
+
+    /// Every directory of the tree, parents before children.
+    pub(crate) fn dirs(&self) -> Vec<(&str, u32)> {
+        let mut dirs: Vec<(&str, u32)> = self
+            .members
+            .iter()
+            .filter_map(|(p, k)| match k {
+                Kind::Dir { mode } => Some((p.as_str(), *mode)),
+                _ => None,
+            })
+            .chain(self.implicit_dirs.iter().map(|p| (p.as_str(), 0o755)))
+            .collect();
+        if !self.members.contains_key(DEVEL_ROOT) {
+            dirs.push((DEVEL_ROOT, 0o755));
+        }
+        dirs.sort_unstable();
+        dirs
+    }
+}
+
+/// Reads the whole archive at `tar` and returns its model, or the first
+/// reason to refuse it.
+pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error> {
+    let corrupt = |reason: String| Error::CorruptTar {
+        tar: tar.to_path_buf(),
+        reason,
+    };
+    let reader = compression
+        .open(tar)
+        .map_err(|e| Error::read("open", tar, e))?;
+    let mut counted = Counting {
+        inner: reader,
+        count: 0,
+    };
+    let mut model = Model::default();
+    let mut end_of_last = 0u64;
+    {
+        let mut archive = tar::Archive::new(&mut counted);
+        let entries = archive.entries().map_err(|e| corrupt(e.to_string()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| corrupt(e.to_string()))?;
+            let header = entry.header();
+            let size = entry.size();
+            end_of_last = entry.raw_file_position() + size.div_ceil(512) * 512;
+            let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            let unsafe_member = |reason: String| Error::UnsafeMember {
+                tar: tar.to_path_buf(),
+                member: raw_name.clone(),
+                reason,
+            };
+            let kind = match header.entry_type() {
+                tar::EntryType::Directory => Kind::Dir {
+                    mode: header_mode(header) | 0o700,
+                },
+                tar::EntryType::Regular | tar::EntryType::Continuous => Kind::File {
+                    mode: header_mode(header),
+                    mtime: header.mtime().unwrap_or(0),
+                },
+                tar::EntryType::Symlink => {
+                    let target = link_text(&entry).map_err(&unsafe_member)?;
+                    if target.starts_with('/') {
+                        return Err(unsafe_member(format!(
+                            "symlink to the absolute path {target:?}"
+                        )));
+                    }
+                    Kind::Symlink { target }
+                }
+                tar::EntryType::Link => {
+                    let target = link_text(&entry).map_err(&unsafe_member)?;
+                    let target = member_path(&target).map_err(|r| {
+                        unsafe_member(format!("hard link to {target:?}: {r}"))
+                    })?;
+                    Kind::HardLink { target }
+                }
+                tar::EntryType::XGlobalHeader => continue,
+                tar::EntryType::Char | tar::EntryType::Block => {
+                    return Err(unsafe_member("device file".into()));
+                }
+                tar::EntryType::Fifo => return Err(unsafe_member("named pipe".into())),
+                other => {
+                    return Err(unsafe_member(format!("unsupported member type {other:?}")));
+                }
+            };
+            let path = member_path(&raw_name).map_err(&unsafe_member)?;
+            if path == DEVEL_ROOT && !matches!(kind, Kind::Dir { .. }) {
+                return Err(unsafe_member(format!("{DEVEL_ROOT} must be a directory")));
+            }
+            match model.members.get(&path) {
+                Some(Kind::Dir { .. }) if matches!(kind, Kind::Dir { .. }) => {}
+                Some(_) => return Err(unsafe_member("appears twice in the archive".into())),
+                None => {
+                    model.members.insert(path, kind);
+                }
+            }
+        }
+    }
+    // The end-of-archive block must have been read: a plain tar cut at a
+    // member boundary otherwise looks complete.
+    if counted.count < end_of_last + 512 {
+        return Err(corrupt("the end-of-archive marker is missing".into()));
+    }
+    // Drain to the end so a codec verifies its trailer and checksum.
+    io::copy(&mut counted, &mut io::sink()).map_err(|e| corrupt(e.to_string()))?;
+    check_tree(&mut model, tar)?;
+    Ok(model)
+}
+
+/// Parents must be directories (never a link, through which a later member
+/// would be written outside the tree); hard links must name a regular file
+/// of the tree.
+fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
+    let refuse = |member: &str, reason: String| Error::UnsafeMember {
+        tar: tar.to_path_buf(),
+        member: member.to_owned(),
+        reason,
+    };
+    let mut implicit = BTreeSet::new();
+    for path in model.members.keys() {
+        let mut end = 0;
+        while let Some(i) = path[end..].find('/') {
+            let parent = &path[..end + i];
+            end += i + 1;
+            match model.members.get(parent) {
+                None => {
+                    implicit.insert(parent.to_owned());
+                }
+                Some(Kind::Dir { .. }) => {}
+                Some(_) => {
+                    return Err(refuse(
+                        path,
+                        format!("its parent {parent} is not a directory (a link or file)"),
+                    ));
+                }
+            }
+        }
+    }
+    for (path, kind) in &model.members {
+        if let Kind::HardLink { target } = kind {
+            let mut current = target;
+            for _ in 0..=model.members.len() {
+                match model.members.get(current) {
+                    Some(Kind::HardLink { target }) => current = target,
+                    Some(Kind::File { .. }) => break,
+                    _ => {
+                        return Err(refuse(
+                            path,
+                            format!("hard link to {target}, which is not a regular file of the devel tree"),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    implicit.remove(DEVEL_ROOT);
+    model.implicit_dirs = implicit;
+    Ok(())
+}
+
+/// A member name as a clean site-packages-relative path under the devel
+/// root.
+pub(crate) fn member_path(raw: &str) -> Result<String, String> {
+    let trimmed = raw.strip_prefix("./").unwrap_or(raw);
+    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+    check_relpath(trimmed).map_err(|r| format!("{r} in the member name"))?;
+    if trimmed != DEVEL_ROOT && !trimmed.starts_with(&format!("{DEVEL_ROOT}/")) {
+        return Err(format!("outside {DEVEL_ROOT}/"));
+    }
+    Ok(trimmed.to_owned())
+}
+
+fn header_mode(header: &tar::Header) -> u32 {
+    // Never setuid/setgid/sticky from an archive.
+    header.mode().unwrap_or(0o644) & 0o777
+}
+
+fn link_text<R: Read>(entry: &tar::Entry<'_, R>) -> Result<String, String> {
+    let bytes = entry
+        .link_name_bytes()
+        .ok_or_else(|| "link without a target".to_owned())?;
+    let text = String::from_utf8(bytes.into_owned()).map_err(|_| "link target is not UTF-8")?;
+    if text.is_empty() || text.chars().any(char::is_control) {
+        return Err(format!("invalid link target {text:?}"));
+    }
+    Ok(text)
+}
+
+/// Counts the bytes of the plain tar stream handed to the tar reader.
+struct Counting<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}

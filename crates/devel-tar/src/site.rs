@@ -1,0 +1,129 @@
+//! Finding the pieces of an installation in site-packages: the devel
+//! distribution (its dist-info, RECORD and version), its tar, the tree, and
+//! the installed device distributions.
+
+use std::path::{Path, PathBuf};
+
+use crate::compression::Compression;
+use crate::error::Error;
+use crate::layout::{DEVEL_PACKAGE_DIR, DEVEL_ROOT};
+
+const DEVEL_DIST_PREFIX: &str = "rocm_sdk_devel-";
+const DEVICE_DIST_PREFIX: &str = "rocm_sdk_device_";
+const DIST_INFO_SUFFIX: &str = ".dist-info";
+
+/// The devel distribution as installed in one site-packages.
+#[derive(Debug)]
+pub(crate) struct Site {
+    pub(crate) root: PathBuf,
+    pub(crate) dist_info: PathBuf,
+    pub(crate) version: String,
+}
+
+impl Site {
+    /// Finds `rocm_sdk_devel-{V}.dist-info/RECORD` in `root`.
+    pub(crate) fn open(root: &Path) -> Result<Self, Error> {
+        let names = list_dir(root)?;
+        let mut candidates: Vec<&String> = names
+            .iter()
+            .filter(|n| n.starts_with(DEVEL_DIST_PREFIX) && n.ends_with(DIST_INFO_SUFFIX))
+            .collect();
+        candidates.sort();
+        let Some(name) = candidates.first() else {
+            if root.join(DEVEL_PACKAGE_DIR).is_dir() {
+                return Err(Error::NoRecord {
+                    dist_info: root.to_path_buf(),
+                });
+            }
+            return Err(Error::DevelNotInstalled {
+                site_packages: root.to_path_buf(),
+            });
+        };
+        if candidates.len() > 1 {
+            tracing::warn!(
+                "several rocm-sdk-devel dist-info directories in {}; using {name}",
+                root.display()
+            );
+        }
+        let dist_info = root.join(name);
+        if !dist_info.join("RECORD").is_file() {
+            return Err(Error::NoRecord { dist_info });
+        }
+        Ok(Self {
+            root: root.to_path_buf(),
+            version: dist_version(name).to_owned(),
+            dist_info,
+        })
+    }
+
+    /// The devel distribution's RECORD.
+    pub(crate) fn record(&self) -> PathBuf {
+        self.dist_info.join("RECORD")
+    }
+
+    /// `SP/rocm_sdk_devel`, the directory that holds the tar (and is locked).
+    pub(crate) fn package_dir(&self) -> PathBuf {
+        self.root.join(DEVEL_PACKAGE_DIR)
+    }
+
+    /// `SP/_rocm_sdk_devel`.
+    pub(crate) fn tree(&self) -> PathBuf {
+        self.root.join(DEVEL_ROOT)
+    }
+
+    /// The devel tar still waiting to be unpacked, if any.
+    pub(crate) fn tar(&self) -> Option<(PathBuf, Compression)> {
+        let dir = self.package_dir();
+        Compression::FILE_NAMES.iter().find_map(|name| {
+            let path = dir.join(name);
+            path.is_file()
+                .then(|| (path, Compression::from_file_name(name).expect("known name")))
+        })
+    }
+}
+
+/// The sorted names of the `rocm_sdk_device_*.dist-info` directories in
+/// `root`.
+pub(crate) fn device_dist_infos(root: &Path) -> Result<Vec<String>, Error> {
+    let mut names: Vec<String> = list_dir(root)?
+        .into_iter()
+        .filter(|n| n.starts_with(DEVICE_DIST_PREFIX) && n.ends_with(DIST_INFO_SUFFIX))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The version part of `{name}-{version}.dist-info` (pip writes the name
+/// with `_`, and a canonical version has no `-`).
+pub(crate) fn dist_version(dist_info_name: &str) -> &str {
+    let stem = dist_info_name
+        .strip_suffix(DIST_INFO_SUFFIX)
+        .unwrap_or(dist_info_name);
+    stem.rsplit_once('-').map_or("", |(_, v)| v)
+}
+
+fn list_dir(root: &Path) -> Result<Vec<String>, Error> {
+    let entries = std::fs::read_dir(root).map_err(|e| Error::read("list", root, e))?;
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::read("list", root, e))?;
+        if let Ok(name) = entry.file_name().into_string() {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_from_dist_info_names() {
+        assert_eq!(dist_version("rocm_sdk_devel-7.1.0.dist-info"), "7.1.0");
+        assert_eq!(
+            dist_version("rocm_sdk_device_gfx942-7.1.0.post1.dist-info"),
+            "7.1.0.post1"
+        );
+    }
+}

@@ -1,0 +1,398 @@
+//! Install side: expanding `rocm_sdk_devel/_devel.tar*` into
+//! `SP/_rocm_sdk_devel/` (SPEC §9).
+//!
+//! Protocol (see `docs/devel-tar.md`): fast exit when the tar is gone; else
+//! lock, re-check, scan the whole archive (refusing unsafe members before
+//! anything is written), plan every link against the final tree, append
+//! every path to RECORD, clear a stale tree left by an interrupted run,
+//! write directories, files, then links in sorted order, and remove the tar
+//! last. The tar's presence means "not (fully) unpacked".
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use crate::error::Error;
+use crate::layout::{DEVEL_ROOT, is_compiler_symlink};
+use crate::lock::SiteLock;
+use crate::reconcile::{self, ReconcileReport};
+use crate::resolve::{Resolved, resolve};
+use crate::scan::{self, Kind, Model};
+use crate::site::Site;
+use crate::warning::Warning;
+
+/// Progress of an unpack, reported to [`UnpackOptions::on_step`] (for a
+/// progress bar; the tests also use it to kill the process at every point).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// The archive was read and checked; `members` paths will be written.
+    Scanned {
+        /// Number of paths the tree will hold (files and links).
+        members: usize,
+    },
+    /// RECORD lists every path the unpack will write.
+    Recorded,
+    /// A leftover tree of an interrupted unpack was removed.
+    ClearedStale,
+    /// One more file or link of `total` is in place.
+    Wrote {
+        /// Paths written so far.
+        done: usize,
+        /// Paths to write.
+        total: usize,
+    },
+    /// The tar was removed: the tree is complete.
+    Committed,
+}
+
+/// Options of [`unpack`].
+#[derive(Default)]
+pub struct UnpackOptions<'a> {
+    /// Called after each [`Step`].
+    pub on_step: Option<&'a mut dyn FnMut(&Step)>,
+}
+
+impl std::fmt::Debug for UnpackOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnpackOptions")
+            .field("on_step", &self.on_step.is_some())
+            .finish()
+    }
+}
+
+impl UnpackOptions<'_> {
+    fn step(&mut self, step: &Step) {
+        if let Some(f) = self.on_step.as_mut() {
+            f(step);
+        }
+    }
+}
+
+/// What [`unpack`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnpackOutcome {
+    /// The tree was already complete (no tar), possibly finished by another
+    /// process while this one waited for the lock.
+    AlreadyUnpacked,
+    /// This call unpacked the tree.
+    Unpacked {
+        /// Regular files written.
+        files: usize,
+        /// Files that became hard links.
+        hard_links: usize,
+        /// Links kept as symlinks (directories and compiler drivers).
+        symlinks: usize,
+    },
+}
+
+/// The result of [`unpack`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnpackReport {
+    /// What happened.
+    pub outcome: UnpackOutcome,
+    /// Conditions handled along the way.
+    pub warnings: Vec<Warning>,
+}
+
+/// The result of [`ensure`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnsureReport {
+    /// The unpack.
+    pub unpack: UnpackReport,
+    /// The device-link reconcile that followed.
+    pub reconcile: ReconcileReport,
+    /// Both reports' warnings, in order.
+    pub warnings: Vec<Warning>,
+}
+
+/// Unpacks the devel tree in `site_packages` if it is not complete yet, then
+/// reconciles device links: what `rocm-sdk init` and the first use of a
+/// devel tool need.
+pub fn ensure(site_packages: &Path) -> Result<EnsureReport, Error> {
+    let unpack = unpack(site_packages, &mut UnpackOptions::default())?;
+    let reconcile = reconcile::reconcile_device_links(site_packages)?;
+    let warnings = unpack
+        .warnings
+        .iter()
+        .chain(&reconcile.warnings)
+        .cloned()
+        .collect();
+    Ok(EnsureReport {
+        unpack,
+        reconcile,
+        warnings,
+    })
+}
+
+/// Unpacks `SP/rocm_sdk_devel/_devel.tar*` into `SP/_rocm_sdk_devel/`,
+/// appending every path to the devel RECORD. Safe to call from any number of
+/// processes at once (all return once the tree is complete) and after a
+/// process was killed at any point (the next call produces the same tree).
+pub fn unpack(site_packages: &Path, options: &mut UnpackOptions<'_>) -> Result<UnpackReport, Error> {
+    let site = Site::open(site_packages)?;
+    if site.tar().is_none() {
+        return already_unpacked(&site);
+    }
+    let _lock = SiteLock::acquire(&site.package_dir())?;
+    // Re-check under the lock: another process may have finished meanwhile.
+    let Some((tar, compression)) = site.tar() else {
+        return already_unpacked(&site);
+    };
+    let model = scan::scan(&tar, compression)?;
+    let plan = Plan::build(&model, &site, &tar)?;
+    options.step(&Step::Scanned {
+        members: plan.record.len(),
+    });
+
+    check_writable(site_packages, &site.record())?;
+    let mut record: Vec<&str> = plan.record.iter().map(String::as_str).collect();
+    // Files the reconcile writes later belong to the devel distribution too.
+    let extra = reconcile::devel_owned_files();
+    record.extend(extra.iter().map(String::as_str));
+    crate::record::append(&site.record(), record)?;
+    options.step(&Step::Recorded);
+
+    let tree = site.tree();
+    if fs::symlink_metadata(&tree).is_ok() {
+        remove_all(&tree)?;
+        options.step(&Step::ClearedStale);
+    }
+    for (dir, mode) in model.dirs() {
+        let path = site.root.join(dir);
+        fs::DirBuilder::new()
+            .mode(mode)
+            .create(&path)
+            .map_err(|e| Error::io("create directory", &path, e))?;
+    }
+
+    let total = plan.record.len();
+    let mut done = 0;
+    let files = write_files(&site, &tar, compression, &model, |_| {
+        done += 1;
+        options.step(&Step::Wrote { done, total });
+    })?;
+    let mut warnings = plan.warnings;
+    for (link, source) in &plan.hard_links {
+        let link_path = site.root.join(link);
+        let source_path = site.root.join(source);
+        if let Err(e) = fs::hard_link(&source_path, &link_path) {
+            if !can_copy_instead(&e) {
+                return Err(Error::io("hard-link", &link_path, e));
+            }
+            fs::copy(&source_path, &link_path).map_err(|e| Error::io("copy", &link_path, e))?;
+            warnings.push(Warning::Copied {
+                path: link.clone(),
+                reason: e.to_string(),
+            });
+        }
+        done += 1;
+        options.step(&Step::Wrote { done, total });
+    }
+    for (link, target) in &plan.symlinks {
+        let link_path = site.root.join(link);
+        std::os::unix::fs::symlink(target, &link_path)
+            .map_err(|e| Error::io("create symlink", &link_path, e))?;
+        done += 1;
+        options.step(&Step::Wrote { done, total });
+    }
+
+    // The commit point: from now on the tree counts as complete.
+    fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;
+    options.step(&Step::Committed);
+    tracing::info!(
+        files,
+        hard_links = plan.hard_links.len(),
+        symlinks = plan.symlinks.len(),
+        "unpacked {}",
+        tree.display()
+    );
+    Ok(UnpackReport {
+        outcome: UnpackOutcome::Unpacked {
+            files,
+            hard_links: plan.hard_links.len(),
+            symlinks: plan.symlinks.len(),
+        },
+        warnings,
+    })
+}
+
+fn already_unpacked(site: &Site) -> Result<UnpackReport, Error> {
+    if site.tree().is_dir() {
+        Ok(UnpackReport {
+            outcome: UnpackOutcome::AlreadyUnpacked,
+            warnings: Vec::new(),
+        })
+    } else {
+        Err(Error::TreeMissing { tree: site.tree() })
+    }
+}
+
+/// Every link of the archive, decided against the final tree.
+struct Plan {
+    /// (link, source file), both site-packages-relative, sorted by link.
+    hard_links: Vec<(String, String)>,
+    /// (link, verbatim target), sorted by link.
+    symlinks: Vec<(String, String)>,
+    /// Every path that will exist, sorted: what RECORD must list.
+    record: Vec<String>,
+    warnings: Vec<Warning>,
+}
+
+impl Plan {
+    fn build(model: &Model, site: &Site, tar: &Path) -> Result<Self, Error> {
+        let mut plan = Plan {
+            hard_links: Vec::new(),
+            symlinks: Vec::new(),
+            record: Vec::new(),
+            warnings: Vec::new(),
+        };
+        for (path, kind) in &model.members {
+            let target = match kind {
+                Kind::Dir { .. } => continue,
+                Kind::File { .. } => {
+                    plan.record.push(path.clone());
+                    continue;
+                }
+                Kind::HardLink { target } | Kind::Symlink { target } => target,
+            };
+            let resolved = if let Kind::HardLink { .. } = kind {
+                // A tar hard link names an archive path, checked by the scan.
+                resolve(model, &site.root, target, ".")
+            } else {
+                resolve(model, &site.root, path, target)
+            }
+            .map_err(|why| Error::UnsafeMember {
+                tar: tar.to_path_buf(),
+                member: path.clone(),
+                reason: format!("link to {target:?}: {}", why.describe()),
+            })?;
+            let relpath = path.strip_prefix(&format!("{DEVEL_ROOT}/")).unwrap_or(path);
+            match resolved {
+                Resolved::Missing => {
+                    plan.warnings.push(Warning::DanglingLink {
+                        path: path.clone(),
+                        target: target.clone(),
+                    });
+                    continue;
+                }
+                Resolved::Directory => plan.symlinks.push((path.clone(), target.clone())),
+                Resolved::TreeFile(_) | Resolved::DiskFile(_)
+                    if is_compiler_symlink(relpath) && matches!(kind, Kind::Symlink { .. }) =>
+                {
+                    plan.symlinks.push((path.clone(), target.clone()));
+                }
+                Resolved::TreeFile(file) | Resolved::DiskFile(file) => {
+                    plan.hard_links.push((path.clone(), file));
+                }
+            }
+            plan.record.push(path.clone());
+        }
+        Ok(plan)
+    }
+}
+
+/// Second pass: streams the archive again and writes every regular file.
+fn write_files(
+    site: &Site,
+    tar: &Path,
+    compression: crate::Compression,
+    model: &Model,
+    mut wrote: impl FnMut(&str),
+) -> Result<usize, Error> {
+    let corrupt = |e: io::Error| Error::CorruptTar {
+        tar: tar.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let reader = compression.open(tar).map_err(|e| Error::read("open", tar, e))?;
+    let mut archive = tar::Archive::new(reader);
+    let mut buffer = vec![0u8; 1 << 18];
+    let mut files = 0;
+    for entry in archive.entries().map_err(corrupt)? {
+        let mut entry = entry.map_err(corrupt)?;
+        if !matches!(
+            entry.header().entry_type(),
+            tar::EntryType::Regular | tar::EntryType::Continuous
+        ) {
+            continue;
+        }
+        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let path = scan::member_path(&raw).map_err(|reason| Error::UnsafeMember {
+            tar: tar.to_path_buf(),
+            member: raw.clone(),
+            reason,
+        })?;
+        // The archive changed between the passes: refuse to go on.
+        let Some(Kind::File { mode, mtime }) = model.members.get(&path) else {
+            return Err(Error::CorruptTar {
+                tar: tar.to_path_buf(),
+                reason: format!("{raw} changed while unpacking"),
+            });
+        };
+        let dest = site.root.join(&path);
+        let mut file = File::create_new(&dest).map_err(|e| Error::io("create", &dest, e))?;
+        copy(&mut entry, &mut file, &mut buffer).map_err(|e| match e {
+            CopyError::Read(e) => corrupt(e),
+            CopyError::Write(e) => Error::io("write", &dest, e),
+        })?;
+        file.set_permissions(fs::Permissions::from_mode(*mode))
+            .map_err(|e| Error::io("set the mode of", &dest, e))?;
+        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(*mtime))
+            .map_err(|e| Error::io("set the mtime of", &dest, e))?;
+        files += 1;
+        wrote(&path);
+    }
+    Ok(files)
+}
+
+enum CopyError {
+    Read(io::Error),
+    Write(io::Error),
+}
+
+fn copy(from: &mut impl Read, to: &mut File, buffer: &mut [u8]) -> Result<(), CopyError> {
+    loop {
+        let n = match from.read(buffer) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(CopyError::Read(e)),
+        };
+        to.write_all(&buffer[..n]).map_err(CopyError::Write)?;
+    }
+}
+
+/// Errors after which copying the file is the best we can do.
+fn can_copy_instead(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied
+            | io::ErrorKind::CrossesDevices
+            | io::ErrorKind::Unsupported
+            | io::ErrorKind::TooManyLinks
+    )
+}
+
+/// Fails early, before RECORD or the tree change, when site-packages cannot
+/// be written.
+fn check_writable(root: &Path, record: &Path) -> Result<(), Error> {
+    // An unnamed file (O_TMPFILE): a process killed here leaves nothing.
+    tempfile::tempfile_in(root).map_err(|e| Error::io("write into", root, e))?;
+    fs::OpenOptions::new()
+        .append(true)
+        .open(record)
+        .map_err(|e| Error::io("open for appending", record, e))?;
+    Ok(())
+}
+
+/// Removes a file, link or whole directory without following links.
+pub(crate) fn remove_all(path: &Path) -> Result<(), Error> {
+    let meta = fs::symlink_metadata(path).map_err(|e| Error::read("inspect", path, e))?;
+    let result = if meta.is_dir() {
+        fs::remove_dir_all(path)
+    } else {
+        fs::remove_file(path)
+    };
+    result.map_err(|e| Error::io("remove", path, e))
+}

@@ -1,0 +1,68 @@
+//! Things worth telling the user that do not stop an unpack or reconcile.
+
+use std::fmt;
+
+/// A condition that was handled but should be reported (the binary logs
+/// these; the library never prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// A devel link whose target does not exist (e.g. it points into a
+    /// runtime package that is not installed) was not created.
+    DanglingLink {
+        /// The link, relative to site-packages.
+        path: String,
+        /// Its symlink text.
+        target: String,
+    },
+    /// A hard link was impossible (file system without hard links, or
+    /// protected hard links), so the file was copied.
+    Copied {
+        /// The new file, relative to site-packages.
+        path: String,
+        /// Why the hard link failed.
+        reason: String,
+    },
+    /// A device distribution whose version does not match the devel's was
+    /// skipped.
+    VersionMismatch {
+        /// The device dist-info directory name.
+        distribution: String,
+        /// The devel version.
+        ours: String,
+        /// The device version.
+        theirs: String,
+    },
+    /// A file listed by a device distribution's links document is missing.
+    MissingDeviceFile {
+        /// The device dist-info directory name.
+        distribution: String,
+        /// The missing file, relative to site-packages.
+        path: String,
+    },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::DanglingLink { path, target } => write!(
+                f,
+                "skipped devel link {path} -> {target}: the target is not installed (install the package that ships it, then reinstall rocm-sdk-devel)"
+            ),
+            Warning::Copied { path, reason } => {
+                write!(f, "copied {path} because a hard link failed: {reason}")
+            }
+            Warning::VersionMismatch {
+                distribution,
+                ours,
+                theirs,
+            } => write!(
+                f,
+                "skipped device links of {distribution}: its version {theirs} does not match rocm-sdk-devel {ours}; install matching versions"
+            ),
+            Warning::MissingDeviceFile { distribution, path } => write!(
+                f,
+                "{distribution} lists {path} for the devel tree but the file is missing; reinstall that device wheel"
+            ),
+        }
+    }
+}
