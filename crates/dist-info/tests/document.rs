@@ -1,0 +1,245 @@
+//! The `_dist_info.json` document: deterministic bytes, round trip, schema.
+
+use std::collections::BTreeSet;
+
+use dist_info::document::{DistInfo, DocumentError};
+use dist_info::families::FamilyTable;
+use dist_info::package::{Mode, PackageKind};
+use dist_info::selector::{PlanInput, Selector};
+
+fn document(
+    mode: Mode,
+    on_disk: &[&str],
+    packages: &[PackageKind],
+    linux: &str,
+    windows: &str,
+) -> Vec<u8> {
+    let input = PlanInput {
+        packages: packages.iter().copied().collect::<BTreeSet<_>>(),
+        on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
+        linux_families: Some(linux.to_owned()),
+        windows_families: Some(windows.to_owned()),
+        restrict_to_family: None,
+    };
+    let version = "7.1.0rc1".parse().unwrap();
+    let selector = Selector::plan(mode, &version, &input, FamilyTable::builtin()).unwrap();
+    DistInfo::new(selector, "_n1").to_json()
+}
+
+/// A small deterministic shuffle (no RNG dependency): rotate and reverse.
+fn shuffled<T: Clone>(items: &[T], seed: usize) -> Vec<T> {
+    let mut v = items.to_vec();
+    if !v.is_empty() {
+        let n = v.len();
+        v.rotate_left(seed % n);
+    }
+    if seed % 2 == 1 {
+        v.reverse();
+    }
+    v
+}
+
+#[test]
+fn shuffled_inputs_give_identical_bytes() {
+    let on_disk = [
+        "gfx942:xnack+",
+        "gfx1100",
+        "gfx942:xnack-",
+        "gfx950",
+        "gfx1201",
+    ];
+    let packages = [
+        PackageKind::Libraries,
+        PackageKind::Devel,
+        PackageKind::Profiler,
+    ];
+    let linux = ["gfx94X-dcgpu", "gfx950-dcgpu", "gfx110X-dgpu"];
+    let windows = ["gfx110X-dgpu", "gfx120X-all"];
+    let reference = document(
+        Mode::Kpack,
+        &on_disk,
+        &packages,
+        &linux.join(";"),
+        &windows.join(","),
+    );
+    for seed in 0..12 {
+        let bytes = document(
+            Mode::Kpack,
+            &shuffled(&on_disk, seed),
+            &shuffled(&packages, seed + 1),
+            &shuffled(&linux, seed + 2).join(","),
+            &format!(" ;{} ;", shuffled(&windows, seed).join(" ; ")),
+        );
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            String::from_utf8(reference.clone()).unwrap()
+        );
+    }
+}
+
+/// The issue behind SPEC §10: Linux and Windows builds of one release must
+/// write the same selector, although each sees only its own device targets
+/// and only Linux builds the profiler.
+#[test]
+fn linux_and_windows_builds_agree() {
+    let linux_flag = "gfx94X-dcgpu;gfx950-dcgpu;gfx110X-dgpu";
+    let windows_flag = "gfx110X-dgpu;gfx120X-all";
+    let on_linux = document(
+        Mode::Kpack,
+        &["gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102"],
+        &[
+            PackageKind::Libraries,
+            PackageKind::Devel,
+            PackageKind::Profiler,
+        ],
+        linux_flag,
+        windows_flag,
+    );
+    let on_windows = document(
+        Mode::Kpack,
+        &["gfx1100", "gfx1101", "gfx1102", "gfx1200", "gfx1201"],
+        &[PackageKind::Libraries, PackageKind::Devel],
+        linux_flag,
+        windows_flag,
+    );
+    assert_eq!(on_linux, on_windows);
+}
+
+#[test]
+fn round_trip() {
+    for mode in [Mode::Kpack, Mode::Legacy] {
+        let on_disk: &[&str] = match mode {
+            Mode::Kpack => &["gfx942", "gfx1100"],
+            Mode::Legacy => &["gfx94X-dcgpu", "gfx110X-all"],
+        };
+        let flags = match mode {
+            Mode::Kpack => ("gfx94X-dcgpu;gfx110X-dgpu", "gfx110X-dgpu"),
+            Mode::Legacy => ("gfx94X-dcgpu;gfx110X-all", "gfx110X-all"),
+        };
+        let bytes = document(
+            mode,
+            on_disk,
+            &[PackageKind::Libraries, PackageKind::Profiler],
+            flags.0,
+            flags.1,
+        );
+        let doc = DistInfo::from_json(&bytes).unwrap();
+        assert_eq!(doc.to_json(), bytes, "re-serialising gives the same bytes");
+        assert_eq!(doc.schema, 1);
+        assert_eq!(doc.selector.version, "7.1.0rc1");
+        let has_device = doc
+            .packages
+            .iter()
+            .any(|p| p.logical == PackageKind::Device);
+        assert_eq!(
+            has_device,
+            mode == Mode::Kpack,
+            "device package only in kpack mode"
+        );
+    }
+}
+
+/// Asserts every object in `v` lists its keys in sorted order.
+fn check_sorted(v: &serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            let keys: Vec<&String> = map.keys().collect();
+            let mut sorted = keys.clone();
+            sorted.sort();
+            assert_eq!(keys, sorted);
+            map.values().for_each(check_sorted);
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(check_sorted),
+        _ => {}
+    }
+}
+
+#[test]
+fn keys_are_sorted_everywhere() {
+    let bytes = document(
+        Mode::Kpack,
+        &["gfx942"],
+        &[PackageKind::Libraries],
+        "gfx942",
+        "gfx1100",
+    );
+    let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    check_sorted(&value);
+    // And the text itself lists top-level keys in order.
+    let text = String::from_utf8(bytes).unwrap();
+    let positions: Vec<usize> = [
+        "\"available_targets\"",
+        "\"libraries\"",
+        "\"schema\"",
+        "\"version\"",
+    ]
+    .iter()
+    .map(|k| text.find(k).unwrap())
+    .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+}
+
+#[test]
+fn schema_and_shape_are_checked() {
+    let bytes = document(Mode::Kpack, &["gfx942"], &[], "gfx942", "");
+    let text = String::from_utf8(bytes).unwrap();
+    let newer = text.replace("\"schema\": 1", "\"schema\": 2");
+    let err = DistInfo::from_json(newer.as_bytes()).unwrap_err();
+    assert!(
+        matches!(err, DocumentError::UnsupportedSchema { found: 2 }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("_dist_info.json"), "{err}");
+    assert!(matches!(
+        DistInfo::from_json(b"{}"),
+        Err(DocumentError::UnsupportedSchema { found: 0 })
+    ));
+    let broken = text.replace("\"mode\": \"kpack\"", "\"mode\": \"fancy\"");
+    assert!(matches!(
+        DistInfo::from_json(broken.as_bytes()),
+        Err(DocumentError::Invalid(_))
+    ));
+    assert!(matches!(
+        DistInfo::from_json(b"not json"),
+        Err(DocumentError::Invalid(_))
+    ));
+}
+
+#[test]
+fn snapshot_kpack_release() {
+    let bytes = document(
+        Mode::Kpack,
+        &["gfx942"],
+        &[
+            PackageKind::Libraries,
+            PackageKind::Devel,
+            PackageKind::Profiler,
+        ],
+        "gfx94X-dcgpu",
+        "gfx110X-igpu",
+    );
+    insta::assert_snapshot!("dist_info_kpack_release", String::from_utf8(bytes).unwrap());
+}
+
+#[test]
+fn snapshot_legacy_requirements() {
+    let input = PlanInput {
+        packages: [PackageKind::Libraries, PackageKind::Devel].into(),
+        on_disk: vec!["gfx94X-dcgpu".into(), "gfx110X-all".into()],
+        restrict_to_family: Some("gfx94X-dcgpu".into()),
+        ..PlanInput::default()
+    };
+    let selector = Selector::plan(
+        Mode::Legacy,
+        &"7.1.0".parse().unwrap(),
+        &input,
+        FamilyTable::builtin(),
+    )
+    .unwrap();
+    let chosen = selector.select_target(None, None).unwrap();
+    let lines = selector
+        .metadata(chosen.as_ref())
+        .requires_dist()
+        .join("\n");
+    insta::assert_snapshot!("legacy_restricted_requires_dist", lines);
+}
