@@ -1,3 +1,50 @@
 //! Writes reproducible wheels and sdists, compressing members on every core.
 //!
-//! Built by its own issue; this crate has no public API yet.
+//! - [`WheelBuilder`] assembles a wheel (payload, `.data/scripts`, console
+//!   scripts, [`CoreMetadata`], [`WheelTag`]) and writes it through any
+//!   [`ArchiveSink`]: the real zip writer via [`WheelBuilder::write`], or a
+//!   [`MemorySink`] in tests. `RECORD` is computed from the bytes as they are
+//!   written and placed last.
+//! - [`SdistBuilder`] writes `{name}-{version}.tar.gz` with `PKG-INFO` first.
+//! - Member bytes come from a [`Source`]: a file, bytes in memory, or any
+//!   reader the caller can reopen (for example an ELF with patches applied
+//!   while streaming).
+//! - The zip writer deflates on a thread pool in fixed-size chunks, so peak
+//!   memory does not grow with member or wheel size, and reuses compressed
+//!   members across wheels through a shared [`CompressionCache`].
+//! - The output depends only on the inputs: sorted members, one timestamp
+//!   ([`WriteOptions::with_source_date_epoch`]), normalised modes.
+//! - [`WheelReader`] opens a wheel and checks it against its `RECORD`.
+//!
+//! Design notes: `docs/wheel-writer.md`.
+
+mod error;
+mod member_path;
+mod metadata;
+mod names;
+mod options;
+mod output;
+mod positioned;
+mod reader;
+mod record;
+mod sdist;
+mod sink;
+mod source;
+mod wheel;
+mod wheel_file;
+mod zip;
+
+pub use error::Error;
+pub use metadata::CoreMetadata;
+pub use names::{
+    WheelTag, escaped_dist_name, normalized_name, sdist_file_name, sdist_top_directory,
+    validate_build_tag, validate_dist_name, validate_extra, validate_version, wheel_file_name,
+};
+pub use options::{Compression, WriteOptions, ZIP_EPOCH};
+pub use reader::{ReadError, RecordProblem, Verification, WheelReader};
+pub use record::{MemberDigest, RecordEntry, RecordSyntaxError, parse_record, render_record};
+pub use sdist::SdistBuilder;
+pub use sink::{ArchiveSink, MemoryMember, MemorySink};
+pub use source::{BytesSource, FileSource, Member, ReaderSource, Source};
+pub use wheel::{DEFAULT_GENERATOR, WheelBuilder, WrittenPackage};
+pub use zip::{CacheStats, CompressionCache};

@@ -1,0 +1,134 @@
+//! Errors of writing wheels and sdists.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why a wheel or sdist could not be written.
+///
+/// Every message names the package file, member or source involved and what
+/// to do about it; the caller decides how to report it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A distribution name is not a valid PEP 508 name.
+    #[error("distribution name {name:?} is not valid: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A version is not in canonical PEP 440 form.
+    #[error(
+        "version {version:?} is not a canonical PEP 440 version (for example `7.0.0`, \
+         `7.0.0rc1`, `7.0.0.dev0+abc`); normalise it before packaging"
+    )]
+    InvalidVersion {
+        /// The version as given.
+        version: String,
+    },
+    /// A wheel tag or build tag is malformed.
+    #[error("wheel tag {tag:?} is not valid: {reason}")]
+    InvalidTag {
+        /// The tag as given.
+        tag: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A member path cannot be stored in a package.
+    #[error("member path {path:?} cannot be packaged: {reason}")]
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// Two members were given the same path.
+    #[error("member path {path:?} was added twice; each path may appear once per package")]
+    DuplicatePath {
+        /// The repeated path.
+        path: String,
+    },
+    /// A metadata field holds a value the format cannot carry.
+    #[error("metadata field {field} is not valid: {reason} (value {value:?})")]
+    InvalidMetadata {
+        /// The core-metadata field name.
+        field: &'static str,
+        /// The offending value.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A console script entry point is malformed.
+    #[error("console script {name:?} = {value:?} is not valid: {reason}")]
+    InvalidEntryPoint {
+        /// The script name.
+        name: String,
+        /// The `module:attr` reference.
+        value: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A source could not be opened or read.
+    #[error("cannot read {origin} (for member {member:?}): {source}")]
+    Source {
+        /// The source, as described by [`crate::Source::origin`].
+        origin: String,
+        /// The member it was meant for.
+        member: String,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// A source yielded a different number of bytes than it declared.
+    #[error(
+        "{origin} (for member {member:?}) declared {declared} bytes but yielded {actual}; \
+         the input changed while packaging or its size is wrong: rebuild from a stable tree"
+    )]
+    SizeMismatch {
+        /// The source.
+        origin: String,
+        /// The member it was meant for.
+        member: String,
+        /// The size the source declared.
+        declared: u64,
+        /// The bytes actually read (at least this many).
+        actual: u64,
+    },
+    /// A source gave different bytes on two reads.
+    #[error(
+        "{origin} (for member {member:?}) gave different bytes on two reads; the input \
+         changed while packaging: rebuild from a stable tree"
+    )]
+    ContentChanged {
+        /// The source.
+        origin: String,
+        /// The member it was meant for.
+        member: String,
+    },
+    /// The deflate codec failed.
+    #[error("compressing member {member:?} failed: {message}")]
+    Compression {
+        /// The member being compressed.
+        member: String,
+        /// What the codec reported.
+        message: String,
+    },
+    /// The package file (or its temporary file) could not be written.
+    #[error("cannot write {path}: {source}; check the destination directory and free space")]
+    Output {
+        /// The file being written.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The worker thread pool could not be created.
+    #[error("cannot start {jobs} compression threads: {message}")]
+    ThreadPool {
+        /// The requested number of threads.
+        jobs: usize,
+        /// What the pool builder reported.
+        message: String,
+    },
+}
