@@ -1,3 +1,46 @@
 //! Reads TheRock artifact directories and archives into a sorted, safe catalog of entries.
 //!
-//! Built by its own issue; this crate has no public API yet.
+//! The input side of the pipeline (SPEC §1):
+//! - [`ArtifactDir`] discovers the artifacts of a directory — extracted
+//!   `{name}_{component}_{target}/` directories and `.tar.zst`/`.tar.xz`
+//!   archives read in place — and indexes each one's manifest and members;
+//! - [`ArtifactDir::catalog`] merges the artifacts an [`ArtifactFilter`]
+//!   takes into one sorted [`Catalog`] of [`Entry`]s, keeping the relpaths a
+//!   [`PathFilter`] (the reference's glob language, [`Glob`]) takes, with
+//!   symlinks resolved inside the merged tree;
+//! - [`ArtifactDir::therock_manifest`] and [`ArtifactDir::dist_info`] read the
+//!   build's description;
+//! - [`Catalog::for_each_file`] / [`read_sources`] stream every file's bytes,
+//!   decompressing each archive once, in parallel.
+//!
+//! Safety: manifest lines and archive members cannot leave the artifact;
+//! symlinks are never followed on disk and never resolved outside the
+//! merged tree; nothing is extracted to disk.
+
+mod archive;
+mod artifact;
+mod artifact_dir;
+mod catalog;
+mod content;
+mod error;
+mod filter;
+mod glob;
+mod manifest;
+mod name;
+mod resolve;
+mod scan_dir;
+mod therock;
+
+pub use artifact::{ArchiveRef, Artifact, ArtifactLocation, Member, MemberKind, Source, Stats};
+pub use artifact_dir::{ArtifactDir, Notice};
+pub use catalog::{Catalog, Difference, Entry, EntryKind, Origin, Warning};
+pub use content::read_sources;
+pub use error::{Error, Result};
+pub use filter::{ArtifactFilter, PathFilter};
+pub use glob::Glob;
+pub use manifest::{MANIFEST_FILE, parse_manifest};
+pub use name::{ArchiveFormat, ArtifactName, GENERIC_TARGET};
+pub use resolve::{Dangling, Resolution};
+pub use therock::{
+    BASE_ARTIFACT, DIST_INFO_PATH, DistInfoJson, Mode, THEROCK_MANIFEST_PATH, TheRockManifest,
+};

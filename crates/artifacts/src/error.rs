@@ -1,0 +1,109 @@
+//! The errors of this crate: each names the file (or artifact) and what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading an artifact directory.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file or directory could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating-system error.
+        source: io::Error,
+    },
+
+    /// The artifact directory itself does not exist or is not a directory.
+    #[error("{path} is not a directory: pass the directory that holds the artifacts")]
+    NotADirectory {
+        /// The path given as the artifact directory.
+        path: PathBuf,
+    },
+
+    /// A manifest line is absolute or climbs out of the artifact with `..`.
+    #[error(
+        "{artifact}: artifact_manifest.txt line {line_number} ({line:?}) leaves the artifact; \
+         manifest lines must be relative paths without `..`"
+    )]
+    UnsafeManifestLine {
+        /// The artifact whose manifest is wrong.
+        artifact: String,
+        /// 1-based line number.
+        line_number: usize,
+        /// The offending line.
+        line: String,
+    },
+
+    /// A file name (or link text, or archive member name) is not UTF-8.
+    #[error("{path}: the name is not valid UTF-8; rename it (package paths must be UTF-8)")]
+    NonUtf8Name {
+        /// The path as far as it can be shown.
+        path: PathBuf,
+    },
+
+    /// A file type that cannot be packaged (device, FIFO, socket, ...).
+    #[error(
+        "{path}: unsupported file type ({kind}); only files, directories and symlinks can be packaged"
+    )]
+    UnsupportedFileType {
+        /// The offending path.
+        path: PathBuf,
+        /// What it is.
+        kind: String,
+    },
+
+    /// An archive artifact is malformed (bad tar data, manifest not first, ...).
+    #[error("{archive}: {reason}")]
+    BadArchive {
+        /// The archive file.
+        archive: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// An archive member (or the target of a hard link) lies outside every
+    /// manifest prefix or climbs out with `..`: a tar-slip attempt or a broken archive.
+    #[error(
+        "{archive}: member {member:?} lies outside the artifact's manifest prefixes; \
+         the archive is unsafe or broken, rebuild it"
+    )]
+    MemberOutsidePrefix {
+        /// The archive file.
+        archive: PathBuf,
+        /// The member name (or `name -> hard-link target`).
+        member: String,
+    },
+
+    /// A required file is missing from the artifact directory.
+    #[error("{path} is missing: {hint}")]
+    MissingFile {
+        /// Where the file was expected.
+        path: PathBuf,
+        /// What to do about it.
+        hint: &'static str,
+    },
+
+    /// A JSON document could not be parsed or has the wrong shape.
+    #[error("{path}: {reason}")]
+    BadJson {
+        /// The document.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it happened on.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,201 @@
+//! The build's own description: `therock_manifest.json` and `dist_info.json`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::{Error, Result};
+
+/// The artifact that carries the build description.
+pub const BASE_ARTIFACT: &str = "base_lib_generic";
+
+/// Where `therock_manifest.json` lives inside [`BASE_ARTIFACT`].
+pub const THEROCK_MANIFEST_PATH: &str =
+    "base/aux-overlay/stage/share/therock/therock_manifest.json";
+
+/// Where `dist_info.json` lives inside [`BASE_ARTIFACT`] (its relpath in the
+/// merged tree is `share/therock/dist_info.json`).
+pub const DIST_INFO_PATH: &str = "base/aux-overlay/stage/share/therock/dist_info.json";
+
+/// How the build split its artifacts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mode {
+    /// Per-family artifacts (`blas_lib_gfx94X-dcgpu`): one libraries package per family.
+    Legacy,
+    /// `KPACK_SPLIT_ARTIFACTS`: generic host artifacts plus per-target device artifacts.
+    KpackSplit,
+}
+
+impl Mode {
+    /// `legacy` or `kpack-split`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Legacy => "legacy",
+            Self::KpackSplit => "kpack-split",
+        }
+    }
+}
+
+/// What this project reads from `therock_manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TheRockManifest {
+    /// Kpack-split when `flags.KPACK_SPLIT_ARTIFACTS` is truthy.
+    pub mode: Mode,
+    /// The top-level `"version"` string, when the build recorded one.
+    pub version: Option<String>,
+}
+
+impl TheRockManifest {
+    /// Reads the document from a file.
+    pub fn read(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        Self::parse(&bytes, path)
+    }
+
+    /// Parses the document; `origin` names it in errors.
+    pub fn parse(bytes: &[u8], origin: &Path) -> Result<Self> {
+        let bad = |reason: String| Error::BadJson {
+            path: origin.to_path_buf(),
+            reason,
+        };
+        let doc: Value =
+            serde_json::from_slice(bytes).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let Value::Object(top) = &doc else {
+            return Err(bad("expected a JSON object at the top level".into()));
+        };
+        let kpack = match top.get("flags") {
+            None | Some(Value::Null) => false,
+            Some(Value::Object(flags)) => flags.get("KPACK_SPLIT_ARTIFACTS").is_some_and(truthy),
+            Some(_) => return Err(bad("\"flags\" must be an object".into())),
+        };
+        let version = match top.get("version") {
+            Some(Value::String(v)) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+            None | Some(Value::Null | Value::String(_)) => None,
+            Some(_) => return Err(bad("\"version\" must be a string".into())),
+        };
+        Ok(Self {
+            mode: if kpack {
+                Mode::KpackSplit
+            } else {
+                Mode::Legacy
+            },
+            version,
+        })
+    }
+}
+
+/// JSON truthiness, except that strings follow CMake (the flags come from
+/// CMake options): `OFF`, `NO`, `FALSE`, `0`, `N`, `IGNORE`, `NOTFOUND`,
+/// `*-NOTFOUND` and the empty string are false, any other string true.
+fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => {
+            let s = s.trim().to_ascii_uppercase();
+            !(matches!(
+                s.as_str(),
+                "" | "0" | "OFF" | "NO" | "FALSE" | "N" | "IGNORE" | "NOTFOUND"
+            ) || s.ends_with("-NOTFOUND"))
+        }
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// `share/therock/dist_info.json`: the GPU targets the build was configured for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DistInfoJson {
+    /// `dist_amdgpu_targets` split on `;`, trimmed, empties dropped, in file order.
+    pub dist_amdgpu_targets: Vec<String>,
+    /// The raw `dist_amdgpu_targets` string.
+    pub raw_targets: String,
+}
+
+impl DistInfoJson {
+    /// Parses the document; `origin` names it in errors.
+    pub fn parse(bytes: &[u8], origin: &Path) -> Result<Self> {
+        let bad = |reason: String| Error::BadJson {
+            path: origin.to_path_buf(),
+            reason,
+        };
+        let doc: Value =
+            serde_json::from_slice(bytes).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let raw = match doc.get("dist_amdgpu_targets") {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err(bad("expected a string \"dist_amdgpu_targets\"".into())),
+        };
+        Ok(Self {
+            dist_amdgpu_targets: raw
+                .split(';')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            raw_targets: raw,
+        })
+    }
+}
+
+/// Where a missing build description was expected, for the error.
+pub(crate) fn expected_path(dir: &Path, path_in_artifact: &str) -> PathBuf {
+    dir.join(BASE_ARTIFACT).join(path_in_artifact)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(json: &str) -> Mode {
+        TheRockManifest::parse(json.as_bytes(), Path::new("m.json"))
+            .unwrap()
+            .mode
+    }
+
+    #[test]
+    fn kpack_flag_truthiness() {
+        assert_eq!(
+            mode(r#"{"flags":{"KPACK_SPLIT_ARTIFACTS":true}}"#),
+            Mode::KpackSplit
+        );
+        assert_eq!(
+            mode(r#"{"flags":{"KPACK_SPLIT_ARTIFACTS":1}}"#),
+            Mode::KpackSplit
+        );
+        assert_eq!(
+            mode(r#"{"flags":{"KPACK_SPLIT_ARTIFACTS":"ON"}}"#),
+            Mode::KpackSplit
+        );
+        for off in ["false", "0", r#""OFF""#, r#""""#, "null", r#""x-NOTFOUND""#] {
+            assert_eq!(
+                mode(&format!(r#"{{"flags":{{"KPACK_SPLIT_ARTIFACTS":{off}}}}}"#)),
+                Mode::Legacy,
+                "{off}"
+            );
+        }
+        assert_eq!(mode(r#"{"flags":{}}"#), Mode::Legacy);
+        assert_eq!(mode("{}"), Mode::Legacy);
+    }
+
+    #[test]
+    fn version_is_optional_string() {
+        let m = TheRockManifest::parse(br#"{"version":"7.1.0"}"#, Path::new("m")).unwrap();
+        assert_eq!(m.version.as_deref(), Some("7.1.0"));
+        let e = TheRockManifest::parse(br#"{"version":7}"#, Path::new("x/m.json")).unwrap_err();
+        assert!(e.to_string().starts_with("x/m.json:"), "{e}");
+        let e = TheRockManifest::parse(b"{", Path::new("x/m.json")).unwrap_err();
+        assert!(e.to_string().contains("not valid JSON"), "{e}");
+    }
+
+    #[test]
+    fn dist_info_targets_split_on_semicolons() {
+        let d = DistInfoJson::parse(
+            br#"{"dist_amdgpu_targets":"gfx942; gfx1100;;"}"#,
+            Path::new("d"),
+        )
+        .unwrap();
+        assert_eq!(d.dist_amdgpu_targets, ["gfx942", "gfx1100"]);
+        assert!(DistInfoJson::parse(b"{}", Path::new("d")).is_err());
+    }
+}
