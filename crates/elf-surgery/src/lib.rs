@@ -1,3 +1,86 @@
-//! Reads ELF facts and edits search paths in process, verified before anything is written.
+//! Reads ELF facts and edits library search paths in process, verified
+//! before anything is written.
 //!
-//! Built by its own issue; this crate has no public API yet.
+//! - [`ElfFile`] classifies a file ([`ElfKind`]) and reads SONAME, NEEDED,
+//!   RPATH, RUNPATH and the interpreter from a bounded set of reads.
+//! - [`ElfFile::plan_edit`] turns a [`SearchPathEdit`] into an [`Edit`]:
+//!   patches over the source plus appended data, verified on the edited
+//!   view (re-parsed, loader invariants checked, the new path read back).
+//! - An [`Edit`] is applied by streaming: [`Edit::reader`] (a plain
+//!   `std::io::Read`, for the wheel writer) or [`Edit::write_atomically`].
+//!
+//! ```no_run
+//! use std::fs::File;
+//! use elf_surgery::{ElfFile, SearchPathEdit};
+//!
+//! let path = std::path::Path::new("build/lib/libamdhip64.so.6");
+//! let mut source = File::open(path)?;
+//! let elf = ElfFile::parse(&mut source)?;
+//! let request = SearchPathEdit::append(["$ORIGIN/../../_rocm_sdk_core/lib/llvm/lib"]).force_rpath();
+//! let edit = elf.plan_edit(&mut source, &request)?;
+//! let mut reader = edit.reader(&mut source)?; // exactly edit.output_len() bytes
+//! std::io::copy(&mut reader, &mut std::io::sink())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod edit;
+mod error;
+mod file;
+mod layout;
+mod plan;
+mod search_path;
+mod source;
+mod verify;
+
+use std::fs;
+use std::io::{Read, Seek};
+use std::path::Path;
+
+pub use edit::{Appended, Edit, EditReader, Patch, Unchanged};
+pub use error::{Error, ErrorKind, Result};
+pub use file::{ElfFile, ElfKind, classify};
+pub use layout::{ElfClass, Endianness};
+pub use search_path::SearchPathEdit;
+
+use source::Source;
+
+impl ElfFile {
+    /// Plans `request` on this file and verifies the result on the edited
+    /// view of `source` (the same file this was parsed from).
+    ///
+    /// A static executable yields an unchanged edit
+    /// ([`Unchanged::NoDynamicSection`]); device code, object files, 32-bit,
+    /// big-endian and foreign-machine files are [`ErrorKind::Unsupported`].
+    pub fn plan_edit<R: Read + Seek>(
+        &self,
+        source: &mut R,
+        request: &SearchPathEdit,
+    ) -> Result<Edit> {
+        let planned = plan::plan(self, request)?;
+        let mut src = Source::new(source)?;
+        verify::verify_edit(
+            self,
+            &planned.edit,
+            &mut src,
+            request,
+            planned.target.as_ref(),
+        )?;
+        Ok(planned.edit)
+    }
+}
+
+/// Edits the file at `path` in place (atomically, keeping its permissions)
+/// and returns the edit that was applied; an unchanged edit writes nothing.
+pub fn edit_file(path: &Path, request: &SearchPathEdit) -> Result<Edit> {
+    let inner = || -> Result<Edit> {
+        let mut source = fs::File::open(path)?;
+        let permissions = source.metadata()?.permissions();
+        let elf = ElfFile::parse(&mut source)?;
+        let edit = elf.plan_edit(&mut source, request)?;
+        if !edit.is_identity() {
+            edit.write_atomically(&mut source, path, permissions)?;
+        }
+        Ok(edit)
+    };
+    inner().map_err(|e| e.at(path))
+}

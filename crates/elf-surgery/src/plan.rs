@@ -1,0 +1,437 @@
+//! The mechanism: turn a wanted search path into patches and appended data.
+//!
+//! When the dynamic section has room and the string table need not grow,
+//! the edit is in place. Otherwise one new `PT_LOAD` is appended at the end
+//! of the file holding, in order, the program header table (moved there
+//! because it gains that entry), the grown `.dynstr` (old bytes copied from
+//! the source, then the new string) and, when it had no spare slot, the
+//! grown `.dynamic`. Nothing that code refers to moves, so `DT_INIT`,
+//! `DT_FINI` and the init/fini arrays stay valid by construction.
+
+use object::elf;
+use tracing::debug;
+
+use crate::edit::{Appended, Edit, Patch, Unchanged};
+use crate::error::{Result, malformed, unsupported};
+use crate::file::{ElfFile, ElfKind};
+use crate::layout::{Dynamic, Layout, Segment};
+use crate::search_path::{SearchPathEdit, Target};
+use crate::verify;
+
+const PHDR_SIZE: u64 = 56;
+const DYN_SIZE: u64 = 16;
+const SHDR_SIZE: u64 = 64;
+/// Spare `DT_NULL` slots left in a moved dynamic section for later edits.
+const SPARE_DYNAMIC_SLOTS: u64 = 4;
+/// Smallest page size the new segment is kept apart by.
+const MIN_PAGE: u64 = 0x1000;
+/// Most zero padding spent to keep an executable's new segment at the same
+/// offset-to-address distance as its first segment (for kernels that derive
+/// `AT_PHDR` from the first `PT_LOAD`).
+const MAX_EXEC_PADDING: u64 = 16 << 20;
+
+/// An edit still to be verified, and what verification must read back.
+pub(crate) struct Planned {
+    pub(crate) edit: Edit,
+    pub(crate) target: Option<Target>,
+}
+
+/// Checks that `file` is something this crate edits and returns its layout.
+pub(crate) fn editable_layout(file: &ElfFile) -> Result<Option<&Layout>> {
+    let Some(layout) = &file.layout else {
+        return Err(unsupported("it is not an ELF file"));
+    };
+    match file.kind() {
+        ElfKind::DeviceCode => {
+            return Err(unsupported(
+                "it is an AMDGPU code object (device code is data and is never edited)",
+            ));
+        }
+        ElfKind::Relocatable => return Err(unsupported("it is a relocatable object (.o)")),
+        ElfKind::Other | ElfKind::NotElf => {
+            return Err(unsupported(format!(
+                "ELF type {} has no search path",
+                layout.e_type
+            )));
+        }
+        ElfKind::StaticExecutable | ElfKind::DynamicExecutable | ElfKind::SharedObject => {}
+    }
+    if !layout.decoder.is_elf64_le() {
+        return Err(unsupported(format!(
+            "only 64-bit little-endian ELF is edited; this is {:?} {:?}",
+            layout.decoder.class, layout.decoder.endian
+        )));
+    }
+    if !matches!(layout.machine, elf::EM_X86_64 | elf::EM_AARCH64) {
+        return Err(unsupported(format!(
+            "machine {} is neither x86_64 nor aarch64",
+            layout.machine
+        )));
+    }
+    if file.kind() == ElfKind::StaticExecutable || layout.dynamic.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(layout))
+}
+
+/// Plans `request` on `file`; the result is not yet verified.
+pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> {
+    let Some(layout) = editable_layout(file)? else {
+        debug!("static executable: no search path needed, left unchanged");
+        return Ok(Planned {
+            edit: Edit::unchanged(file_len(file), Unchanged::NoDynamicSection),
+            target: None,
+        });
+    };
+    verify::check_layout(layout).map_err(|e| malformed(format!("in the input: {e}")))?;
+    let dynamic = layout.dynamic.as_ref().expect("checked by editable_layout");
+    let target = request.target(&file.raw)?;
+
+    let mut entries = dynamic.entries.clone();
+    let mut new_string = None;
+    match &target {
+        None => {
+            if request.set.is_some() {
+                entries.retain(|(t, _)| !is_search_path_tag(*t));
+            }
+        }
+        Some(t) => {
+            let (existing_tag, existing) = match (&file.raw.runpath, &file.raw.rpath) {
+                (Some(p), _) => (Some(elf::DT_RUNPATH), Some(p)),
+                (None, Some(p)) => (Some(elf::DT_RPATH), Some(p)),
+                (None, None) => (None, None),
+            };
+            let primary =
+                existing_tag.and_then(|tag| entries.iter().position(|(e, _)| *e == u64::from(tag)));
+            let value = match primary {
+                Some(i) if existing == Some(&t.path) => entries[i].1,
+                _ => {
+                    let strtab = dynamic
+                        .strtab
+                        .ok_or_else(|| unsupported("it has no dynamic string table"))?;
+                    new_string = Some(t.path.clone());
+                    strtab.size
+                }
+            };
+            let primary = if let Some(i) = primary {
+                entries[i] = (u64::from(t.tag), value);
+                i
+            } else {
+                entries.push((u64::from(t.tag), value));
+                entries.len() - 1
+            };
+            if request.force_rpath {
+                // One DT_RPATH and no DT_RUNPATH, or the loader ignores the RPATH.
+                let mut i = 0;
+                entries.retain(|(tag, _)| {
+                    let keep = i == primary || !is_search_path_tag(*tag);
+                    i += 1;
+                    keep
+                });
+            }
+        }
+    }
+    if entries == dynamic.entries {
+        return Ok(Planned {
+            edit: Edit::unchanged(layout.file_len, Unchanged::AlreadyDone),
+            target,
+        });
+    }
+    let edit = if new_string.is_none() && (entries.len() as u64) < dynamic.slots {
+        let bytes = encode_dynamic(&entries, dynamic.slots);
+        Edit::new(
+            layout.file_len,
+            vec![Edit::patch(dynamic.offset, bytes)],
+            Vec::new(),
+        )?
+    } else {
+        grow(file, layout, dynamic, entries, new_string.as_deref())?
+    };
+    Ok(Planned { edit, target })
+}
+
+fn file_len(file: &ElfFile) -> u64 {
+    file.layout.as_ref().map_or(0, |l| l.file_len)
+}
+
+fn is_search_path_tag(tag: u64) -> bool {
+    tag == u64::from(elf::DT_RPATH) || tag == u64::from(elf::DT_RUNPATH)
+}
+
+/// Builds the new segment's contents in order, padding to 8 bytes.
+#[derive(Default)]
+struct SegmentBuilder {
+    pieces: Vec<Appended>,
+    len: u64,
+}
+
+impl SegmentBuilder {
+    fn align8(&mut self) {
+        let pad = self.len.next_multiple_of(8) - self.len;
+        if pad > 0 {
+            self.pieces.push(Appended::Zeros(pad));
+            self.len += pad;
+        }
+    }
+
+    fn reserve(&mut self, len: u64) -> u64 {
+        self.align8();
+        let at = self.len;
+        self.len += len;
+        at
+    }
+}
+
+/// Plans the edit that adds a `PT_LOAD` at the end of the file.
+fn grow(
+    file: &ElfFile,
+    layout: &Layout,
+    dynamic: &Dynamic,
+    mut entries: Vec<(u64, u64)>,
+    new_string: Option<&[u8]>,
+) -> Result<Edit> {
+    let overflow = || unsupported("its addresses are too large to add a segment");
+    let mut phdrs = layout.segments.clone();
+    // A PT_NULL entry can become the new PT_LOAD: the table then keeps its
+    // size and place.
+    let reused_null = phdrs.iter().position(|s| s.p_type == elf::PT_NULL);
+    if let Some(i) = reused_null {
+        phdrs.remove(i);
+    }
+    let pht_moves = reused_null.is_none();
+    let new_phnum = phdrs.len() as u64 + 1;
+    if new_phnum >= u64::from(elf::PN_XNUM) {
+        return Err(unsupported("it has too many program headers"));
+    }
+    let dynamic_moves = entries.len() as u64 + 1 > dynamic.slots;
+
+    // Lay out the new segment's contents (offsets relative to its start).
+    let mut seg = SegmentBuilder::default();
+    let pht_at = pht_moves.then(|| seg.reserve(new_phnum * PHDR_SIZE));
+    let old_strtab = dynamic.strtab;
+    let strtab_at = match (new_string, old_strtab) {
+        (Some(s), Some(t)) => Some((seg.reserve(t.size + s.len() as u64 + 1), t)),
+        _ => None,
+    };
+    let dyn_slots = entries.len() as u64 + 1 + SPARE_DYNAMIC_SLOTS;
+    let dyn_at = dynamic_moves.then(|| seg.reserve(dyn_slots * DYN_SIZE));
+
+    let (offset, vaddr, align) = place(file, layout, seg.len)?;
+    let at = |rel: u64| (offset + rel, vaddr + rel);
+
+    if let (Some((rel, old)), Some(s)) = (strtab_at, new_string) {
+        let new_size = old.size + s.len() as u64 + 1;
+        for (tag, val) in &mut entries {
+            if *tag == u64::from(elf::DT_STRTAB) {
+                *val = at(rel).1;
+            } else if *tag == u64::from(elf::DT_STRSZ) {
+                *val = new_size;
+            }
+        }
+    }
+    let dyn_bytes = encode_dynamic(
+        &entries,
+        if dynamic_moves {
+            dyn_slots
+        } else {
+            dynamic.slots
+        },
+    );
+
+    let flags = elf::PF_R | if dynamic_moves { elf::PF_W } else { 0 };
+    let load = Segment {
+        p_type: elf::PT_LOAD,
+        flags,
+        offset,
+        vaddr,
+        paddr: vaddr,
+        filesz: seg.len,
+        memsz: seg.len,
+        align,
+    };
+    for s in &mut phdrs {
+        match (s.p_type, pht_at, dyn_at) {
+            (elf::PT_PHDR, Some(rel), _) => {
+                (s.offset, s.vaddr) = at(rel);
+                s.paddr = s.vaddr;
+                s.filesz = new_phnum * PHDR_SIZE;
+                s.memsz = s.filesz;
+            }
+            (elf::PT_DYNAMIC, _, Some(rel)) => {
+                (s.offset, s.vaddr) = at(rel);
+                s.paddr = s.vaddr;
+                s.filesz = dyn_slots * DYN_SIZE;
+                s.memsz = s.filesz;
+            }
+            _ => {}
+        }
+    }
+    let last_load = phdrs
+        .iter()
+        .rposition(|s| s.p_type == elf::PT_LOAD)
+        .ok_or_else(|| unsupported("it has no PT_LOAD segment"))?;
+    phdrs.insert(last_load + 1, load);
+    let pht_bytes = encode_phdrs(&phdrs);
+
+    let mut patches: Vec<Patch> = Vec::new();
+    if pht_moves {
+        patches.push(Edit::patch(32, offset.to_le_bytes().to_vec()));
+        patches.push(Edit::patch(56, (new_phnum as u16).to_le_bytes().to_vec()));
+    } else {
+        patches.push(Edit::patch(layout.phoff, pht_bytes.clone()));
+    }
+    if !dynamic_moves {
+        patches.push(Edit::patch(dynamic.offset, dyn_bytes.clone()));
+    }
+    for s in &layout.sections {
+        let moved = match (s.sh_type, strtab_at, dyn_at) {
+            (elf::SHT_STRTAB, Some((rel, old)), _)
+                if s.addr == old.vaddr && s.offset == old.offset =>
+            {
+                Some((rel, old.size + new_string.map_or(0, |n| n.len() as u64 + 1)))
+            }
+            (elf::SHT_DYNAMIC, _, Some(rel)) => Some((rel, dyn_slots * DYN_SIZE)),
+            _ => None,
+        };
+        if let Some((rel, size)) = moved {
+            let (new_off, new_addr) = at(rel);
+            let mut b = Vec::with_capacity(24);
+            b.extend_from_slice(&new_addr.to_le_bytes());
+            b.extend_from_slice(&new_off.to_le_bytes());
+            b.extend_from_slice(&size.to_le_bytes());
+            let field = layout
+                .shoff
+                .checked_add(u64::from(s.index) * SHDR_SIZE + 16)
+                .ok_or_else(overflow)?;
+            patches.push(Edit::patch(field, b));
+        }
+    }
+
+    // The appended data, in the order the builder laid it out.
+    let mut appended = Vec::new();
+    if offset > layout.file_len {
+        appended.push(Appended::Zeros(offset - layout.file_len));
+    }
+    let mut pos = 0;
+    let mut put = |appended: &mut Vec<Appended>, rel: u64, piece: Vec<Appended>| {
+        if rel > pos {
+            appended.push(Appended::Zeros(rel - pos));
+        }
+        pos = rel + piece.iter().map(appended_len).sum::<u64>();
+        appended.extend(piece);
+    };
+    if let Some(rel) = pht_at {
+        put(&mut appended, rel, vec![Appended::Bytes(pht_bytes)]);
+    }
+    if let (Some((rel, old)), Some(s)) = (strtab_at, new_string) {
+        let mut tail = s.to_vec();
+        tail.push(0);
+        put(
+            &mut appended,
+            rel,
+            vec![
+                Appended::Source {
+                    offset: old.offset,
+                    len: old.size,
+                },
+                Appended::Bytes(tail),
+            ],
+        );
+    }
+    if let Some(rel) = dyn_at {
+        put(&mut appended, rel, vec![Appended::Bytes(dyn_bytes)]);
+    }
+    debug!(
+        offset,
+        vaddr,
+        size = seg.len,
+        pht_moves,
+        dynamic_moves,
+        "appending a PT_LOAD"
+    );
+    Edit::new(layout.file_len, patches, appended)
+}
+
+fn appended_len(a: &Appended) -> u64 {
+    match a {
+        Appended::Zeros(n) | Appended::Source { len: n, .. } => *n,
+        Appended::Bytes(b) => b.len() as u64,
+    }
+}
+
+/// Chooses file offset, address and alignment of the new segment: past the
+/// end of the file and past every segment's memory, a whole page (of the
+/// largest alignment in use) away from the last one, congruent modulo that
+/// alignment.
+fn place(file: &ElfFile, layout: &Layout, _size: u64) -> Result<(u64, u64, u64)> {
+    let overflow = || unsupported("its addresses are too large to add a segment");
+    let loads: Vec<&Segment> = layout
+        .segments
+        .iter()
+        .filter(|s| s.p_type == elf::PT_LOAD)
+        .collect();
+    let first = loads
+        .iter()
+        .min_by_key(|s| s.vaddr)
+        .ok_or_else(|| unsupported("it has no PT_LOAD segment"))?;
+    let align = loads
+        .iter()
+        .map(|s| s.align)
+        .max()
+        .unwrap_or(0)
+        .max(MIN_PAGE);
+    if !align.is_power_of_two() {
+        return Err(malformed(format!(
+            "PT_LOAD alignment {align:#x} is not a power of two"
+        )));
+    }
+    let max_end = loads
+        .iter()
+        .map(|s| s.vaddr.checked_add(s.memsz))
+        .try_fold(0u64, |acc, e| e.map(|e| acc.max(e)))
+        .ok_or_else(overflow)?;
+    let floor = max_end
+        .checked_next_multiple_of(align)
+        .ok_or_else(overflow)?;
+    let end = layout
+        .file_len
+        .checked_next_multiple_of(8)
+        .ok_or_else(overflow)?;
+    // Executables: keep vaddr - offset equal to the first segment's, so that
+    // a kernel computing AT_PHDR as first-load-address + e_phoff is right.
+    if file.kind() == ElfKind::DynamicExecutable
+        && let Some(delta) = first.vaddr.checked_sub(first.offset)
+        && delta % align == 0
+    {
+        let offset = end.max(floor.saturating_sub(delta));
+        if offset - end <= MAX_EXEC_PADDING {
+            let vaddr = offset.checked_add(delta).ok_or_else(overflow)?;
+            return Ok((offset, vaddr, align));
+        }
+    }
+    let vaddr = floor.checked_add(end % align).ok_or_else(overflow)?;
+    Ok((end, vaddr, align))
+}
+
+fn encode_phdrs(phdrs: &[Segment]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(phdrs.len() * PHDR_SIZE as usize);
+    for s in phdrs {
+        b.extend_from_slice(&s.p_type.to_le_bytes());
+        b.extend_from_slice(&s.flags.to_le_bytes());
+        for v in [s.offset, s.vaddr, s.paddr, s.filesz, s.memsz, s.align] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    b
+}
+
+/// The entries, a `DT_NULL` terminator, and `DT_NULL` up to `slots`.
+fn encode_dynamic(entries: &[(u64, u64)], slots: u64) -> Vec<u8> {
+    let mut b = Vec::with_capacity((slots * DYN_SIZE) as usize);
+    for (tag, val) in entries {
+        b.extend_from_slice(&tag.to_le_bytes());
+        b.extend_from_slice(&val.to_le_bytes());
+    }
+    b.resize((slots * DYN_SIZE) as usize, 0);
+    b
+}

@@ -1,0 +1,113 @@
+//! [`SearchPathEdit`]: the policy of a search-path edit — which entries,
+//! in which order, under which tag — apart from how bytes change.
+
+use object::elf;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::file::RawFacts;
+
+/// What to do to a file's library search path; all of it happens in one
+/// rewrite.
+///
+/// ```
+/// let edit = elf_surgery::SearchPathEdit::append(["$ORIGIN/../../_rocm_sdk_core/lib"])
+///     .force_rpath();
+/// assert!(edit.force_rpath);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SearchPathEdit {
+    /// Replace the existing search path with these entries (before appending).
+    pub set: Option<Vec<String>>,
+    /// Entries to add after the existing ones; entries already present are
+    /// not added twice.
+    pub append: Vec<String>,
+    /// Store the result as `DT_RPATH` (searched before `LD_LIBRARY_PATH`),
+    /// turning a `DT_RUNPATH` into one and dropping any other `DT_RUNPATH`.
+    pub force_rpath: bool,
+}
+
+impl SearchPathEdit {
+    /// Appends `entries` after the existing search path.
+    pub fn append<I, S>(entries: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            append: entries.into_iter().map(Into::into).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Replaces the search path with `entries`.
+    pub fn set<I, S>(entries: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            set: Some(entries.into_iter().map(Into::into).collect()),
+            ..Self::default()
+        }
+    }
+
+    /// Also stores the result as `DT_RPATH`.
+    #[must_use]
+    pub fn force_rpath(mut self) -> Self {
+        self.force_rpath = true;
+        self
+    }
+
+    fn validate(&self) -> Result<()> {
+        let all = self.set.iter().flatten().chain(&self.append);
+        for entry in all {
+            if entry.is_empty() || entry.contains([':', '\0']) {
+                return Err(Error::new(ErrorKind::InvalidSearchPath(entry.clone())));
+            }
+        }
+        Ok(())
+    }
+
+    /// The search path and tag the file must end up with; `None` means no
+    /// search-path entry at all.
+    pub(crate) fn target(&self, raw: &RawFacts) -> Result<Option<Target>> {
+        self.validate()?;
+        // The loader ignores DT_RPATH when DT_RUNPATH exists: the effective
+        // path is the one we extend.
+        let existing = raw
+            .runpath
+            .as_ref()
+            .map(|p| (elf::DT_RUNPATH, p))
+            .or_else(|| raw.rpath.as_ref().map(|p| (elf::DT_RPATH, p)));
+        let mut path: Vec<u8> = match (&self.set, existing) {
+            (Some(set), _) => set.join(":").into_bytes(),
+            (None, Some((_, p))) => p.clone(),
+            (None, None) => Vec::new(),
+        };
+        for entry in &self.append {
+            let present = path.split(|&b| b == b':').any(|c| c == entry.as_bytes());
+            if !present {
+                if !path.is_empty() {
+                    path.push(b':');
+                }
+                path.extend_from_slice(entry.as_bytes());
+            }
+        }
+        if path.is_empty() {
+            return Ok(None);
+        }
+        let tag = if self.force_rpath {
+            elf::DT_RPATH
+        } else {
+            existing.map_or(elf::DT_RUNPATH, |(tag, _)| tag)
+        };
+        Ok(Some(Target { tag, path }))
+    }
+}
+
+/// The one search-path entry the edited file must have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Target {
+    pub(crate) tag: u32,
+    pub(crate) path: Vec<u8>,
+}

@@ -1,0 +1,187 @@
+//! Shared test helpers: building real ELF files with gcc (GNU ld and lld),
+//! loading them in a fresh process, and checking them with readelf.
+#![allow(dead_code, unreachable_pub)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use elf_surgery::{ElfFile, SearchPathEdit};
+
+/// The search path every corpus test appends (from the issue).
+pub const APPENDED: [&str; 2] = ["$ORIGIN/../x/lib", "$ORIGIN/../../y/lib"];
+
+pub fn c_source(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(name)
+}
+
+pub fn sysroot() -> PathBuf {
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("rustc runs");
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The directory holding `ld.lld` for gcc's `-B` (rust-lld's gcc-ld shims).
+pub fn lld_dir() -> PathBuf {
+    sysroot().join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld")
+}
+
+/// Which linker gcc uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linker {
+    Gnu,
+    Lld,
+}
+
+impl Linker {
+    pub fn args(self) -> Vec<String> {
+        match self {
+            Self::Gnu => vec!["-fuse-ld=bfd".into()],
+            Self::Lld => vec![
+                "-fuse-ld=lld".into(),
+                "-B".into(),
+                lld_dir().display().to_string(),
+            ],
+        }
+    }
+}
+
+pub fn run_checked(cmd: &mut Command) -> Output {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// gcc `args` with the linker chosen.
+pub fn gcc(linker: Linker, args: &[&str]) {
+    let mut cmd = Command::new("gcc");
+    cmd.args(linker.args()).args(args);
+    run_checked(&mut cmd);
+}
+
+/// The dlopen checker, built once per test process.
+pub fn dlopen_checker() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let bin = dir.join("dlopen_check");
+        run_checked(Command::new("gcc").args([
+            "-O1",
+            "-o",
+            bin.to_str().unwrap(),
+            c_source("dlopen_check.c").to_str().unwrap(),
+            "-ldl",
+        ]));
+        bin
+    })
+}
+
+/// Runs `cmd` with stdin closed and a timeout; `None` when it timed out.
+pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Option<Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        if child.try_wait().ok()?.is_some() {
+            return child.wait_with_output().ok();
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Whether `path` loads with `dlopen(RTLD_NOW)` in a fresh process;
+/// `lib_dir` goes into `LD_LIBRARY_PATH` (for siblings of a copied file).
+pub fn loads(path: &Path, lib_dir: Option<&Path>) -> Result<(), String> {
+    let mut cmd = Command::new(dlopen_checker());
+    cmd.arg(path).env_remove("LD_LIBRARY_PATH");
+    if let Some(dir) = lib_dir {
+        cmd.env("LD_LIBRARY_PATH", dir);
+    }
+    match run_with_timeout(&mut cmd, Duration::from_secs(30)) {
+        Some(out) if out.status.success() => Ok(()),
+        Some(out) => Err(String::from_utf8_lossy(&out.stderr).into_owned()),
+        None => Err("timed out".into()),
+    }
+}
+
+/// `readelf -lWd`: no warnings, and the search path listed as `(RPATH)`.
+pub fn readelf_shows_rpath(path: &Path, expected: &str) -> Result<(), String> {
+    let out = Command::new("readelf")
+        .args(["-lWd"])
+        .arg(path)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || !stderr.trim().is_empty() {
+        return Err(format!("readelf complained: {stderr}"));
+    }
+    if stdout.contains("Warning") || stdout.contains("Error") {
+        return Err(format!("readelf warned: {stdout}"));
+    }
+    if stdout.contains("(RUNPATH)") {
+        return Err("a RUNPATH is left".into());
+    }
+    let want = format!("(RPATH)              Library rpath: [{expected}]");
+    if !stdout.contains(&want) {
+        return Err(format!("no {want:?} in:\n{stdout}"));
+    }
+    Ok(())
+}
+
+/// The RPATH the corpus edit must produce for `elf`.
+pub fn expected_rpath(elf: &ElfFile) -> String {
+    let mut parts: Vec<String> = elf
+        .runpath()
+        .or(elf.rpath())
+        .filter(|p| !p.is_empty())
+        .map(|p| vec![p.to_string()])
+        .unwrap_or_default();
+    let existing: Vec<String> = parts
+        .first()
+        .map(|p| p.split(':').map(str::to_string).collect())
+        .unwrap_or_default();
+    for a in APPENDED {
+        if !existing.iter().any(|e| e == a) {
+            parts.push(a.to_string());
+        }
+    }
+    parts.join(":")
+}
+
+pub fn corpus_request() -> SearchPathEdit {
+    SearchPathEdit::append(APPENDED).force_rpath()
+}
+
+/// Writes the edited copy of `src` to `dest`; returns the parsed original.
+pub fn edit_copy(
+    src: &Path,
+    dest: &Path,
+    request: &SearchPathEdit,
+) -> elf_surgery::Result<ElfFile> {
+    let mut source = fs::File::open(src)?;
+    let elf = ElfFile::parse(&mut source)?;
+    let edit = elf.plan_edit(&mut source, request)?;
+    let perms = source.metadata()?.permissions();
+    edit.write_atomically(&mut source, dest, perms)?;
+    Ok(elf)
+}
