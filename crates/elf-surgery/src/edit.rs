@@ -430,7 +430,7 @@ impl<S: ReadAt> ReadAt for EditView<'_, S> {
             let dst = &mut buf[filled..filled + n];
             match piece {
                 Piece::Source { offset: src, .. } => {
-                    self.source.read_exact_at(src + within, dst)?
+                    self.source.read_exact_at(src + within, dst)?;
                 }
                 Piece::Bytes(b) => {
                     let w = within as usize;
