@@ -1,8 +1,35 @@
-//! The packaging plan (SPEC §3–§10).
+//! The packaging plan (SPEC §3–§10, §12).
 //!
-//! Given an [`artifacts`] catalog and the [`dist-info`] model, `layout` decides
-//! for every file which package receives it and how: copy, patch the search
-//! path, write a launcher, record a soname alias, link into devel, or drop it
-//! with a reason. The plan is pure data: nothing is read beyond the catalog
-//! and nothing is written. It is built by the pipeline issue; until then this
-//! crate exposes no API.
+//! Given an [`artifacts::ArtifactDir`] and the [`dist_info`] model, [`plan`]
+//! decides for every file which package receives it and how: copy, patch
+//! the search path, write a launcher, record a soname alias, link into
+//! devel, or drop it with a reason. The plan is data: nothing is written,
+//! and the only reads are the artifact indexes and each ELF file's headers.
+//!
+//! ```no_run
+//! use artifacts::ArtifactDir;
+//! use layout::{PlanInput, plan};
+//! let dir = ArtifactDir::open("build/artifacts".as_ref())?;
+//! let input = PlanInput::new(&dir, "7.1.0", "linux_x86_64");
+//! let plan = plan(&input)?;
+//! println!("{}", plan.to_json());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod build;
+mod devel;
+mod error;
+mod facts;
+mod plan;
+pub mod rules;
+mod runtime;
+mod search_path;
+
+pub use build::{ExtraFile, PlanInput, plan};
+pub use error::Error;
+pub use facts::{Facts, FileClass};
+pub use plan::{
+    Action, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile, SelectorPlan,
+    SonameAlias, SourceRef,
+};
+pub use search_path::{core_dependency_dirs, search_path_entries};

@@ -1,0 +1,33 @@
+//! Why a plan cannot be made.
+
+use std::path::PathBuf;
+
+/// Errors while planning; each names the file or the rule at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the artifacts failed.
+    #[error(transparent)]
+    Artifacts(#[from] artifacts::Error),
+    /// A source file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file (or archive).
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A host ELF file could not be parsed.
+    #[error("{}: {source}", path.display())]
+    Elf {
+        /// The file (or archive).
+        path: PathBuf,
+        /// The cause.
+        source: elf_surgery::Error,
+    },
+    /// A rule of SPEC §12 refuses the build.
+    #[error("{0}")]
+    Check(String),
+    /// The model refused a name or a version.
+    #[error("{0}")]
+    Model(String),
+}

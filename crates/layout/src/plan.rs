@@ -1,0 +1,220 @@
+//! The plan: every output file of every package, as data.
+
+use artifacts::{Entry, Source};
+use dist_info::package::{Mode, PackageKind};
+use serde::Serialize;
+
+/// Where a planned file's bytes come from in the artifacts.
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceRef {
+    /// The artifact (`core-hip_lib_generic`).
+    pub artifact: String,
+    /// The relpath inside the merged tree.
+    pub relpath: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Permission bits of the source.
+    #[serde(skip)]
+    pub mode: u32,
+    /// Where to read the bytes.
+    #[serde(skip)]
+    pub source: Source,
+}
+
+impl SourceRef {
+    /// The source of a file entry (`None` for directories and links).
+    pub fn of(entry: &Entry) -> Option<Self> {
+        Some(Self {
+            artifact: entry.artifact().to_string(),
+            relpath: entry.relpath().to_owned(),
+            size: entry.size(),
+            mode: entry.mode(),
+            source: entry.source()?.clone(),
+        })
+    }
+}
+
+/// How a runtime file is produced.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case", tag = "action")]
+pub enum Action {
+    /// The source bytes unchanged.
+    Copy {
+        /// The source file.
+        source: SourceRef,
+    },
+    /// The source with these search-path entries appended and `DT_RPATH`
+    /// forced (SPEC §6).
+    PatchSearchPath {
+        /// The source file.
+        source: SourceRef,
+        /// Entries appended after the existing ones.
+        append: Vec<String>,
+    },
+    /// A launcher executing `target`, relative to the launcher's directory
+    /// (SPEC §7).
+    Launcher {
+        /// The relative target.
+        target: String,
+    },
+    /// Bytes the build writes itself (`_dist_info.json`, Python modules,
+    /// `.devel_links/{T}.json`, `__init__.py`).
+    Generated {
+        /// What it is, for people reading the plan.
+        what: String,
+        /// The bytes.
+        #[serde(skip)]
+        bytes: Vec<u8>,
+    },
+    /// The devel tarball, written from the package's devel tree.
+    DevelTar,
+}
+
+/// One file of a wheel.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedFile {
+    /// The path inside the wheel (and inside site-packages).
+    pub dest: String,
+    /// Whether it is installed executable (0o755, else 0o644).
+    pub executable: bool,
+    /// How it is made.
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// A name that a runtime package does not ship because the file's SONAME
+/// is its real name (SPEC §5).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SonameAlias {
+    /// The relpath of the alias (`lib/libamdhip64.so`).
+    pub relpath: String,
+    /// The SONAME it stands for (`libamdhip64.so.7`), in the same directory.
+    pub soname: String,
+}
+
+/// Why an entry is left out of a runtime package.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Dropped {
+    /// The relpath.
+    pub relpath: String,
+    /// The reason, in words.
+    pub reason: String,
+}
+
+/// One entry of the devel tree (SPEC §9), relative to `_rocm_sdk_devel/`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum DevelEntry {
+    /// A directory.
+    Dir {
+        /// The relpath.
+        relpath: String,
+    },
+    /// A file copied into the tar (host ELF: `DT_RPATH` forced).
+    File {
+        /// The relpath.
+        relpath: String,
+        /// Whether the search path is forced to `DT_RPATH`.
+        force_rpath: bool,
+        /// The source file.
+        source: SourceRef,
+    },
+    /// A relative symlink.
+    Symlink {
+        /// The relpath.
+        relpath: String,
+        /// The link text.
+        target: String,
+        /// Why it is a link: `verbatim`, `soname_alias` or `runtime_file`.
+        why: LinkReason,
+    },
+}
+
+impl DevelEntry {
+    /// The entry's relpath.
+    pub fn relpath(&self) -> &str {
+        match self {
+            Self::Dir { relpath } | Self::File { relpath, .. } | Self::Symlink { relpath, .. } => {
+                relpath
+            }
+        }
+    }
+}
+
+/// Why a devel entry is a symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkReason {
+    /// A symlink of the source tree, kept as it was.
+    Verbatim,
+    /// A soname alias: points at the bare SONAME.
+    SonameAlias,
+    /// A file a runtime package ships: points into that package.
+    RuntimeFile,
+}
+
+/// One wheel of the set.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackagePlan {
+    /// The logical package.
+    pub kind: PackageKind,
+    /// The distribution name (METADATA `Name`).
+    pub dist_name: String,
+    /// The family (legacy libraries and devel) or base target (device).
+    pub target: Option<String>,
+    /// The sub-directory of `dist/` it is written to (`""` or a family).
+    pub subdir: String,
+    /// One-line summary for METADATA.
+    pub summary: String,
+    /// `Requires-Dist`, rendered.
+    pub requires: Vec<String>,
+    /// `console_scripts` entry points: `(name, "module:function")`.
+    pub console_scripts: Vec<(String, String)>,
+    /// Every file of the wheel except its `.dist-info`, sorted by `dest`.
+    pub files: Vec<PlannedFile>,
+    /// The devel tree (devel only), sorted by relpath.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devel_tree: Vec<DevelEntry>,
+    /// Names not shipped because a SONAME file stands for them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub soname_aliases: Vec<SonameAlias>,
+    /// Entries left out, with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<Dropped>,
+}
+
+/// One `rocm` selector sdist.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelectorPlan {
+    /// The sub-directory of `dist/` it is written to (`""` or a family).
+    pub subdir: String,
+    /// Legacy per-family selectors: the family it is restricted to.
+    pub restricted_to: Option<String>,
+    /// The `_dist_info.json` it carries.
+    #[serde(skip)]
+    pub dist_info_json: Vec<u8>,
+    /// What the selector offers: `(extra, requirements)`.
+    pub extras: Vec<(String, Vec<String>)>,
+}
+
+/// The whole build: every package and selector, nothing written yet.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// Legacy or kpack-split.
+    pub mode: Mode,
+    /// The canonical version of every package.
+    pub version: String,
+    /// The wheel platform tag (`linux_x86_64`, `win_amd64`).
+    pub platform_tag: String,
+    /// The wheels.
+    pub packages: Vec<PackagePlan>,
+    /// The `rocm` sdists.
+    pub selectors: Vec<SelectorPlan>,
+}
+
+impl Plan {
+    /// The plan as pretty JSON (what `therock-package plan --json` prints).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("plans serialise to JSON")
+    }
+}
