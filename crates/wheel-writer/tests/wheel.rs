@@ -1,0 +1,336 @@
+//! Wheels written to disk: read back, reproducible, cache-equivalent, and
+//! accepted by Python's zipfile and pip.
+
+mod common;
+
+use std::process::Command;
+use std::sync::Arc;
+
+use common::*;
+use wheel_writer::{
+    Compression, CompressionCache, Error, MemorySink, ReaderSource, RecordProblem, WheelReader,
+    WriteOptions,
+};
+
+fn options() -> WriteOptions {
+    WriteOptions::default()
+        .with_jobs(2)
+        .with_source_date_epoch(Some(1_700_000_000))
+}
+
+fn read(path: &std::path::Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn written_wheel_reads_back_and_matches_its_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = sample_wheel(&ALL);
+    let written = wheel.write(dir.path(), &options(), None).unwrap();
+    assert_eq!(
+        written.path.file_name().unwrap(),
+        "rocm_sdk_core-7.0.0rc1-py3-none-linux_x86_64.whl"
+    );
+    let mut reader = WheelReader::open(&written.path).unwrap();
+    let verification = reader.verify().unwrap();
+    assert!(verification.is_valid(), "{:?}", verification.problems);
+    assert_eq!(verification.members_checked, written.record.len() - 1);
+    let names = reader.member_names().unwrap();
+    // Payload sorted, .dist-info last, RECORD last of all.
+    assert_eq!(
+        names.last().unwrap(),
+        "rocm_sdk_core-7.0.0rc1.dist-info/RECORD"
+    );
+    let payload: Vec<&String> = names
+        .iter()
+        .filter(|n| !n.contains(".dist-info/"))
+        .collect();
+    let mut sorted = payload.clone();
+    sorted.sort();
+    assert_eq!(payload, sorted);
+    assert!(
+        names
+            .iter()
+            .skip_while(|n| !n.contains(".dist-info/"))
+            .all(|n| n.contains(".dist-info/"))
+    );
+    // Contents survive, including the chunked member.
+    assert_eq!(
+        reader
+            .read_member("_rocm_sdk_core/lib/libamdhip64.so.7")
+            .unwrap(),
+        structured(3 * 1024 * 1024 + 123, 7)
+    );
+    assert_eq!(
+        reader
+            .read_member("_rocm_sdk_core/share/empty.txt")
+            .unwrap(),
+        b""
+    );
+    // Modes: executables 0o755, the rest 0o644.
+    assert_eq!(
+        reader.member_mode("_rocm_sdk_core/bin/hipcc").unwrap(),
+        Some(0o100_755)
+    );
+    assert_eq!(
+        reader.member_mode("rocm_sdk_core/__init__.py").unwrap(),
+        Some(0o100_644)
+    );
+    assert_eq!(
+        reader
+            .member_mode("rocm_sdk_core-7.0.0rc1.data/scripts/rocm-sdk-launch")
+            .unwrap(),
+        Some(0o100_755)
+    );
+}
+
+#[test]
+fn record_verification_finds_tampering() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = sample_wheel(&ALL)
+        .write(
+            dir.path(),
+            &options().with_compression(Compression::Stored),
+            None,
+        )
+        .unwrap();
+    let mut bytes = read(&written.path);
+    // Flip a byte inside the stored __init__.py (stored, so the text is visible);
+    // the CRC check of the zip reader or the RECORD hash must catch it.
+    let at = bytes.windows(11).position(|w| w == b"__version__").unwrap();
+    bytes[at] = b'X';
+    std::fs::write(&written.path, &bytes).unwrap();
+    let mut reader = WheelReader::open(&written.path).unwrap();
+    match reader.verify() {
+        Ok(v) => assert!(
+            v.problems
+                .iter()
+                .any(|p| matches!(p, RecordProblem::HashMismatch { .. })),
+            "{:?}",
+            v.problems
+        ),
+        Err(e) => assert!(e.to_string().contains("rocm_sdk_core/__init__.py"), "{e}"),
+    }
+}
+
+#[test]
+fn shuffled_inputs_give_identical_bytes() {
+    let dir_a = tempfile::tempdir().unwrap();
+    let dir_b = tempfile::tempdir().unwrap();
+    let a = sample_wheel(&ALL)
+        .write(dir_a.path(), &options(), None)
+        .unwrap();
+    let b = sample_wheel(&[7, 3, 5, 0, 6, 2, 4, 1])
+        .write(dir_b.path(), &options().with_jobs(1), None)
+        .unwrap();
+    assert_eq!(read(&a.path), read(&b.path));
+}
+
+#[test]
+fn cached_path_gives_identical_bytes_and_skips_work() {
+    let plain = tempfile::tempdir().unwrap();
+    let cached = tempfile::tempdir().unwrap();
+    let cache = CompressionCache::new();
+    let first = sample_wheel(&ALL)
+        .write(plain.path(), &options(), None)
+        .unwrap();
+    // Two wheels through one cache: the second copies every member.
+    let second_dir = cached.path().join("second");
+    std::fs::create_dir(&second_dir).unwrap();
+    let one = sample_wheel(&ALL)
+        .write(cached.path(), &options(), Some(&cache))
+        .unwrap();
+    let after_one = cache.stats();
+    // Within one wheel the identical libsame_{a,b} are compressed once.
+    assert_eq!(after_one.hits, 0);
+    let two = sample_wheel(&ALL)
+        .write(&second_dir, &options(), Some(&cache))
+        .unwrap();
+    let after_two = cache.stats();
+    assert!(after_two.hits >= 8, "{after_two:?}");
+    assert!(after_two.bytes_reused > 3 * 1024 * 1024);
+    assert_eq!(read(&first.path), read(&one.path));
+    assert_eq!(read(&first.path), read(&two.path));
+    // The first wheel may even be gone: the cache keeps its bytes readable.
+    std::fs::remove_file(&one.path).unwrap();
+    let third_dir = cached.path().join("third");
+    std::fs::create_dir(&third_dir).unwrap();
+    let three = sample_wheel(&ALL)
+        .write(&third_dir, &options(), Some(&cache))
+        .unwrap();
+    assert_eq!(read(&first.path), read(&three.path));
+}
+
+#[test]
+fn stored_wheels_are_valid_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = sample_wheel(&ALL)
+        .write(
+            dir.path(),
+            &options().with_compression(Compression::Stored),
+            None,
+        )
+        .unwrap();
+    assert!(
+        WheelReader::open(&written.path)
+            .unwrap()
+            .verify()
+            .unwrap()
+            .is_valid()
+    );
+}
+
+#[test]
+fn memory_sink_sees_the_same_members_as_the_zip() {
+    let dir = tempfile::tempdir().unwrap();
+    let wheel = sample_wheel(&ALL);
+    let mut sink = MemorySink::new();
+    let record = wheel.write_into(&mut sink).unwrap();
+    let written = wheel.write(dir.path(), &options(), None).unwrap();
+    assert_eq!(record, written.record);
+    let mut reader = WheelReader::open(&written.path).unwrap();
+    let names: Vec<String> = sink.members().iter().map(|m| m.path.clone()).collect();
+    assert_eq!(names, reader.member_names().unwrap());
+    for member in sink.members() {
+        assert_eq!(reader.read_member(&member.path).unwrap(), member.bytes);
+    }
+}
+
+#[test]
+fn a_source_of_the_wrong_size_fails_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    for (declared, actual) in [
+        (10u64, 5usize),
+        (10, 11),
+        (3 << 20, (3 << 20) - 1),
+        (3 << 20, (3 << 20) + 1),
+    ] {
+        let mut wheel = sample_wheel(&ALL);
+        let source = ReaderSource::new(
+            move || Ok(std::io::Cursor::new(vec![1u8; actual])),
+            declared,
+            false,
+            "a shrinking file",
+        );
+        wheel
+            .add_file("pkg/changing.bin", Arc::new(source))
+            .unwrap();
+        let err = wheel.write(dir.path(), &options(), None).unwrap_err();
+        assert!(matches!(err, Error::SizeMismatch { .. }), "{err}");
+        assert!(err.to_string().contains("pkg/changing.bin"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_unreadable_source_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut wheel = sample_wheel(&ALL);
+    let missing = dir.path().join("gone.so");
+    std::fs::write(&missing, b"x").unwrap();
+    let source = wheel_writer::FileSource::new(&missing).unwrap();
+    std::fs::remove_file(&missing).unwrap();
+    wheel.add_file("pkg/gone.so", Arc::new(source)).unwrap();
+    let err = wheel.write(dir.path(), &options(), None).unwrap_err();
+    assert!(err.to_string().contains("gone.so"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn paths_and_names_are_checked() {
+    let mut wheel = sample_wheel(&ALL);
+    assert!(matches!(
+        wheel.add_file("rocm_sdk_core/__init__.py", bytes(b"".to_vec(), false)),
+        Err(Error::DuplicatePath { .. })
+    ));
+    assert!(
+        wheel
+            .add_file("../escape", bytes(b"".to_vec(), false))
+            .is_err()
+    );
+    assert!(
+        wheel
+            .add_file(
+                "rocm_sdk_core-7.0.0rc1.dist-info/x",
+                bytes(b"".to_vec(), false)
+            )
+            .is_err()
+    );
+    assert!(
+        wheel
+            .add_dist_info_file("RECORD", bytes(b"".to_vec(), false))
+            .is_err()
+    );
+    assert!(
+        wheel
+            .add_data("lib", "x", bytes(b"".to_vec(), false))
+            .is_err()
+    );
+}
+
+#[test]
+fn python_zipfile_accepts_the_wheel() {
+    assert!(have_python(), "python3 is needed for this test");
+    let dir = tempfile::tempdir().unwrap();
+    let written = sample_wheel(&ALL)
+        .write(dir.path(), &options(), None)
+        .unwrap();
+    zipfile_test(&written.path);
+}
+
+#[test]
+fn pip_installs_the_wheels_offline() {
+    assert!(have_python(), "python3 is needed for this test");
+    let dir = tempfile::tempdir().unwrap();
+    let dist = dir.path().join("dist");
+    std::fs::create_dir(&dist).unwrap();
+    let core = sample_wheel(&ALL).write(&dist, &options(), None).unwrap();
+    // A second wheel that depends on the first, exactly pinned.
+    let mut meta = wheel_writer::CoreMetadata::new("rocm-sdk-libraries-gfx94X-dcgpu", "7.0.0rc1");
+    meta.requires_dist = vec!["rocm-sdk-core==7.0.0rc1".into()];
+    let mut libs = wheel_writer::WheelBuilder::new(
+        meta,
+        wheel_writer::WheelTag::py3_none("linux_x86_64").unwrap(),
+    )
+    .unwrap();
+    libs.add_file(
+        "rocm_sdk_libraries_gfx94X_dcgpu/__init__.py",
+        bytes(b"".to_vec(), false),
+    )
+    .unwrap();
+    let libs = libs.write(&dist, &options(), None).unwrap();
+    let venv = dir.path().join("venv");
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    let python = venv.join("bin/python");
+    // Dependencies resolve among the given files only: no index, no download.
+    run(Command::new(&python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg(&libs.path)
+        .arg(&core.path));
+    run(Command::new(&python).args(["-m", "pip", "check"]));
+    let out = run(Command::new(&python).args([
+        "-c",
+        "import rocm_sdk_core, importlib.metadata as m; \
+         print(rocm_sdk_core.__version__, m.version('rocm-sdk-core'), \
+         sorted(e.name for e in m.distribution('rocm-sdk-core').entry_points))",
+    ]));
+    assert!(
+        out.contains("7.0.0rc1 7.0.0rc1 ['amdclang++', 'hipcc']"),
+        "{out}"
+    );
+    let site = run(Command::new(&python).args([
+        "-c",
+        "import sysconfig; print(sysconfig.get_paths()['platlib'])",
+    ]));
+    let site = std::path::Path::new(site.trim());
+    assert!(site.join("_rocm_sdk_core/lib/libamdhip64.so.7").is_file());
+    assert!(venv.join("bin/rocm-sdk-launch").is_file());
+    assert!(venv.join("bin/hipcc").is_file());
+}
