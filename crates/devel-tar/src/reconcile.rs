@@ -360,7 +360,10 @@ mod tests {
     #[test]
     fn join_inside_normalises_and_refuses_escapes() {
         assert_eq!(
-            join_inside("_rocm_sdk_devel/lib/k.co", "../../_rocm_sdk_libraries/lib/k.co"),
+            join_inside(
+                "_rocm_sdk_devel/lib/k.co",
+                "../../_rocm_sdk_libraries/lib/k.co"
+            ),
             Some("_rocm_sdk_libraries/lib/k.co".into())
         );
         assert_eq!(join_inside("_rocm_sdk_devel/k", "../../x"), None);

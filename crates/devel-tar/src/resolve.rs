@@ -90,7 +90,9 @@ pub(crate) fn resolve(
                 },
                 Ok(m) if m.is_dir() => None,
                 Ok(_) => {
-                    return Ok(file_or_missing(&pending, || Resolved::DiskFile(path.clone())));
+                    return Ok(file_or_missing(&pending, || {
+                        Resolved::DiskFile(path.clone())
+                    }));
                 }
             }
         };
@@ -129,7 +131,7 @@ fn file_or_missing(pending: &VecDeque<String>, file: impl FnOnce() -> Resolved) 
 }
 
 /// The regular file a tar hard-link chain ends at (checked by the scan).
-fn final_file(model: &Model, path: &str) -> String {
+pub(crate) fn final_file(model: &Model, path: &str) -> String {
     let mut current = path;
     while let Some(Kind::HardLink { target }) = model.members.get(current) {
         current = target;
@@ -164,7 +166,13 @@ mod tests {
             ("_rocm_sdk_devel/lib", Kind::Dir { mode: 0o755 }),
             ("_rocm_sdk_devel/lib/a", link("b")),
             ("_rocm_sdk_devel/lib/b", link("../../_core/lib/x.so.1")),
-            ("_rocm_sdk_devel/lib/f", Kind::File { mode: 0o644, mtime: 0 }),
+            (
+                "_rocm_sdk_devel/lib/f",
+                Kind::File {
+                    mode: 0o644,
+                    mtime: 0,
+                },
+            ),
             ("_rocm_sdk_devel/lib/g", link("f")),
             ("_rocm_sdk_devel/lib/d", link("../../_core")),
             ("_rocm_sdk_devel/lib/loop", link("loop")),
@@ -178,16 +186,28 @@ mod tests {
             r("_rocm_sdk_devel/lib/g", "f"),
             Ok(Resolved::TreeFile("_rocm_sdk_devel/lib/f".into()))
         );
-        assert_eq!(r("_rocm_sdk_devel/lib/d", "../../_core"), Ok(Resolved::Directory));
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/d", "../../_core"),
+            Ok(Resolved::Directory)
+        );
         assert_eq!(
             r("_rocm_sdk_devel/lib/e", "d/lib/x.so.1"),
             Ok(Resolved::DiskFile("_core/lib/x.so.1".into()))
         );
-        assert_eq!(r("_rocm_sdk_devel/lib/e", "d/../../x"), Err(Unsafe::Escapes));
-        assert_eq!(r("_rocm_sdk_devel/lib/e", "../../../etc"), Err(Unsafe::Escapes));
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "d/../../x"),
+            Err(Unsafe::Escapes)
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "../../../etc"),
+            Err(Unsafe::Escapes)
+        );
         assert_eq!(r("_rocm_sdk_devel/lib/e", "nothing"), Ok(Resolved::Missing));
         assert_eq!(r("_rocm_sdk_devel/lib/e", "f/x"), Ok(Resolved::Missing));
         assert_eq!(r("_rocm_sdk_devel/lib/loop", "loop"), Err(Unsafe::Loop));
-        assert!(matches!(r("_rocm_sdk_devel/lib/e", "/etc"), Err(Unsafe::Absolute(_))));
+        assert!(matches!(
+            r("_rocm_sdk_devel/lib/e", "/etc"),
+            Err(Unsafe::Absolute(_))
+        ));
     }
 }

@@ -13,11 +13,20 @@ use crate::layout::{DEVEL_ROOT, check_relpath};
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Kind {
-    Dir { mode: u32 },
-    File { mode: u32, mtime: u64 },
-    Symlink { target: String },
+    Dir {
+        mode: u32,
+    },
+    File {
+        mode: u32,
+        mtime: u64,
+    },
+    Symlink {
+        target: String,
+    },
     /// A tar hard link to another member (archive path).
-    HardLink { target: String },
+    HardLink {
+        target: String,
+    },
 }
 
 /// The tree the archive describes, by site-packages-relative path.
@@ -104,9 +113,8 @@ pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error>
                 }
                 tar::EntryType::Link => {
                     let target = link_text(&entry).map_err(&unsafe_member)?;
-                    let target = member_path(&target).map_err(|r| {
-                        unsafe_member(format!("hard link to {target:?}: {r}"))
-                    })?;
+                    let target = member_path(&target)
+                        .map_err(|r| unsafe_member(format!("hard link to {target:?}: {r}")))?;
                     Kind::HardLink { target }
                 }
                 tar::EntryType::XGlobalHeader => continue,
@@ -181,7 +189,9 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
                     _ => {
                         return Err(refuse(
                             path,
-                            format!("hard link to {target}, which is not a regular file of the devel tree"),
+                            format!(
+                                "hard link to {target}, which is not a regular file of the devel tree"
+                            ),
                         ));
                     }
                 }

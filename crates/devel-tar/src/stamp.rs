@@ -28,7 +28,11 @@ pub fn device_links_stamp_is_current(site_packages: &Path) -> Result<bool, Error
     match std::fs::read_to_string(site_packages.join(DEVICE_LINKS_STAMP)) {
         Ok(text) => Ok(text == expected),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::read("read", site_packages.join(DEVICE_LINKS_STAMP), e)),
+        Err(e) => Err(Error::read(
+            "read",
+            site_packages.join(DEVICE_LINKS_STAMP),
+            e,
+        )),
     }
 }
 

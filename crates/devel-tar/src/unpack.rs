@@ -18,10 +18,14 @@ use crate::error::Error;
 use crate::layout::{DEVEL_ROOT, is_compiler_symlink};
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
-use crate::resolve::{Resolved, resolve};
+use crate::resolve::{Resolved, final_file, resolve};
 use crate::scan::{self, Kind, Model};
 use crate::site::Site;
 use crate::warning::Warning;
+
+/// The devel version the tree was unpacked from (`V` and a newline),
+/// relative to site-packages.
+pub const TREE_VERSION_FILE: &str = "_rocm_sdk_devel/.rocm-sdk-devel-version";
 
 /// Progress of an unpack, reported to [`UnpackOptions::on_step`] (for a
 /// progress bar; the tests also use it to kill the process at every point).
@@ -130,7 +134,10 @@ pub fn ensure(site_packages: &Path) -> Result<EnsureReport, Error> {
 /// appending every path to the devel RECORD. Safe to call from any number of
 /// processes at once (all return once the tree is complete) and after a
 /// process was killed at any point (the next call produces the same tree).
-pub fn unpack(site_packages: &Path, options: &mut UnpackOptions<'_>) -> Result<UnpackReport, Error> {
+pub fn unpack(
+    site_packages: &Path,
+    options: &mut UnpackOptions<'_>,
+) -> Result<UnpackReport, Error> {
     let site = Site::open(site_packages)?;
     if site.tar().is_none() {
         return already_unpacked(&site);
@@ -149,7 +156,8 @@ pub fn unpack(site_packages: &Path, options: &mut UnpackOptions<'_>) -> Result<U
     check_writable(site_packages, &site.record())?;
     let mut record: Vec<&str> = plan.record.iter().map(String::as_str).collect();
     // Files the reconcile writes later belong to the devel distribution too.
-    let extra = reconcile::devel_owned_files();
+    let mut extra = reconcile::devel_owned_files();
+    extra.push(TREE_VERSION_FILE.to_owned());
     record.extend(extra.iter().map(String::as_str));
     crate::record::append(&site.record(), record)?;
     options.step(&Step::Recorded);
@@ -159,7 +167,18 @@ pub fn unpack(site_packages: &Path, options: &mut UnpackOptions<'_>) -> Result<U
         remove_all(&tree)?;
         options.step(&Step::ClearedStale);
     }
-    for (dir, mode) in model.dirs() {
+    // The root and its version file first: a file directly in the root,
+    // listed in RECORD, makes pip remove the whole tree (empty directories
+    // too) even when a crash left it half written.
+    let root_mode = model.dirs().first().map_or(0o755, |(_, mode)| *mode);
+    fs::DirBuilder::new()
+        .mode(root_mode)
+        .create(&tree)
+        .map_err(|e| Error::io("create directory", &tree, e))?;
+    let version_file = site.root.join(TREE_VERSION_FILE);
+    fs::write(&version_file, format!("{}\n", site.version))
+        .map_err(|e| Error::io("write", &version_file, e))?;
+    for (dir, mode) in model.dirs().into_iter().filter(|(d, _)| *d != DEVEL_ROOT) {
         let path = site.root.join(dir);
         fs::DirBuilder::new()
             .mode(mode)
@@ -258,8 +277,9 @@ impl Plan {
                 Kind::HardLink { target } | Kind::Symlink { target } => target,
             };
             let resolved = if let Kind::HardLink { .. } = kind {
-                // A tar hard link names an archive path, checked by the scan.
-                resolve(model, &site.root, target, ".")
+                // A tar hard link names a regular file of the archive (the
+                // scan checked it).
+                Ok(Resolved::TreeFile(final_file(model, target)))
             } else {
                 resolve(model, &site.root, path, target)
             }
@@ -305,7 +325,9 @@ fn write_files(
         tar: tar.to_path_buf(),
         reason: e.to_string(),
     };
-    let reader = compression.open(tar).map_err(|e| Error::read("open", tar, e))?;
+    let reader = compression
+        .open(tar)
+        .map_err(|e| Error::read("open", tar, e))?;
     let mut archive = tar::Archive::new(reader);
     let mut buffer = vec![0u8; 1 << 18];
     let mut files = 0;

@@ -154,7 +154,11 @@ impl<W: Write> DevelTarWriter<W> {
     /// Adds the link for a file that the runtime package `owner_platform_pkg`
     /// (e.g. `_rocm_sdk_core`) already ships: a symlink to
     /// [`devel_link_target`]`(relpath, owner_platform_pkg)`.
-    pub fn add_runtime_link(&mut self, relpath: &str, owner_platform_pkg: &str) -> Result<(), Error> {
+    pub fn add_runtime_link(
+        &mut self,
+        relpath: &str,
+        owner_platform_pkg: &str,
+    ) -> Result<(), Error> {
         check_relpath(owner_platform_pkg).map_err(|reason| Error::InvalidRelpath {
             path: owner_platform_pkg.to_owned(),
             reason,
@@ -206,7 +210,12 @@ impl<W: Write> DevelTarWriter<W> {
         header
     }
 
-    fn append(&mut self, header: &mut tar::Header, name: &str, data: impl Read) -> Result<(), Error> {
+    fn append(
+        &mut self,
+        header: &mut tar::Header,
+        name: &str,
+        data: impl Read,
+    ) -> Result<(), Error> {
         if self.poisoned {
             return Err(poisoned());
         }

@@ -1,0 +1,563 @@
+//! The install side against site-packages trees the tests build: results,
+//! RECORD, order independence, hostile and corrupt archives, clear errors,
+//! concurrency, crashes at every point, and uninstall cleanliness.
+
+#![allow(clippy::print_stderr, clippy::type_complexity)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{
+    Entry, Node, Site, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
+    unpack_example, write_tar,
+};
+use devel_tar::{Compression, Error, UnpackOptions, UnpackOutcome, Warning, ensure, unpack};
+
+fn ino(path: &std::path::Path) -> (u64, u64) {
+    let m = fs::symlink_metadata(path).unwrap();
+    (m.dev(), m.ino())
+}
+
+#[test]
+fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
+    for compression in [
+        Compression::None,
+        Compression::Zstd { level: 3 },
+        Compression::Xz { preset: 1 },
+    ] {
+        let site = Site::with_devel(
+            &write_tar(&devel_entries(), compression),
+            compression.file_name(),
+        );
+        let report = ensure(&site.sp).unwrap();
+        let sp = &site.sp;
+        let d = sp.join("_rocm_sdk_devel");
+        assert_eq!(
+            report.unpack.outcome,
+            UnpackOutcome::Unpacked {
+                files: 3,
+                hard_links: 5,
+                symlinks: 2
+            }
+        );
+        // Links to runtime files are hard links to the core file.
+        assert_eq!(
+            ino(&d.join("lib/libamdhip64.so.6")),
+            ino(&sp.join("_rocm_sdk_core/lib/libamdhip64.so.6"))
+        );
+        // A soname alias chained to a runtime link ends at the same file.
+        assert_eq!(
+            ino(&d.join("lib/libamdhip64.so")),
+            ino(&sp.join("_rocm_sdk_core/lib/libamdhip64.so.6"))
+        );
+        // A non-compiler link in bin/ is hard-linked; compiler links stay.
+        assert_eq!(
+            ino(&d.join("bin/hipconfig")),
+            ino(&sp.join("_rocm_sdk_core/lib/llvm/bin/clang"))
+        );
+        assert_eq!(
+            fs::read_link(d.join("bin/amdclang")).unwrap().to_str(),
+            Some("../lib/llvm/bin/amdclang")
+        );
+        assert!(
+            fs::symlink_metadata(d.join("lib/llvm/bin/amdclang"))
+                .unwrap()
+                .is_file()
+        );
+        // Directory links stay links.
+        assert_eq!(
+            fs::read_link(d.join("lib/rocm_sysdeps")).unwrap().to_str(),
+            Some("../../_rocm_sdk_core/lib/rocm_sysdeps")
+        );
+        assert!(d.join("lib/rocm_sysdeps/lib/libz.so.1").is_file());
+        assert!(d.join("share/doc/empty").is_dir());
+        assert_eq!(
+            fs::metadata(d.join("bin/hipcc")).unwrap().mode() & 0o777,
+            0o755
+        );
+        // The dangling runtime link is skipped and reported.
+        assert!(fs::symlink_metadata(d.join("lib/libmissing.so.1")).is_err());
+        assert_eq!(
+            report.warnings,
+            [Warning::DanglingLink {
+                path: "_rocm_sdk_devel/lib/libmissing.so.1".into(),
+                target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into()
+            }]
+        );
+        // The tar is gone and RECORD lists every path of the tree once.
+        assert!(
+            !sp.join("rocm_sdk_devel")
+                .join(compression.file_name())
+                .exists()
+        );
+        let listed = record_paths(&site.record("rocm_sdk_devel"));
+        let unique: std::collections::BTreeSet<_> = listed.iter().collect();
+        assert_eq!(unique.len(), listed.len(), "duplicate RECORD rows");
+        for (rel, node) in snapshot(&d) {
+            if !matches!(node, Node::Dir(_)) {
+                let p = format!("_rocm_sdk_devel/{rel}");
+                assert!(listed.contains(&p), "{p} not in RECORD");
+            }
+        }
+        // A second call has nothing to do.
+        let again = unpack(sp, &mut UnpackOptions::default()).unwrap();
+        assert_eq!(again.outcome, UnpackOutcome::AlreadyUnpacked);
+    }
+}
+
+#[test]
+fn record_keeps_its_crlf_line_endings() {
+    let site = Site::empty();
+    site.install_core();
+    site.install_devel(
+        &write_tar(&devel_entries(), Compression::None),
+        "_devel.tar",
+        "\r\n",
+    );
+    ensure(&site.sp).unwrap();
+    let record = site.record("rocm_sdk_devel");
+    assert!(record.ends_with("\r\n"));
+    assert_eq!(record.matches('\n').count(), record.matches("\r\n").count());
+    assert!(record.contains("_rocm_sdk_devel/bin/hipcc,,\r\n"));
+}
+
+/// Raw tar building, for member orders and contents the writer would never
+/// produce.
+fn raw_tar(members: &[(&str, tar::EntryType, &[u8], &str)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, kind, data, link) in members {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(*kind);
+        h.set_mode(if *kind == tar::EntryType::Directory {
+            0o755
+        } else {
+            0o644
+        });
+        h.set_size(data.len() as u64);
+        // Written byte by byte: the tar crate refuses `..` and absolute names.
+        let old = h.as_old_mut();
+        old.name = [0; 100];
+        old.name[..name.len()].copy_from_slice(name.as_bytes());
+        old.linkname = [0; 100];
+        old.linkname[..link.len()].copy_from_slice(link.as_bytes());
+        h.set_cksum();
+        b.append(&h, *data).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+use tar::EntryType::{Directory as D, Link as H, Regular as F, Symlink as S};
+
+#[test]
+fn result_does_not_depend_on_member_order() {
+    let members: Vec<(&str, tar::EntryType, &[u8], &str)> = vec![
+        ("_rocm_sdk_devel/", D, b"", ""),
+        ("_rocm_sdk_devel/lib/", D, b"", ""),
+        ("_rocm_sdk_devel/lib/libx.so.1", F, b"x", ""),
+        ("_rocm_sdk_devel/lib/libx.so", S, b"", "libx.so.1"),
+        ("_rocm_sdk_devel/lib/a", S, b"", "b"),
+        ("_rocm_sdk_devel/lib/b", S, b"", "libx.so"),
+        (
+            "_rocm_sdk_devel/lib/hard",
+            H,
+            b"",
+            "_rocm_sdk_devel/lib/libx.so.1",
+        ),
+        (
+            "_rocm_sdk_devel/lib/hip",
+            S,
+            b"",
+            "../../_rocm_sdk_core/lib/libamdhip64.so.6",
+        ),
+        (
+            "_rocm_sdk_devel/lib/sysdeps",
+            S,
+            b"",
+            "../../_rocm_sdk_core/lib/rocm_sysdeps",
+        ),
+        (
+            "_rocm_sdk_devel/lib/via_dir",
+            S,
+            b"",
+            "sysdeps/lib/libz.so.1",
+        ),
+        ("_rocm_sdk_devel/bin/amdclang", S, b"", "../lib/a"),
+        ("_rocm_sdk_devel/bin/tool", F, b"#!", ""),
+    ];
+    let mut reversed = members.clone();
+    reversed.reverse();
+    let mut rotated = members.clone();
+    rotated.rotate_left(5);
+    let mut snapshots = Vec::new();
+    for order in [&members, &reversed, &rotated] {
+        let site = Site::with_devel(&raw_tar(order), "_devel.tar");
+        ensure(&site.sp).unwrap();
+        snapshots.push(snapshot(&site.sp.join("_rocm_sdk_devel")));
+    }
+    assert_eq!(snapshots[0], snapshots[1]);
+    assert_eq!(snapshots[0], snapshots[2]);
+    let s = &snapshots[0];
+    // Every link to a file became a hard link to the same inode.
+    let Node::File { inode_group, .. } = &s["lib/a"] else {
+        panic!()
+    };
+    assert_eq!(inode_group, "lib/a");
+    for p in ["lib/b", "lib/hard", "lib/libx.so", "lib/libx.so.1"] {
+        let Node::File { inode_group, .. } = &s[p] else {
+            panic!("{p}")
+        };
+        assert_eq!(inode_group, "lib/a", "{p}");
+    }
+    assert!(matches!(&s["lib/via_dir"], Node::File { .. }));
+    assert_eq!(s["bin/amdclang"], Node::Symlink("../lib/a".into()));
+    assert_eq!(
+        s["lib/sysdeps"],
+        Node::Symlink("../../_rocm_sdk_core/lib/rocm_sysdeps".into())
+    );
+}
+
+fn assert_refused(members: &[(&str, tar::EntryType, &[u8], &str)], what: &str) {
+    let site = Site::with_devel(&raw_tar(members), "_devel.tar");
+    let before = snapshot(&site.sp);
+    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::UnsafeMember { .. }), "{what}: {err}");
+    assert!(err.to_string().contains("nothing was written"), "{err}");
+    assert_eq!(snapshot(&site.sp), before, "{what}: something was written");
+}
+
+#[test]
+fn hostile_members_are_refused_before_anything_is_written() {
+    let ok: (&str, tar::EntryType, &[u8], &str) = ("_rocm_sdk_devel/ok", F, b"fine", "");
+    let cases: Vec<(&str, Vec<(&str, tar::EntryType, &[u8], &str)>)> = vec![
+        (
+            "tar-slip",
+            vec![ok, ("_rocm_sdk_devel/../../evil", F, b"x", "")],
+        ),
+        ("absolute", vec![ok, ("/tmp/evil", F, b"x", "")]),
+        (
+            "outside the devel root",
+            vec![ok, ("_rocm_sdk_core/evil", F, b"x", "")],
+        ),
+        (
+            "symlink escape",
+            vec![ok, ("_rocm_sdk_devel/l", S, b"", "../../etc/passwd")],
+        ),
+        (
+            "absolute symlink",
+            vec![ok, ("_rocm_sdk_devel/l", S, b"", "/etc/passwd")],
+        ),
+        (
+            "escape through a linked directory",
+            vec![
+                ok,
+                ("_rocm_sdk_devel/d", S, b"", "../_rocm_sdk_core"),
+                ("_rocm_sdk_devel/l", S, b"", "d/../../x"),
+            ],
+        ),
+        (
+            "hard link escape",
+            vec![ok, ("_rocm_sdk_devel/h", H, b"", "../etc/passwd")],
+        ),
+        (
+            "hard link out of the tree",
+            vec![
+                ok,
+                (
+                    "_rocm_sdk_devel/h",
+                    H,
+                    b"",
+                    "_rocm_sdk_core/lib/libamdhip64.so.6",
+                ),
+            ],
+        ),
+        (
+            "write through a symlinked directory",
+            vec![
+                ("_rocm_sdk_devel/d", S, b"", "../_rocm_sdk_core"),
+                ("_rocm_sdk_devel/d/evil", F, b"x", ""),
+            ],
+        ),
+        (
+            "device file",
+            vec![ok, ("_rocm_sdk_devel/dev", tar::EntryType::Char, b"", "")],
+        ),
+        (
+            "fifo",
+            vec![ok, ("_rocm_sdk_devel/p", tar::EntryType::Fifo, b"", "")],
+        ),
+        ("duplicate", vec![ok, ok]),
+    ];
+    for (what, members) in cases {
+        assert_refused(&members, what);
+    }
+}
+
+#[test]
+fn corrupt_and_truncated_tars_are_reported_without_writing() {
+    let tar = write_tar(&devel_entries(), Compression::None);
+    let zst = write_tar(&devel_entries(), Compression::Zstd { level: 3 });
+    let xz = write_tar(&devel_entries(), Compression::Xz { preset: 1 });
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "mid-member",
+            tar[..tar.len() / 2 + 100].to_vec(),
+            "_devel.tar",
+        ),
+        (
+            "at a member boundary",
+            tar[..tar.len() - 1024].to_vec(),
+            "_devel.tar",
+        ),
+        (
+            "garbage header",
+            [&tar[..512], &[0xffu8; 512][..]].concat(),
+            "_devel.tar",
+        ),
+        ("zstd cut", zst[..zst.len() - 20].to_vec(), "_devel.tar.zst"),
+        ("xz cut", xz[..xz.len() - 20].to_vec(), "_devel.tar.xz"),
+    ];
+    for (what, bytes, name) in cases {
+        let site = Site::with_devel(&bytes, name);
+        let before = snapshot(&site.sp);
+        let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::CorruptTar { .. }), "{what}: {err}");
+        assert!(err.to_string().contains("--force-reinstall"), "{err}");
+        assert_eq!(snapshot(&site.sp), before, "{what}");
+    }
+}
+
+#[test]
+fn missing_record_and_missing_devel_say_what_to_do() {
+    let site = Site::standard();
+    fs::remove_file(site.dist_info("rocm_sdk_devel").join("RECORD")).unwrap();
+    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::NoRecord { .. }), "{err}");
+    assert!(err.to_string().contains("virtual environment"));
+
+    let site = Site::standard();
+    fs::remove_dir_all(site.dist_info("rocm_sdk_devel")).unwrap();
+    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::NoRecord { .. }), "{err}");
+
+    let site = Site::empty();
+    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::DevelNotInstalled { .. }), "{err}");
+    assert!(err.to_string().contains("pip install rocm[devel]"));
+}
+
+/// Runs `unpack SP` as user `nobody` when `setpriv` can switch users (CI
+/// runs as root, which ignores permissions).
+#[test]
+fn read_only_site_packages_is_a_clear_error() {
+    let site = Site::standard();
+    let can_switch = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !can_switch {
+        eprintln!("skipped: setpriv cannot switch to uid 65534 (not root?)");
+        return;
+    }
+    let before = snapshot(&site.sp);
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(unpack_example())
+        .arg(&site.sp)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("read-only for this user"), "{stderr}");
+    assert_eq!(snapshot(&site.sp), before);
+}
+
+/// The tree a clean, uninterrupted unpack produces, for comparisons.
+fn reference_tree() -> (Site, std::collections::BTreeMap<String, Node>) {
+    let site = Site::standard();
+    ensure(&site.sp).unwrap();
+    let snap = snapshot(&site.sp);
+    (site, snap)
+}
+
+#[test]
+fn eight_concurrent_unpacks_all_succeed_with_the_complete_tree() {
+    let (_reference, expected) = reference_tree();
+    let site = Site::standard();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(unpack_example())
+                .arg(&site.sp)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(normalised(&snapshot(&site.sp)), normalised(&expected));
+}
+
+/// A snapshot with inode groups kept and everything else as is; RECORD hash
+/// columns are equal by construction.
+fn normalised(s: &std::collections::BTreeMap<String, Node>) -> Vec<(String, Node)> {
+    s.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// Kills the example at step `n` of an unpack, then checks that the next
+/// unpack yields the reference tree, and that pip can still uninstall
+/// everything after the crash.
+fn crash_at(n: usize, expected: &std::collections::BTreeMap<String, Node>) {
+    let site = Site::standard();
+    let status = Command::new(unpack_example())
+        .arg(&site.sp)
+        .args(["--kill-at", &n.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!status.success(), "step {n} never came");
+    // Uninstall straight after the crash leaves nothing behind ...
+    let copy = Site::empty();
+    copy_tree(&site.sp, &copy.sp);
+    for dist in ["rocm_sdk_devel", "rocm_sdk_core"] {
+        pip_uninstall(&copy.sp, dist);
+    }
+    assert_eq!(
+        snapshot(&copy.sp),
+        BTreeMap::default(),
+        "after a crash at step {n}"
+    );
+    // ... and the next unpack produces the identical tree.
+    ensure(&site.sp).unwrap();
+    assert_eq!(snapshot(&site.sp), *expected, "after a crash at step {n}");
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", from.display()))
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_kill_at_any_step_recovers_to_the_identical_tree() {
+    let (_reference, expected) = reference_tree();
+    // Steps: scanned, recorded, 10 paths written, committed (13 in all);
+    // the exhaustive run is `crash_at_every_step` (ignored).
+    for n in [1, 2, 3, 8, 12, 13] {
+        crash_at(n, &expected);
+    }
+}
+
+#[test]
+#[ignore = "exhaustive: cargo test -p devel-tar -- --ignored"]
+fn crash_at_every_step() {
+    let (_reference, expected) = reference_tree();
+    for n in 1..=13 {
+        crash_at(n, &expected);
+    }
+}
+
+#[test]
+fn sigkill_after_varying_delays_recovers() {
+    let (_reference, expected) = reference_tree();
+    for delay_us in [0u64, 200, 500, 1000, 2000, 5000] {
+        let site = Site::standard();
+        let mut child = Command::new(unpack_example())
+            .arg(&site.sp)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(delay_us));
+        let _ = child.kill();
+        let _ = child.wait();
+        ensure(&site.sp).unwrap();
+        assert_eq!(snapshot(&site.sp), expected, "killed after {delay_us} µs");
+    }
+}
+
+#[test]
+fn uninstall_after_unpack_leaves_nothing() {
+    let site = Site::standard();
+    ensure(&site.sp).unwrap();
+    for dist in ["rocm_sdk_devel", "rocm_sdk_core"] {
+        pip_uninstall(&site.sp, dist);
+    }
+    assert_eq!(snapshot(&site.sp), BTreeMap::default());
+    let _ = VERSION;
+}
+
+#[test]
+fn writer_is_deterministic_and_checks_its_input() {
+    for c in [
+        Compression::None,
+        Compression::Zstd { level: 3 },
+        Compression::Xz { preset: 1 },
+    ] {
+        assert_eq!(
+            write_tar(&devel_entries(), c),
+            write_tar(&devel_entries(), c)
+        );
+    }
+    let tar = write_tar(&devel_entries(), Compression::None);
+    let mut archive = tar::Archive::new(&tar[..]);
+    for entry in archive.entries().unwrap() {
+        let entry = entry.unwrap();
+        let h = entry.header();
+        assert!(entry.path().unwrap().starts_with("_rocm_sdk_devel"));
+        assert_eq!((h.uid().unwrap(), h.gid().unwrap()), (0, 0));
+        assert_eq!(h.mtime().unwrap(), 315_532_800);
+    }
+    let mut w =
+        devel_tar::DevelTarWriter::new(Vec::new(), &devel_tar::WriteOptions::default()).unwrap();
+    w.add_directory("b").unwrap();
+    assert!(matches!(w.add_directory("a"), Err(Error::Unsorted { .. })));
+    let err = w.add_file("c", 0o644, 10, &mut &b"short"[..]).unwrap_err();
+    assert!(matches!(err, Error::SizeMismatch { .. }));
+    assert!(
+        w.finish().is_err(),
+        "a writer with a short member must not finish"
+    );
+    let mut w =
+        devel_tar::DevelTarWriter::new(Vec::new(), &devel_tar::WriteOptions::default()).unwrap();
+    assert!(w.add_directory("../x").is_err());
+    assert!(w.add_symlink("x", "/abs").is_err());
+    let _: Entry = Entry::Dir;
+}
+
+#[test]
+fn atomic_file_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("_devel.tar.zst");
+    let options = devel_tar::WriteOptions {
+        compression: Compression::Zstd { level: 3 },
+        ..devel_tar::WriteOptions::default()
+    };
+    let mut w = devel_tar::DevelTarWriter::create(&dest, &options).unwrap();
+    w.add_file("f", 0o644, 1, &mut &b"x"[..]).unwrap();
+    assert!(!dest.exists(), "visible before persist");
+    w.finish().unwrap().persist().unwrap();
+    assert!(dest.is_file());
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temporary file left"
+    );
+    // Dropped without persisting: nothing remains.
+    let other = dir.path().join("_devel.tar");
+    let w = devel_tar::DevelTarWriter::create(&other, &devel_tar::WriteOptions::default()).unwrap();
+    drop(w);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+}
