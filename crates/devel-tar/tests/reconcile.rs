@@ -1,0 +1,216 @@
+//! Device-link reconcile: device wheels added and removed after the first
+//! unpack, version tolerance, the stamp and the fast path, concurrency, and
+//! uninstall cleanliness in either order.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::process::Command;
+
+use common::{Site, VERSION, pip_uninstall, record_paths, snapshot, unpack_example};
+use devel_tar::{
+    DEVICE_LINKS_STAMP, Error, Warning, device_links_stamp_is_current, ensure,
+    reconcile_device_links,
+};
+
+const GFX942: &[(&str, &[u8])] = &[
+    ("lib/rocblas/library/Kernels_gfx942.co", b"co942"),
+    ("lib/hipblaslt/library/gfx942/db.dat", b"db942"),
+];
+
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let (a, b) = (fs::metadata(a).unwrap(), fs::metadata(b).unwrap());
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[test]
+fn device_added_then_removed_after_the_first_unpack() {
+    let site = Site::standard();
+    ensure(&site.sp).unwrap();
+    let sp = &site.sp;
+    let before = snapshot(&sp.join("_rocm_sdk_devel"));
+    assert!(device_links_stamp_is_current(sp).unwrap());
+
+    site.install_device("gfx942", VERSION, GFX942);
+    assert!(!device_links_stamp_is_current(sp).unwrap());
+    let report = reconcile_device_links(sp).unwrap();
+    assert!(!report.fast_path);
+    assert_eq!(report.linked, 2);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    for (rel, _) in GFX942 {
+        assert!(same_file(
+            &sp.join("_rocm_sdk_devel").join(rel),
+            &sp.join("_rocm_sdk_libraries").join(rel)
+        ));
+    }
+    let device_record = record_paths(&site.record("rocm_sdk_device_gfx942"));
+    for (rel, _) in GFX942 {
+        assert!(device_record.contains(&format!("_rocm_sdk_devel/{rel}")));
+    }
+    assert_eq!(
+        fs::read_to_string(sp.join(DEVICE_LINKS_STAMP)).unwrap(),
+        "rocm_sdk_device_gfx942-7.1.0.dist-info\n"
+    );
+    assert!(device_links_stamp_is_current(sp).unwrap());
+
+    // Nothing changed: the fast path, and the device RECORD is not touched.
+    let record_before = site.record("rocm_sdk_device_gfx942");
+    let again = reconcile_device_links(sp).unwrap();
+    assert!(again.fast_path);
+    assert_eq!(site.record("rocm_sdk_device_gfx942"), record_before);
+
+    // A link removed by hand is noticed and repaired.
+    fs::remove_file(sp.join("_rocm_sdk_devel").join(GFX942[0].0)).unwrap();
+    let repaired = reconcile_device_links(sp).unwrap();
+    assert_eq!((repaired.fast_path, repaired.linked), (false, 1));
+    assert_eq!(site.record("rocm_sdk_device_gfx942"), record_before);
+
+    // pip removes the device wheel; the next reconcile tidies up.
+    pip_uninstall(sp, "rocm_sdk_device_gfx942");
+    assert!(!device_links_stamp_is_current(sp).unwrap());
+    reconcile_device_links(sp).unwrap();
+    assert_eq!(snapshot(&sp.join("_rocm_sdk_devel")), before);
+}
+
+#[test]
+fn links_of_a_device_removed_without_pip_are_removed() {
+    let site = Site::standard();
+    site.install_device("gfx942", VERSION, GFX942);
+    ensure(&site.sp).unwrap();
+    let before_device = {
+        let other = Site::standard();
+        ensure(&other.sp).unwrap();
+        snapshot(&other.sp.join("_rocm_sdk_devel"))
+    };
+    fs::remove_dir_all(site.dist_info("rocm_sdk_device_gfx942")).unwrap();
+    let report = reconcile_device_links(&site.sp).unwrap();
+    assert_eq!(report.removed, 2);
+    assert_eq!(snapshot(&site.sp.join("_rocm_sdk_devel")), before_device);
+}
+
+#[test]
+fn versions_must_match_up_to_a_post_release() {
+    let site = Site::standard();
+    site.install_device("gfx942", "7.1.0.post1", GFX942);
+    site.install_device("gfx1100", "7.2.0", &[("lib/k_gfx1100.co", b"x")]);
+    let report = ensure(&site.sp).unwrap();
+    assert_eq!(report.reconcile.linked, 2);
+    assert_eq!(
+        report.warnings,
+        [
+            Warning::DanglingLink {
+                path: "_rocm_sdk_devel/lib/libmissing.so.1".into(),
+                target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into()
+            },
+            Warning::VersionMismatch {
+                distribution: "rocm_sdk_device_gfx1100-7.2.0.dist-info".into(),
+                ours: VERSION.into(),
+                theirs: "7.2.0".into()
+            }
+        ]
+    );
+    assert!(!site.sp.join("_rocm_sdk_devel/lib/k_gfx1100.co").exists());
+    assert!(site.sp.join("_rocm_sdk_devel").join(GFX942[0].0).is_file());
+    // The mismatched wheel is in the stamp all the same: nothing to redo.
+    assert!(reconcile_device_links(&site.sp).unwrap().fast_path);
+}
+
+#[test]
+fn reconcile_needs_the_unpacked_tree_and_refuses_escaping_documents() {
+    let site = Site::standard();
+    let err = reconcile_device_links(&site.sp).unwrap_err();
+    assert!(matches!(err, Error::NotUnpacked { .. }), "{err}");
+
+    ensure(&site.sp).unwrap();
+    site.install_device("gfx942", VERSION, GFX942);
+    let doc = site.sp.join("_rocm_sdk_libraries/.devel_links/gfx942.json");
+    let text = fs::read_to_string(&doc)
+        .unwrap()
+        .replace("../../../../_rocm_sdk_libraries", "../../../../../..");
+    fs::write(&doc, text).unwrap();
+    let err = reconcile_device_links(&site.sp).unwrap_err();
+    assert!(matches!(err, Error::InvalidDevelLinks { .. }), "{err}");
+}
+
+#[test]
+fn concurrent_inits_with_a_device_all_succeed_and_record_once() {
+    let site = Site::standard();
+    site.install_device("gfx942", VERSION, GFX942);
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            Command::new(unpack_example())
+                .arg(&site.sp)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for dist in ["rocm_sdk_devel", "rocm_sdk_device_gfx942"] {
+        let rows = record_paths(&site.record(dist));
+        let unique: BTreeSet<_> = rows.iter().collect();
+        assert_eq!(rows.len(), unique.len(), "duplicate rows in {dist}");
+    }
+    assert!(device_links_stamp_is_current(&site.sp).unwrap());
+    assert!(site.sp.join("_rocm_sdk_devel").join(GFX942[1].0).is_file());
+}
+
+/// Device wheels overlay the libraries package, which owns
+/// `_rocm_sdk_libraries/__init__.py` (SPEC §8) and goes last in each order.
+#[test]
+fn uninstall_leaves_nothing_in_either_order() {
+    let (devel, g942, g1100) = (
+        "rocm_sdk_devel",
+        "rocm_sdk_device_gfx942",
+        "rocm_sdk_device_gfx1100",
+    );
+    for order in [
+        [devel, g942, g1100],
+        [g942, devel, g1100],
+        [g1100, g942, devel],
+    ] {
+        let site = Site::standard();
+        site.install_dist(
+            "rocm_sdk_libraries",
+            VERSION,
+            &[
+                ("_rocm_sdk_libraries/__init__.py", b"", 0o644),
+                (
+                    "_rocm_sdk_libraries/lib/rocblas/library/host.dat",
+                    b"h",
+                    0o644,
+                ),
+            ],
+            "\n",
+        );
+        ensure(&site.sp).unwrap();
+        site.install_device("gfx942", VERSION, GFX942);
+        site.install_device(
+            "gfx1100",
+            VERSION,
+            &[("lib/rocblas/library/K_gfx1100.co", b"x")],
+        );
+        ensure(&site.sp).unwrap();
+        for dist in order
+            .into_iter()
+            .chain(["rocm_sdk_libraries", "rocm_sdk_core"])
+        {
+            pip_uninstall(&site.sp, dist);
+        }
+        let left = snapshot(&site.sp);
+        assert!(
+            left.is_empty(),
+            "{order:?} left {:?}",
+            left.keys().collect::<Vec<_>>()
+        );
+    }
+}
