@@ -1,0 +1,65 @@
+"""`python -m rocm_sdk` and the `rocm-sdk` console script: exec the native
+`rocm-sdk` program shipped in the core package (`rocm_sdk_core/_bin/`).
+
+The native program finds site-packages from its own location, so `--user`,
+`--target` and `--prefix` installs work; this shim only has to find it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["main", "native_program"]
+
+
+def native_program() -> Path | None:
+    """The native `rocm-sdk` beside this installation (or wherever the
+    import system finds `rocm_sdk_core`), or None."""
+    name = "rocm-sdk.exe" if sys.platform == "win32" else "rocm-sdk"
+    site = Path(os.path.abspath(__file__)).parent.parent
+    candidates = [site / "rocm_sdk_core" / "_bin" / name]
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("rocm_sdk_core")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            candidates.append(Path(location) / "_bin" / name)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def main() -> int:
+    """Runs the native program with this process's arguments; returns only
+    on failure (or, on Windows, with the program's exit status)."""
+    program = native_program()
+    if program is None:
+        sys.stderr.write(
+            "rocm-sdk: the native rocm-sdk program is missing (looked in "
+            f"{Path(os.path.abspath(__file__)).parent.parent / 'rocm_sdk_core' / '_bin'}); "
+            "install the `rocm-sdk-core` package that matches `rocm` "
+            "(pip install --force-reinstall rocm)\n"
+        )
+        return 1
+    argv = [str(program), *sys.argv[1:]]
+    if sys.platform == "win32":
+        # os.execv on Windows returns to the shell early; wait instead.
+        import subprocess
+
+        return subprocess.call(argv)
+    try:
+        os.execv(argv[0], argv)
+    except OSError as e:
+        sys.stderr.write(f"rocm-sdk: cannot run {program}: {e.strerror or e}\n")
+        return 126
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""GPU detection for target selection (SPEC §10), without unpacking devel.
+
+The reference ran `offload-arch`, which in an environment with
+`rocm[devel]` is our own console script: detecting a GPU then unpacked the
+whole devel tree. Ours reads the kernel's view first and only falls back to
+an `offload-arch` found on `PATH` that is not one of our trampolines:
+
+1. Linux: `/sys/class/kfd/kfd/topology/nodes/*/properties`, the
+   `gfx_target_version` line of each GPU node (CPU nodes report 0), in node
+   order. No process is started and nothing from ROCm needs to be installed.
+2. Elsewhere, or when the kernel reports no GPU: the first `offload-arch`
+   on the caller's `PATH` whose file does not mention `rocm_sdk_core._cli`
+   (pip writes that module name into our console scripts, as text on Linux
+   and inside the `.exe` launcher on Windows), run with a timeout.
+
+Both produce `offload-arch`-style text: one arch per line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+__all__ = [
+    "KFD_TOPOLOGY_NODES",
+    "arch_from_gfx_target_version",
+    "detect_gpu_archs",
+    "find_foreign_offload_arch",
+    "kfd_gpu_archs",
+    "run_offload_arch",
+]
+
+_log = logging.getLogger(__name__)
+
+#: Where the amdgpu kernel driver describes each agent.
+KFD_TOPOLOGY_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
+
+#: Bytes of a candidate `offload-arch` read to recognise our trampolines.
+_SNIFF_LIMIT = 4 * 1024 * 1024
+
+#: The marker pip writes into our console scripts.
+_OUR_SCRIPT_MARKER = b"rocm_sdk_core._cli"
+
+
+def arch_from_gfx_target_version(value: int) -> str | None:
+    """`gfx_target_version` (major·10000 + minor·100 + stepping) as an arch.
+
+    Minor and stepping are hexadecimal digits in the arch name:
+    90402 → `gfx942`, 90010 → `gfx90a`, 110501 → `gfx1151`; 0 (a CPU) → None.
+    """
+    if value <= 0:
+        return None
+    major, minor, stepping = value // 10000, (value // 100) % 100, value % 100
+    if minor > 15 or stepping > 15:
+        return None
+    return f"gfx{major}{minor:x}{stepping:x}"
+
+
+def kfd_gpu_archs(nodes_dir: Path = KFD_TOPOLOGY_NODES) -> list[str]:
+    """The archs of the GPU nodes under `nodes_dir`, in node order, each once."""
+    try:
+        nodes = [p for p in nodes_dir.iterdir() if p.name.isdigit()]
+    except OSError:
+        return []
+    archs: list[str] = []
+    for node in sorted(nodes, key=lambda p: int(p.name)):
+        try:
+            text = (node / "properties").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "gfx_target_version":
+                try:
+                    arch = arch_from_gfx_target_version(int(value.strip()))
+                except ValueError:
+                    arch = None
+                if arch and arch not in archs:
+                    archs.append(arch)
+                break
+    return archs
+
+
+def _is_our_trampoline(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFF_LIMIT)
+    except OSError:
+        return True  # unreadable: do not run it
+    return _OUR_SCRIPT_MARKER in head
+
+
+def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) -> Path | None:
+    """The first `offload-arch` on `path_value` (a `PATH` string) that is a
+    real program rather than one of our console scripts."""
+    if not path_value:
+        return None
+    name = "offload-arch.exe" if windows else "offload-arch"
+    for entry in path_value.split(os.pathsep):
+        if not entry:
+            continue
+        candidate = Path(entry) / name
+        if not candidate.is_file() or not os.access(candidate, os.X_OK):
+            continue
+        if _is_our_trampoline(candidate):
+            _log.debug("skipping %s: it is a rocm-sdk-core console script", candidate)
+            continue
+        return candidate
+    return None
+
+
+def run_offload_arch(program: Path, timeout: float = 10.0) -> str | None:
+    """`program`'s standard output, or None when it fails or times out."""
+    try:
+        done = subprocess.run(
+            [str(program)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        _log.debug("%s did not run: %s", program, e)
+        return None
+    if done.returncode != 0:
+        _log.debug("%s exited with %s", program, done.returncode)
+        return None
+    return done.stdout.decode("utf-8", "replace")
+
+
+def detect_gpu_archs(
+    *,
+    path_value: str | None,
+    windows: bool,
+    nodes_dir: Path = KFD_TOPOLOGY_NODES,
+) -> str | None:
+    """`offload-arch`-style text for this machine's GPUs, or None when none
+    can be found. Never runs one of our console scripts."""
+    archs: Sequence[str] = [] if windows else kfd_gpu_archs(nodes_dir)
+    if archs:
+        return "".join(f"{a}\n" for a in archs)
+    program = find_foreign_offload_arch(path_value, windows=windows)
+    if program is None:
+        return None
+    return run_offload_arch(program)
