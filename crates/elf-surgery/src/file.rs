@@ -195,7 +195,7 @@ fn kind_of(layout: &Layout, raw: &RawFacts) -> ElfKind {
         .is_some_and(|f| f & u64::from(elf::DF_1_PIE) != 0);
     match layout.e_type {
         elf::ET_REL => ElfKind::Relocatable,
-        elf::ET_EXEC if layout.dynamic.is_some() || has_interp => ElfKind::DynamicExecutable,
+        elf::ET_EXEC if has_dynamic_segment(layout) || has_interp => ElfKind::DynamicExecutable,
         elf::ET_EXEC => ElfKind::StaticExecutable,
         elf::ET_DYN if pie && has_interp => ElfKind::DynamicExecutable,
         elf::ET_DYN if pie => ElfKind::StaticExecutable,
@@ -203,6 +203,10 @@ fn kind_of(layout: &Layout, raw: &RawFacts) -> ElfKind {
         elf::ET_DYN => ElfKind::SharedObject,
         _ => ElfKind::Other,
     }
+}
+
+pub(crate) fn has_dynamic_segment(layout: &Layout) -> bool {
+    layout.segments.iter().any(|s| s.p_type == elf::PT_DYNAMIC)
 }
 
 fn read_facts(src: &mut impl ReadAt, layout: &Layout) -> Result<RawFacts> {

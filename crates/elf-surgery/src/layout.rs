@@ -379,7 +379,8 @@ fn read_dynamic(src: &mut impl ReadAt, layout: &Layout) -> Result<Option<Dynamic
     let entsize = d.dyn_size() as u64;
     let slots = seg.filesz / entsize;
     if slots == 0 {
-        return Err(malformed("PT_DYNAMIC is empty"));
+        // Separate debug-info files keep the segment but not its bytes.
+        return Ok(None);
     }
     if slots > MAX_DYNAMIC_ENTRIES {
         return Err(malformed(format!("PT_DYNAMIC claims {slots} entries")));

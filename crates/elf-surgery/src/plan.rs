@@ -68,6 +68,11 @@ pub(crate) fn editable_layout(file: &ElfFile) -> Result<Option<&Layout>> {
             layout.machine
         )));
     }
+    if layout.dynamic.is_none() && crate::file::has_dynamic_segment(layout) {
+        return Err(unsupported(
+            "its dynamic segment has no bytes in the file (a separate debug-info file?)",
+        ));
+    }
     if file.kind() == ElfKind::StaticExecutable || layout.dynamic.is_none() {
         return Ok(None);
     }

@@ -112,7 +112,11 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Option<Output> 
 /// `lib_dir` goes into `LD_LIBRARY_PATH` (for siblings of a copied file).
 pub fn loads(path: &Path, lib_dir: Option<&Path>) -> Result<(), String> {
     let mut cmd = Command::new(dlopen_checker());
-    cmd.arg(path).env_remove("LD_LIBRARY_PATH");
+    // librustc_driver and friends use static TLS: give dlopen room for them
+    // (before and after the edit alike).
+    cmd.arg(path)
+        .env_remove("LD_LIBRARY_PATH")
+        .env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=0x400000");
     if let Some(dir) = lib_dir {
         cmd.env("LD_LIBRARY_PATH", dir);
     }
