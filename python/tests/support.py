@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
 from pathlib import Path
 
 PYTHON_DIR = Path(__file__).resolve().parent.parent
@@ -14,3 +20,71 @@ VECTORS_DIR = REPO_ROOT / "crates" / "dist-info" / "tests" / "vectors"
 def load_fixture(mode: str) -> dict:
     """The sample `_dist_info.json` of `mode` (`kpack` or `legacy`)."""
     return json.loads((FIXTURES / f"dist_info_{mode}.json").read_text())
+
+
+
+def copy_package(name: str, site: Path) -> Path:
+    """Copies `python/{name}` into `site` (no bytecode caches)."""
+    dest = site / name
+    shutil.copytree(PYTHON_DIR / name, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def write_document(package_dir: Path, doc: dict) -> None:
+    """Writes `doc` as `package_dir/_dist_info.json`, sorted like the Rust writer."""
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    (package_dir / "_dist_info.json").write_text(text)
+
+
+def write_executable(path: Path, text: str) -> Path:
+    """Writes an executable script."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def run_python(site: Path, code: str, *args: str, env: dict | None = None, **kw):
+    """Runs `python -c code args...` with only `site` added to the import path."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("ROCM_SDK_")}
+    full_env.pop("PYTHONPATH", None)
+    full_env["PYTHONPATH"] = str(site)
+    full_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **kw,
+    )
+
+
+def compiler() -> str | None:
+    """A C compiler, or None."""
+    return shutil.which("cc") or shutil.which("gcc")
+
+
+def compile_shared_library(path: Path, soname: str, symbol: str) -> None:
+    """Compiles a real shared object at `path` exporting `int symbol(void)`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "lib.c"
+        source.write_text(f"int {symbol}(void) {{ return 42; }}\n")
+        subprocess.run(
+            [compiler(), "-shared", "-fPIC", f"-Wl,-soname,{soname}", "-o", str(path), str(source)],
+            check=True,
+            capture_output=True,
+        )
+
+
+class TempDirTest(unittest.TestCase):
+    """A test with a fresh temporary directory `self.tmp`."""
+
+    def setUp(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="rocm-sdk-py-")
+        self.tmp = Path(self._tmp.name)
+
+    def tearDown(self) -> None:
+        self._tmp.cleanup()

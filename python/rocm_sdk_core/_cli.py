@@ -1,0 +1,194 @@
+"""Console-script trampolines of `rocm-sdk-core` (SPEC §11, §14).
+
+pip writes each script as `from rocm_sdk_core._cli import FUNCTION`; the
+functions are not written out here but resolved (PEP 562 `__getattr__`)
+from the `console_scripts` list of `_dist_info.json` beside this file:
+`{"name", "function", "package", "relpath", "system_info", "platforms"}`.
+
+What a script runs (`relpath` inside the tree):
+- devel installed (`SP/rocm_sdk_devel/` exists) and not a
+  system-information tool: `SP/_rocm_sdk_devel/{relpath}`. On the warm
+  path (tar gone, tree present, device-links stamp equal to the installed
+  `rocm_sdk_device_*.dist-info` names) that is one `os.execv`, nothing
+  else. Otherwise `rocm-sdk init --quiet` (the native program in `_bin/`)
+  runs first, as a subprocess, then the exec.
+- otherwise (no devel, or `amd-smi`, `rocminfo`, ... which never unpack):
+  `SP/_rocm_sdk_core{nonce}/{relpath}`.
+- a tool absent from the tree: one line naming the path, exit status 127.
+
+Only `os`, `sys` and `json` are imported on the warm path.
+"""
+
+import json
+import os
+import sys
+
+#: The pure package of the devel wheel; its presence means "devel installed".
+DEVEL_PACKAGE = "rocm_sdk_devel"
+#: The unpacked devel tree (SPEC §9: every tar member starts with it).
+DEVEL_TREE = "_rocm_sdk_devel"
+#: The devel tarball names; one still present means "not (fully) unpacked".
+DEVEL_TAR_NAMES = ("_devel.tar", "_devel.tar.zst", "_devel.tar.xz")
+#: The device-links stamp inside the devel tree (devel-tar `stamp.rs`).
+DEVICE_LINKS_STAMP = ".device-links-stamp"
+DEVICE_DIST_PREFIX = "rocm_sdk_device_"
+DIST_INFO_SUFFIX = ".dist-info"
+
+#: Exit status for "tool not found", as shells use it.
+EXIT_NOT_FOUND = 127
+EXIT_NOT_EXECUTABLE = 126
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_SITE = os.path.dirname(_PACKAGE_DIR)
+_WINDOWS = sys.platform == "win32"
+_document = None
+
+
+def _doc():
+    global _document
+    if _document is None:
+        path = os.path.join(_PACKAGE_DIR, "_dist_info.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                _document = json.load(f)
+        except (OSError, ValueError) as e:
+            _fail(f"cannot read {path} ({e}); reinstall rocm-sdk-core", 1)
+    return _document
+
+
+def _scripts():
+    return {s["function"]: s for s in _doc().get("console_scripts", ()) if s["package"] == "core"}
+
+
+def __getattr__(name):
+    # PEP 562: `from rocm_sdk_core._cli import amdclang_pp` lands here.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    script = _scripts().get(name)
+    if script is None:
+        raise AttributeError(f"module {__name__!r} has no console script function {name!r}")
+
+    def run():
+        return launch(script)
+
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = f"Runs `{script['name']}` ({script['relpath']})."
+    return run
+
+
+def __dir__():
+    return sorted([*globals(), *_scripts()])
+
+
+def _fail(message, status):
+    sys.stderr.write(f"{message}\n")
+    sys.exit(status)
+
+
+def _platform_dir(logical):
+    for record in _doc()["packages"]:
+        if record["logical"] == logical and record.get("platform_package_template"):
+            return os.path.join(_SITE, record["platform_package_template"])
+    _fail(f"{os.path.join(_PACKAGE_DIR, '_dist_info.json')} names no `{logical}` package", 1)
+    return None  # not reached
+
+
+def native_program():
+    """The native `rocm-sdk` shipped in this package."""
+    return os.path.join(_PACKAGE_DIR, "_bin", "rocm-sdk.exe" if _WINDOWS else "rocm-sdk")
+
+
+def device_links_stamp(site_packages):
+    """The stamp text for the device distributions installed now (the same
+    text devel-tar writes after a reconcile)."""
+    names = sorted(
+        n
+        for n in os.listdir(site_packages)
+        if n.startswith(DEVICE_DIST_PREFIX) and n.endswith(DIST_INFO_SUFFIX)
+    )
+    return "".join(f"{n}\n" for n in names)
+
+
+def devel_needs_init(site_packages):
+    """Whether `rocm-sdk init` must run before a devel tool: the tar is
+    still there, the tree is missing, or a device wheel came or went since
+    the last reconcile."""
+    package = os.path.join(site_packages, DEVEL_PACKAGE)
+    if any(os.path.exists(os.path.join(package, t)) for t in DEVEL_TAR_NAMES):
+        return True
+    stamp = os.path.join(site_packages, DEVEL_TREE, DEVICE_LINKS_STAMP)
+    try:
+        with open(stamp, encoding="utf-8", newline="") as f:
+            recorded = f.read()
+    except OSError:
+        return True
+    return recorded != device_links_stamp(site_packages)
+
+
+def _run_init():
+    program = native_program()
+    if not os.path.isfile(program):
+        _fail(
+            f"rocm-sdk: the native rocm-sdk program is missing ({program}); "
+            f"reinstall rocm-sdk-core",
+            1,
+        )
+    import subprocess
+
+    status = subprocess.call([program, "init", "--quiet"])
+    if status != 0:
+        _fail(
+            f"rocm-sdk: unpacking rocm-sdk-devel failed (`rocm-sdk init` exited with {status}); "
+            f"run `rocm-sdk init` to see why",
+            status if 0 < status < 126 else 1,
+        )
+
+
+def _existing(root, relpath):
+    path = os.path.join(root, *relpath.split("/"))
+    for candidate in (path, path + ".exe") if _WINDOWS else (path,):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def resolve(script):
+    """The tool a console script runs, unpacking devel first when needed;
+    None when the tool is absent from the tree."""
+    relpath = script["relpath"]
+    if not script.get("system_info") and os.path.isdir(os.path.join(_SITE, DEVEL_PACKAGE)):
+        if devel_needs_init(_SITE):
+            _run_init()
+        tool = _existing(os.path.join(_SITE, DEVEL_TREE), relpath)
+        if tool is not None:
+            return tool
+    return _existing(_platform_dir("core"), relpath)
+
+
+def exec_tool(tool, name):
+    """Replaces this process with `tool` (argv[0] = its path, then our
+    arguments); on Windows, runs it and exits with its status."""
+    argv = [tool, *sys.argv[1:]]
+    if _WINDOWS:
+        import subprocess
+
+        sys.exit(subprocess.call(argv))
+    try:
+        os.execv(tool, argv)
+    except OSError as e:
+        _fail(f"{name}: cannot run {tool}: {e.strerror or e}", EXIT_NOT_EXECUTABLE)
+
+
+def launch(script):
+    """Runs one console script (a `console_scripts` record)."""
+    name = script["name"]
+    if sys.platform not in script.get("platforms", (sys.platform,)):
+        _fail(f"{name}: this ROCm tool is not available on {sys.platform}", EXIT_NOT_FOUND)
+    tool = resolve(script)
+    if tool is None:
+        looked = os.path.join(_platform_dir("core"), *script["relpath"].split("/"))
+        _fail(
+            f"{name}: this tool is not part of this ROCm installation (no {looked})",
+            EXIT_NOT_FOUND,
+        )
+    exec_tool(tool, name)
