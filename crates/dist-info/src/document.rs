@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::console_scripts::{ConsoleScript, all_console_scripts};
 use crate::library::{Library, all_libraries};
 use crate::package::{Mode, Package, PackageKind, TARGET_PLACEHOLDER};
 use crate::selector::Selector;
@@ -78,6 +79,8 @@ pub struct DistInfo {
     pub packages: Vec<PackageRecord>,
     /// `ALL_LIBRARIES`, in SPEC order.
     pub libraries: Vec<Library>,
+    /// The console scripts of core and the profiler, in SPEC order.
+    pub console_scripts: Vec<ConsoleScript>,
     /// Version, mode, targets and what the selector decides from.
     #[serde(flatten)]
     pub selector: Selector,
@@ -97,6 +100,7 @@ impl DistInfo {
             nonce: nonce.to_owned(),
             packages,
             libraries: all_libraries(),
+            console_scripts: all_console_scripts(),
             selector,
         }
     }

@@ -25,6 +25,7 @@
 //! ));
 //! ```
 
+pub mod console_scripts;
 pub mod document;
 pub mod families;
 pub mod library;
