@@ -54,6 +54,9 @@ pub struct PlanInput<'a> {
     pub extra_files: Vec<ExtraFile>,
     /// `console_scripts` per package kind: `(name, "module:function")`.
     pub console_scripts: Vec<(PackageKind, String, String)>,
+    /// The devel tarball's file name in the devel pure package
+    /// (`_devel.tar`, `_devel.tar.xz`, `_devel.tar.zst`).
+    pub devel_tar_name: String,
 }
 
 impl<'a> PlanInput<'a> {
@@ -68,6 +71,7 @@ impl<'a> PlanInput<'a> {
             windows_families: None,
             extra_files: Vec::new(),
             console_scripts: Vec::new(),
+            devel_tar_name: "_devel.tar".to_owned(),
         }
     }
 
@@ -301,10 +305,11 @@ impl Planner<'_, '_> {
                 platform: &platform,
                 core_platform: &self.core_platform,
                 links,
+                launchers: !self.input.is_windows(),
             },
         );
         if kind == PackageKind::Profiler {
-            rt.add_profiler_names();
+            rt.add_profiler_names(!self.input.is_windows());
         }
         let mut files = rt.files(&platform);
         if kind == PackageKind::Device {
@@ -421,7 +426,7 @@ impl Planner<'_, '_> {
                 .iter_mut()
                 .find(|f| matches!(f.action, Action::DevelTar));
             if let (Some(tar), Some(pure)) = (tar, &pure) {
-                tar.dest = format!("{pure}/_devel.tar");
+                tar.dest = format!("{pure}/{}", self.input.devel_tar_name);
             }
         }
         p.console_scripts = self

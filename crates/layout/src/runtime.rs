@@ -37,6 +37,9 @@ pub(crate) struct Target<'a> {
     pub(crate) platform: &'a str,
     pub(crate) core_platform: &'a str,
     pub(crate) links: Links,
+    /// Whether launchers exist for the platform (Linux); elsewhere a link
+    /// to a program ships a copy.
+    pub(crate) launchers: bool,
 }
 
 impl Runtime {
@@ -122,7 +125,9 @@ impl Runtime {
         if class.and_then(FileClass::soname).is_some() {
             return self.file(relpath, file, facts, target, wanted);
         }
-        let program = class.is_some_and(FileClass::is_program) && file.mode() & 0o111 != 0;
+        let program = target.launchers
+            && class.is_some_and(FileClass::is_program)
+            && file.mode() & 0o111 != 0;
         if program {
             if catalog.get(resolved).is_none() {
                 return self.drop(
@@ -181,7 +186,7 @@ impl Runtime {
 
     /// The profiler's extra names (SPEC §4): unversioned library names and
     /// the `bin/rocprof-compute` launcher, when missing.
-    pub(crate) fn add_profiler_names(&mut self) {
+    pub(crate) fn add_profiler_names(&mut self, launchers: bool) {
         let versioned: Vec<(String, (Action, bool))> = self
             .shipped
             .iter()
@@ -199,7 +204,7 @@ impl Runtime {
             );
             self.shipped.entry(unversioned).or_insert(made);
         }
-        if self.shipped.contains_key(COMPUTE) {
+        if launchers && self.shipped.contains_key(COMPUTE) {
             self.shipped
                 .entry("bin/rocprof-compute".to_owned())
                 .or_insert((
