@@ -1,0 +1,397 @@
+//! Hostile and odd inputs: nothing leaves the artifact tree, errors name the culprit.
+
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use artifacts::{
+    ArtifactDir, ArtifactFilter, Dangling, EntryKind, Error, Notice, PathFilter, Resolution,
+    Warning,
+};
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+fn link(target: &str, path: &Path) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(target, path).unwrap();
+}
+
+/// `{dir}/{name}/` with a manifest naming `stage`.
+fn artifact(dir: &Path, name: &str) -> std::path::PathBuf {
+    write(&dir.join(name).join("artifact_manifest.txt"), "stage\n");
+    let stage = dir.join(name).join("stage");
+    fs::create_dir_all(&stage).unwrap();
+    stage
+}
+
+fn catalog(dir: &Path) -> artifacts::Catalog {
+    ArtifactDir::open(dir)
+        .unwrap()
+        .catalog(&ArtifactFilter::new(), &PathFilter::new())
+        .unwrap()
+}
+
+fn resolution(c: &artifacts::Catalog, relpath: &str) -> Resolution {
+    match c.get(relpath).unwrap().kind() {
+        EntryKind::Symlink { resolution, .. } => resolution.clone(),
+        k => panic!("{relpath}: {k:?}"),
+    }
+}
+
+#[test]
+fn links_out_of_the_tree_are_dangling_and_warned() {
+    let t = tempfile::tempdir().unwrap();
+    let stage = artifact(t.path(), "base_lib_generic");
+    link("/etc/passwd", &stage.join("etc/passwd"));
+    link("../../../../../../../etc/passwd", &stage.join("lib/up"));
+    link("../lib/up", &stage.join("bin/via"));
+    let c = catalog(t.path());
+    assert_eq!(
+        resolution(&c, "etc/passwd"),
+        Resolution::Dangling(Dangling::Absolute)
+    );
+    assert_eq!(
+        resolution(&c, "lib/up"),
+        Resolution::Dangling(Dangling::LeavesTree)
+    );
+    assert_eq!(
+        resolution(&c, "bin/via"),
+        Resolution::Dangling(Dangling::LeavesTree)
+    );
+    let escaped: Vec<&str> = c
+        .warnings()
+        .iter()
+        .filter_map(|w| match w {
+            Warning::LinkNotFollowed { relpath, .. } => Some(relpath.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(escaped, ["bin/via", "etc/passwd", "lib/up"]);
+    // Links carry no bytes; nothing of the host is read.
+    assert_eq!(c.get("etc/passwd").unwrap().size(), 0);
+    assert!(c.get("etc/passwd").unwrap().source().is_none());
+}
+
+#[test]
+fn link_loops_terminate() {
+    let t = tempfile::tempdir().unwrap();
+    let stage = artifact(t.path(), "base_lib_generic");
+    link("b", &stage.join("a"));
+    link("a", &stage.join("b"));
+    link("loopdir/x", &stage.join("loopdir"));
+    let c = catalog(t.path());
+    assert_eq!(resolution(&c, "a"), Resolution::Dangling(Dangling::Loop));
+    assert_eq!(
+        resolution(&c, "loopdir"),
+        Resolution::Dangling(Dangling::Loop)
+    );
+}
+
+#[test]
+fn unsafe_manifest_lines_are_errors_naming_artifact_and_line() {
+    for line in ["../../etc", "/etc", "stage/../../x"] {
+        let t = tempfile::tempdir().unwrap();
+        artifact(t.path(), "base_lib_generic");
+        write(
+            &t.path().join("base_lib_generic/artifact_manifest.txt"),
+            &format!("stage\n{line}\n"),
+        );
+        let e = ArtifactDir::open(t.path()).unwrap_err();
+        assert!(
+            matches!(e, Error::UnsafeManifestLine { line_number: 2, .. }),
+            "{e}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains("base_lib_generic") && msg.contains("line 2"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn odd_directories_are_skipped_with_a_notice() {
+    let t = tempfile::tempdir().unwrap();
+    artifact(t.path(), "base_lib_generic");
+    fs::create_dir_all(t.path().join("not-an-artifact")).unwrap();
+    fs::create_dir_all(t.path().join("x_y_z")).unwrap(); // no manifest
+    write(&t.path().join("README.md"), "hi");
+    write(
+        &t.path().join("blas_lib_generic/artifact_manifest.txt"),
+        "\nmissing/stage\n",
+    );
+    let d = ArtifactDir::open(t.path()).unwrap();
+    let n = d.notices();
+    assert!(
+        n.contains(&Notice::NotAnArtifact {
+            file_name: "not-an-artifact".into()
+        }),
+        "{n:?}"
+    );
+    assert!(n.contains(&Notice::NotAnArtifact {
+        file_name: "README.md".into()
+    }));
+    assert!(n.contains(&Notice::NoManifest {
+        artifact: "x_y_z".into()
+    }));
+    assert!(n.contains(&Notice::MissingBaseDir {
+        artifact: "blas_lib_generic".into(),
+        line: "missing/stage".into()
+    }));
+    assert_eq!(d.artifacts().len(), 2);
+}
+
+#[test]
+fn non_utf8_names_are_a_clear_error() {
+    let t = tempfile::tempdir().unwrap();
+    let stage = artifact(t.path(), "base_lib_generic");
+    fs::write(stage.join(std::ffi::OsStr::from_bytes(b"bad\xffname")), "x").unwrap();
+    let e = ArtifactDir::open(t.path()).unwrap_err();
+    assert!(matches!(e, Error::NonUtf8Name { .. }), "{e}");
+    assert!(e.to_string().contains("not valid UTF-8"), "{e}");
+}
+
+#[test]
+fn duplicates_identical_are_silent_differing_are_warned_naming_both() {
+    let t = tempfile::tempdir().unwrap();
+    for name in ["b_lib_generic", "a_lib_generic"] {
+        let stage = artifact(t.path(), name);
+        write(&stage.join("share/same.txt"), "same");
+        write(&stage.join("share/differs.txt"), name);
+        link("same.txt", &stage.join("share/link"));
+    }
+    let c = catalog(t.path());
+    assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
+    let w = c.warnings()[0].to_string();
+    assert!(
+        w.contains("share/differs.txt")
+            && w.contains("a_lib_generic/stage")
+            && w.contains("b_lib_generic/stage"),
+        "{w}"
+    );
+    assert!(w.contains("different contents"), "{w}");
+    // The later artifact in sorted order wins.
+    assert_eq!(c.get("share/differs.txt").unwrap().artifact().name(), "b");
+    let mut bytes = String::new();
+    std::io::Read::read_to_string(
+        &mut c.get("share/differs.txt").unwrap().open().unwrap(),
+        &mut bytes,
+    )
+    .unwrap();
+    assert_eq!(bytes, "b_lib_generic");
+}
+
+#[test]
+fn a_later_non_directory_shadows_an_earlier_directory() {
+    let t = tempfile::tempdir().unwrap();
+    write(&artifact(t.path(), "a_lib_generic").join("lib/x/file"), "x");
+    link(
+        "elsewhere",
+        &artifact(t.path(), "b_lib_generic").join("lib/x"),
+    );
+    let c = catalog(t.path());
+    assert!(c.get("lib/x/file").is_none());
+    assert!(matches!(
+        c.get("lib/x").unwrap().kind(),
+        EntryKind::Symlink { .. }
+    ));
+    assert!(
+        c.warnings()
+            .iter()
+            .any(|w| matches!(w, Warning::Shadowed { relpath, .. } if relpath == "lib/x/file"))
+    );
+    assert!(
+        c.warnings()
+            .iter()
+            .any(|w| matches!(w, Warning::DuplicateDiffers { .. }))
+    );
+}
+
+// ---- archives ----
+
+enum M<'a> {
+    File(&'a str, &'a [u8]),
+    Dir(&'a str),
+    Sym(&'a str, &'a str),
+    Hard(&'a str, &'a str),
+}
+
+/// Writes names verbatim (the `tar` crate's builder refuses `..`, as it should).
+fn header(name: &str, kind: tar::EntryType, size: u64, link: Option<&str>) -> tar::Header {
+    let mut h = tar::Header::new_old();
+    let old = h.as_old_mut();
+    old.name[..name.len()].copy_from_slice(name.as_bytes());
+    if let Some(l) = link {
+        old.linkname[..l.len()].copy_from_slice(l.as_bytes());
+    }
+    h.set_entry_type(kind);
+    h.set_size(size);
+    h.set_mode(0o644);
+    h.set_mtime(0);
+    h.set_cksum();
+    h
+}
+
+fn archive(dir: &Path, file_name: &str, members: &[M]) {
+    let mut b = tar::Builder::new(Vec::new());
+    for m in members {
+        match m {
+            M::File(n, data) => b
+                .append(
+                    &header(n, tar::EntryType::Regular, data.len() as u64, None),
+                    *data,
+                )
+                .unwrap(),
+            M::Dir(n) => b
+                .append(&header(n, tar::EntryType::Directory, 0, None), &[][..])
+                .unwrap(),
+            M::Sym(n, l) => b
+                .append(&header(n, tar::EntryType::Symlink, 0, Some(l)), &[][..])
+                .unwrap(),
+            M::Hard(n, l) => b
+                .append(&header(n, tar::EntryType::Link, 0, Some(l)), &[][..])
+                .unwrap(),
+        }
+    }
+    let tar = b.into_inner().unwrap();
+    fs::write(
+        dir.join(file_name),
+        zstd::encode_all(tar.as_slice(), 1).unwrap(),
+    )
+    .unwrap();
+}
+
+fn open_archive(members: &[M]) -> Result<ArtifactDir, Error> {
+    open_archive_in(&tempfile::tempdir().unwrap(), members)
+}
+
+fn open_archive_in(t: &tempfile::TempDir, members: &[M]) -> Result<ArtifactDir, Error> {
+    archive(t.path(), "base_lib_generic.tar.zst", members);
+    ArtifactDir::open(t.path())
+}
+
+const MANIFEST: M = M::File("artifact_manifest.txt", b"stage\n");
+
+#[test]
+fn tar_slip_members_are_refused() {
+    for evil in [
+        M::File("../../etc/evil", b"x"),
+        M::File("/etc/evil", b"x"),
+        M::File("stage/../../evil", b"x"),
+        M::File("elsewhere/evil", b"x"),
+        M::Hard("stage/lib/h", "../etc/passwd"),
+        M::Hard("stage/lib/h", "other/file"),
+    ] {
+        let e = open_archive(&[MANIFEST, M::Dir("stage/lib"), evil]).unwrap_err();
+        assert!(matches!(e, Error::MemberOutsidePrefix { .. }), "{e}");
+        assert!(e.to_string().contains("base_lib_generic.tar.zst"), "{e}");
+    }
+}
+
+#[test]
+fn writing_through_a_symlinked_parent_is_refused() {
+    let e = open_archive(&[
+        MANIFEST,
+        M::Sym("stage/lib", "/etc"),
+        M::File("stage/lib/passwd", b"x"),
+    ])
+    .unwrap_err();
+    assert!(matches!(e, Error::MemberOutsidePrefix { .. }), "{e}");
+}
+
+#[test]
+fn the_manifest_must_come_first() {
+    let e = open_archive(&[M::File("stage/a", b"x"), MANIFEST]).unwrap_err();
+    assert!(matches!(e, Error::BadArchive { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("first member must be artifact_manifest.txt"),
+        "{e}"
+    );
+}
+
+#[test]
+fn archives_without_directory_members_and_with_hard_links_read_like_trees() {
+    let t = tempfile::tempdir().unwrap();
+    let d = open_archive_in(
+        &t,
+        &[
+            MANIFEST,
+            M::Dir("stage"),
+            M::File("stage/lib/libx.so.1", b"ELF?"),
+            M::Hard("stage/lib/libx-copy.so.1", "stage/lib/libx.so.1"),
+            M::Sym("stage/lib/libx.so", "libx.so.1"),
+            M::Sym("stage/lib/passwd", "/etc/passwd"),
+        ],
+    )
+    .unwrap();
+    let c = d
+        .catalog(&ArtifactFilter::new(), &PathFilter::new())
+        .unwrap();
+    let rel: Vec<&str> = c.entries().map(artifacts::Entry::relpath).collect();
+    assert_eq!(
+        rel,
+        [
+            "lib",
+            "lib/libx-copy.so.1",
+            "lib/libx.so",
+            "lib/libx.so.1",
+            "lib/passwd"
+        ]
+    );
+    assert_eq!(c.get("lib").unwrap().mode(), 0o755);
+    let copy = c.get("lib/libx-copy.so.1").unwrap();
+    let mut s = String::new();
+    std::io::Read::read_to_string(&mut copy.open().unwrap(), &mut s).unwrap();
+    assert_eq!(s, "ELF?");
+    assert_eq!(
+        resolution(&c, "lib/libx.so"),
+        Resolution::File("lib/libx.so.1".into())
+    );
+    assert_eq!(
+        resolution(&c, "lib/passwd"),
+        Resolution::Dangling(Dangling::Absolute)
+    );
+}
+
+#[test]
+fn a_directory_is_preferred_over_its_archive() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        &artifact(t.path(), "base_lib_generic").join("from-dir"),
+        "d",
+    );
+    archive(
+        t.path(),
+        "base_lib_generic.tar.zst",
+        &[MANIFEST, M::File("stage/from-archive", b"a")],
+    );
+    let d = ArtifactDir::open(t.path()).unwrap();
+    assert_eq!(d.artifacts().len(), 1);
+    assert!(d.notices().iter().any(|n| matches!(n, Notice::Superseded { file_name, .. } if file_name == "base_lib_generic.tar.zst")));
+    let c = d
+        .catalog(&ArtifactFilter::new(), &PathFilter::new())
+        .unwrap();
+    assert!(c.get("from-dir").is_some() && c.get("from-archive").is_none());
+}
+
+#[test]
+fn a_missing_therock_manifest_names_the_expected_path() {
+    let t = tempfile::tempdir().unwrap();
+    artifact(t.path(), "base_lib_generic");
+    let e = ArtifactDir::open(t.path())
+        .unwrap()
+        .therock_manifest()
+        .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json is missing"
+        ),
+        "{e}"
+    );
+    let e = ArtifactDir::open(&t.path().join("nope")).unwrap_err();
+    assert!(matches!(e, Error::NotADirectory { .. }), "{e}");
+}
