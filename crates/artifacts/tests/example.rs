@@ -157,7 +157,7 @@ fn symlinks_resolve_across_artifacts_in_the_merged_tree() {
         .unwrap();
     match dev_only.get("lib/libamdhip64.so").unwrap().kind() {
         EntryKind::Symlink { resolution, .. } => {
-            assert_eq!(resolution, &Resolution::Dangling(Dangling::Missing))
+            assert_eq!(resolution, &Resolution::Dangling(Dangling::Missing));
         }
         k => panic!("{k:?}"),
     }
@@ -206,7 +206,7 @@ fn catalog_filters_select_artifacts_and_paths() {
     assert!(core.get("lib/cmake/hip/hip-config.cmake").is_none());
     assert!(core.tree_get("lib/cmake/hip/hip-config.cmake").is_some());
     assert!(core.get("include/hip/hip_runtime.h").is_some());
-    let relpaths: Vec<&str> = core.entries().map(|e| e.relpath()).collect();
+    let relpaths: Vec<&str> = core.entries().map(artifacts::Entry::relpath).collect();
     let mut sorted = relpaths.clone();
     sorted.sort_unstable();
     assert_eq!(relpaths, sorted);
