@@ -189,3 +189,58 @@ pub fn edit_copy(
     edit.write_atomically(&mut source, dest, perms)?;
     Ok(elf)
 }
+
+/// A small shared library built with `linker`, with a RUNPATH, in `dir`.
+pub fn build_small_lib(dir: &Path, linker: Linker, name: &str) -> PathBuf {
+    let sib = dir.join("libsib.so");
+    if !sib.exists() {
+        gcc(
+            linker,
+            &[
+                "-shared",
+                "-fPIC",
+                "-o",
+                sib.to_str().unwrap(),
+                c_source("sib.c").to_str().unwrap(),
+            ],
+        );
+    }
+    let out = dir.join(name);
+    let lib_dir = format!("-L{}", dir.display());
+    gcc(
+        linker,
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,--enable-new-dtags",
+            "-Wl,-rpath,/opt/old",
+            "-o",
+            out.to_str().unwrap(),
+            c_source("main_lib.c").to_str().unwrap(),
+            &lib_dir,
+            "-lsib",
+        ],
+    );
+    out
+}
+
+/// A tiny deterministic PRNG (xorshift64*), so failures reproduce.
+#[derive(Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+}
