@@ -296,14 +296,14 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) 
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for arcname, data in entries:
             info = zipfile.ZipInfo(arcname, date_time=date_time)
-            info.external_attr = 0o644 << 16
+            info.external_attr = 0o100644 << 16  # regular file, rw-r--r--
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
             record_lines.append(f"{arcname},{_record_hash(data)},{len(data)}")
         record_name = f"{dist_info}/RECORD"
         record_lines.append(f"{record_name},,")
         info = zipfile.ZipInfo(record_name, date_time=date_time)
-        info.external_attr = 0o644 << 16
+        info.external_attr = 0o100644 << 16  # regular file, rw-r--r--
         info.compress_type = zipfile.ZIP_DEFLATED
         zf.writestr(info, "\n".join(record_lines) + "\n")
     os.replace(partial, final)

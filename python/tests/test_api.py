@@ -1,0 +1,278 @@
+"""The `rocm_sdk` API and its `_dist_info` facade against a fake
+site-packages (a copy of `python/rocm_sdk` plus sample documents and
+platform packages), each case in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import sys
+import unittest
+
+from .support import (
+    TempDirTest,
+    compile_shared_library,
+    compiler,
+    copy_package,
+    load_fixture,
+    run_python,
+    write_document,
+    write_executable,
+)
+
+
+class SiteTest(TempDirTest):
+    mode = "kpack"
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.site = self.tmp / "site-packages"
+        self.site.mkdir()
+        self.doc = load_fixture(self.mode)
+        self.pkg = copy_package("rocm_sdk", self.site)
+        write_document(self.pkg, self.doc)
+
+    def py(self, code: str, *args: str, env: dict | None = None):
+        return run_python(self.site, code, *args, env=env)
+
+    def ok(self, code: str, env: dict | None = None) -> str:
+        p = self.py(code, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def touch(self, relpath: str) -> None:
+        path = self.site / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+
+
+class FindLibrariesTest(SiteTest):
+    def test_core_paths_and_relpaths(self) -> None:
+        self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
+        self.touch("_rocm_sdk_core/lib/lib/rocm_sysdeps/lib/ignored")
+        self.touch("_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5")
+        out = self.ok(
+            "import rocm_sdk\n"
+            "for p in rocm_sdk.find_libraries('amdhip64', 'rocm_sysdeps_liblzma'): print(p)\n"
+        )
+        self.assertEqual(
+            out.splitlines(),
+            [
+                str(self.site / "_rocm_sdk_core/lib/libamdhip64.so.7"),
+                str(self.site / "_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5"),
+            ],
+        )
+
+    def test_unknown_shortname_lists_known_ones(self) -> None:
+        p = self.py("import rocm_sdk\nrocm_sdk.find_libraries('cublas')")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("UnknownLibraryError: unknown ROCm library 'cublas'", p.stderr)
+        self.assertIn("amdhip64, hipfile", p.stderr)
+
+    def test_missing_package_names_the_extra(self) -> None:
+        self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
+        out = self.ok(
+            "import rocm_sdk\n"
+            "try:\n    rocm_sdk.find_libraries('amdhip64', 'hipblas', 'miopen')\n"
+            "except ModuleNotFoundError as e:\n"
+            "    print(type(e).__name__, e.extras)\n    print(e)\n"
+        )
+        kind, message = out.splitlines()
+        self.assertEqual(kind, "MissingPackageError ['libraries']")
+        self.assertIn("'hipblas', 'miopen'", message)
+        self.assertIn('pip install "rocm[libraries]==7.1.0"', message)
+
+    def test_missing_file_in_installed_package(self) -> None:
+        (self.site / "_rocm_sdk_core/lib").mkdir(parents=True)
+        p = self.py("import rocm_sdk\nrocm_sdk.find_libraries('hiprtc')")
+        self.assertIn("LibraryNotFoundError", p.stderr)
+        self.assertIn("'libhiprtc.so*'", p.stderr)
+
+    def test_optional_library_absent_is_skipped(self) -> None:
+        self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
+        out = self.ok("import rocm_sdk\nprint(len(rocm_sdk.find_libraries('rocdxg', 'amdhip64')))")
+        self.assertEqual(out.strip(), "1")
+
+    def test_package_not_in_release(self) -> None:
+        self.doc["contents"] = ["devel"]
+        write_document(self.pkg, self.doc)
+        p = self.py("import rocm_sdk\nrocm_sdk.find_libraries('rccl')")
+        self.assertIn("does not include", p.stderr)
+
+
+class LegacyTest(SiteTest):
+    mode = "legacy"
+
+    def test_family_package_with_nonce(self) -> None:
+        self.touch("_rocm_sdk_libraries_gfx94X_dcgpu_n1/lib/libhipblas.so.3")
+        env = {"ROCM_SDK_TARGET_FAMILY": "gfx94X-dcgpu"}
+        out = self.ok("import rocm_sdk\nprint(rocm_sdk.find_libraries('hipblas')[0])", env=env)
+        self.assertEqual(
+            out.strip(), str(self.site / "_rocm_sdk_libraries_gfx94X_dcgpu_n1/lib/libhipblas.so.3")
+        )
+
+    def test_installed_family_is_found_when_another_is_chosen(self) -> None:
+        self.touch("_rocm_sdk_libraries_gfx94X_dcgpu_n1/lib/libhipblas.so.3")
+        # Default is gfx110X-all, which is not installed.
+        out = self.ok("import rocm_sdk\nprint(rocm_sdk.find_libraries('hipblas')[0].parent.parent.name)")
+        self.assertEqual(out.strip(), "_rocm_sdk_libraries_gfx94X_dcgpu_n1")
+
+    def test_unavailable_override_lists_available(self) -> None:
+        p = self.py(
+            "from rocm_sdk import _dist_info\n_dist_info.determine_target_family()",
+            env={"ROCM_SDK_TARGET_FAMILY": "gfx120X-all"},
+        )
+        self.assertIn(
+            "ROCM_SDK_TARGET_FAMILY=gfx120X-all is not available in this ROCm distribution "
+            "(available: gfx110X-all, gfx94X-dcgpu)",
+            p.stderr,
+        )
+
+    def test_recorded_selection_is_used(self) -> None:
+        (self.pkg / "_selection.json").write_text(
+            json.dumps({"target": "gfx94X-dcgpu", "source": "detected"})
+        )
+        out = self.ok("from rocm_sdk import _dist_info\nprint(_dist_info.determine_target_family())")
+        self.assertEqual(out.strip(), "gfx94X-dcgpu")
+
+    def test_facade(self) -> None:
+        self.touch("_rocm_sdk_core_n1/__init__.py")
+        code = """
+from rocm_sdk import _dist_info as d
+libs = d.ALL_PACKAGES['libraries']
+print(d.__version__, d.PY_PACKAGE_SUFFIX_NONCE, d.DEFAULT_TARGET_FAMILY, d.AVAILABLE_TARGET_FAMILIES)
+print(libs.get_py_package_name('gfx94X-dcgpu'), libs.get_dist_package_name('gfx94X-dcgpu'))
+print(libs.dist_package_template, libs.is_target_specific, libs.required)
+print(d.ALL_PACKAGES['core'].get_py_package_name(), d.ALL_PACKAGES['core'].has_py_package(),
+      d.ALL_PACKAGES['devel'].has_py_package())
+print(d.ALL_PACKAGES['core'].get_dist_package_require())
+print(list(d.ALL_PACKAGES), len(d.ALL_LIBRARIES))
+e = d.ALL_LIBRARIES['miopen']
+print(e.package.logical_name, e.so_pattern, e.dll_pattern, e.posix_relpath, e.windows_relpath)
+print(d.ALL_LIBRARIES['hipfile'].dll_pattern == '', d.ALL_LIBRARIES['rocm-openblas'].posix_relpath)
+"""
+        lines = self.ok(code).splitlines()
+        self.assertEqual(lines[0], "7.1.0 _n1 gfx110X-all ['gfx110X-all', 'gfx94X-dcgpu']")
+        self.assertEqual(
+            lines[1], "_rocm_sdk_libraries_gfx94X_dcgpu_n1 rocm-sdk-libraries-gfx94X-dcgpu"
+        )
+        self.assertEqual(lines[2], "rocm-sdk-libraries-{target_family} True False")
+        self.assertEqual(lines[3], "_rocm_sdk_core_n1 True False")
+        self.assertEqual(lines[4], "rocm-sdk-core==7.1.0")
+        self.assertEqual(lines[5], "['meta', 'core', 'libraries', 'devel', 'profiler'] 28")
+        self.assertEqual(lines[6], "libraries libMIOpen.so* MIOpen*.dll lib bin")
+        self.assertEqual(lines[7], "True lib/host-math/lib")
+
+
+class VersionCheckTest(SiteTest):
+    def check(self, expression: str) -> tuple[int, str]:
+        code = (
+            "import re, warnings, rocm_sdk\nwarnings.simplefilter('error')\n"
+            f"try:\n    rocm_sdk.initialize_process({expression})\n    print('ok')\n"
+            "except (UserWarning, RuntimeError) as e:\n    print(type(e).__name__, e)\n"
+        )
+        out = self.ok(code).strip()
+        return out
+
+    def test_matches_and_mismatches(self) -> None:
+        self.assertEqual(self.check("check_version='7.1.0'"), "ok")
+        self.assertEqual(self.check("check_version='7.1.*'"), "ok")
+        self.assertEqual(self.check("check_version='7.*.0'"), "ok")
+        self.assertEqual(self.check("check_version=re.compile(r'7\\.1')"), "ok")
+        self.assertTrue(self.check("check_version='7.1'").startswith("UserWarning "))
+        self.assertTrue(self.check("check_version='7.2.*'").startswith("UserWarning "))
+        # `.` is literal, not a regex wildcard.
+        self.assertTrue(self.check("check_version='7x1x0'").startswith("UserWarning "))
+        out = self.check("check_version='7.2.*', fail_on_version_mismatch=True")
+        self.assertTrue(out.startswith("RuntimeError "), out)
+        self.assertIn("'7.2.*'", out)
+        self.assertIn("7.1.0", out)
+        out = self.check("check_version=re.compile('8'), fail_on_version_mismatch=True")
+        self.assertTrue(out.startswith("RuntimeError "), out)
+
+    def test_version_and_unknown_keywords(self) -> None:
+        out = self.ok(
+            "import rocm_sdk\nrocm_sdk.initialize_process(some_future_option=1)\n"
+            "print(rocm_sdk.__version__)"
+        )
+        self.assertEqual(out.strip(), "7.1.0")
+
+    def test_import_does_not_read_the_document(self) -> None:
+        (self.pkg / "_dist_info.json").unlink()
+        self.ok("import rocm_sdk")
+        p = self.py("import rocm_sdk\nrocm_sdk.__version__")
+        self.assertIn("DistInfoError", p.stderr)
+        self.assertIn("_dist_info.json", p.stderr)
+
+
+@unittest.skipUnless(compiler() and sys.platform.startswith("linux"), "needs a C compiler")
+class PreloadTest(SiteTest):
+    def setUp(self) -> None:
+        super().setUp()
+        compile_shared_library(
+            self.site / "_rocm_sdk_core/lib/libamdhip64.so.7", "libamdhip64.so.7", "fake_hip_probe"
+        )
+        compile_shared_library(
+            self.site / "_rocm_sdk_core/lib/libamd_comgr.so.3", "libamd_comgr.so.3", "fake_comgr_probe"
+        )
+
+    def global_symbols(self, code: str, env: dict | None = None) -> str:
+        probe = (
+            "\nimport ctypes\nme = ctypes.CDLL(None)\n"
+            "print(hasattr(me, 'fake_hip_probe'), hasattr(me, 'fake_comgr_probe'))\n"
+        )
+        return self.ok("import rocm_sdk\n" + code + probe, env=env).strip().splitlines()[-1]
+
+    def test_rtld_global_exposes_symbols(self) -> None:
+        self.assertEqual(
+            self.global_symbols("rocm_sdk.preload_libraries('amdhip64')"), "True False"
+        )
+
+    def test_rtld_local_keeps_them_private(self) -> None:
+        out = self.global_symbols(
+            "rocm_sdk.preload_libraries('amdhip64', rtld_global=False)\n"
+            "print(rocm_sdk._ALL_CDLLS['amdhip64'].fake_hip_probe())"
+        )
+        self.assertEqual(out, "False False")
+
+    def test_initialize_process_with_env_override(self) -> None:
+        out = self.global_symbols(
+            "rocm_sdk.initialize_process(preload_shortnames=['amdhip64'])",
+            env={"ROCM_SDK_PRELOAD_LIBRARIES": " amd_comgr ; ,"},
+        )
+        self.assertEqual(out, "True True")
+        out = self.global_symbols(
+            "rocm_sdk.initialize_process(env_override=False)",
+            env={"ROCM_SDK_PRELOAD_LIBRARIES": "amd_comgr"},
+        )
+        self.assertEqual(out, "False False")
+
+    def test_bad_env_override_names_the_variable(self) -> None:
+        p = self.py(
+            "import rocm_sdk\nrocm_sdk.initialize_process()",
+            env={"ROCM_SDK_PRELOAD_LIBRARIES": "amdhip64,hipblas"},
+        )
+        self.assertIn("RuntimeError", p.stderr)
+        self.assertIn("ROCM_SDK_PRELOAD_LIBRARIES='amdhip64,hipblas'", p.stderr)
+        self.assertIn("rocm[libraries]", p.stderr)
+
+
+class MainTest(SiteTest):
+    def test_execs_the_native_program_with_the_arguments(self) -> None:
+        write_executable(
+            self.site / "rocm_sdk_core/_bin/rocm-sdk", '#!/bin/sh\necho "native $*"\nexit 4\n'
+        )
+        code = "import sys, runpy\nsys.argv[0] = 'x'\nrunpy.run_module('rocm_sdk', run_name='__main__')"
+        p = self.py(code, "path", "--cmake")
+        self.assertEqual(p.returncode, 4, p.stderr)
+        self.assertEqual(p.stdout, "native path --cmake\n")
+        p = self.py("import sys\nfrom rocm_sdk.__main__ import main\nsys.exit(main())", "version")
+        self.assertEqual(p.stdout, "native version\n")
+
+    def test_missing_native_program_names_core(self) -> None:
+        p = self.py("import sys\nfrom rocm_sdk.__main__ import main\nsys.exit(main())", "--help")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("rocm-sdk-core", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
