@@ -96,10 +96,19 @@ print(time.perf_counter() - start)
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    if args.next().as_deref() == Some("--child-unpack") {
-        let sp = PathBuf::from(args.next().expect("site-packages"));
-        devel_tar::unpack(&sp, &mut devel_tar::UnpackOptions::default()).expect("unpack");
-        return;
+    match args.next().as_deref() {
+        Some("--child-unpack") => {
+            let sp = PathBuf::from(args.next().expect("site-packages"));
+            devel_tar::unpack(&sp, &mut devel_tar::UnpackOptions::default()).expect("unpack");
+            return;
+        }
+        // For profiling by hand: `--make-site DIR` writes the benchmark's
+        // site-packages and exits.
+        Some("--make-site") => {
+            make_site(Path::new(&args.next().expect("directory")));
+            return;
+        }
+        _ => {}
     }
     if Command::new("python3").arg("--version").output().is_err() {
         eprintln!("skipped: python3 is needed for the baselines");
