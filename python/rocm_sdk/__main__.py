@@ -35,16 +35,28 @@ def native_program() -> Path | None:
     return None
 
 
+def _pin(package_dir: Path) -> str:
+    """`==V` from this installation's document, or "" when it is unreadable
+    (this shim must work on a broken install)."""
+    try:
+        import json
+
+        version = json.loads((package_dir / "_dist_info.json").read_text())["version"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f"=={version}" if isinstance(version, str) else ""
+
+
 def main() -> int:
     """Runs the native program with this process's arguments; returns only
     on failure (or, on Windows, with the program's exit status)."""
     program = native_program()
     if program is None:
+        here = Path(os.path.abspath(__file__)).parent
         sys.stderr.write(
             "rocm-sdk: the native rocm-sdk program is missing (looked in "
-            f"{Path(os.path.abspath(__file__)).parent.parent / 'rocm_sdk_core' / '_bin'}); "
-            "install the `rocm-sdk-core` package that matches `rocm` "
-            "(pip install --force-reinstall rocm)\n"
+            f"{here.parent / 'rocm_sdk_core' / '_bin'}); install the `rocm-sdk-core` "
+            f"package that matches `rocm`: pip install \"rocm-sdk-core{_pin(here)}\"\n"
         )
         return 1
     argv = [str(program), *sys.argv[1:]]

@@ -271,7 +271,7 @@ class MainTest(SiteTest):
     def test_missing_native_program_names_core(self) -> None:
         p = self.py("import sys\nfrom rocm_sdk.__main__ import main\nsys.exit(main())", "--help")
         self.assertEqual(p.returncode, 1)
-        self.assertIn("rocm-sdk-core", p.stderr)
+        self.assertIn('pip install "rocm-sdk-core==7.1.0"', p.stderr)
 
 
 if __name__ == "__main__":
