@@ -317,8 +317,8 @@ def _pkg_info_for_source_tree(version: str) -> str:
         "Metadata-Version: 2.4\n"
         f"Name: {DIST_NAME}\n"
         f"Version: {version}\n"
-        "Summary: ROCm SDK for Python: installs the ROCm packages for this machine\n"
-        "Requires-Python: >=3.10\n"
+        "Summary: ROCm SDK: selects the packages this machine needs at install time\n"
+        "Requires-Python: >=3.9\n"
         "Dynamic: Requires-Dist\n"
         "Dynamic: Provides-Extra\n"
     )

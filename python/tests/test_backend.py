@@ -24,7 +24,7 @@ PKG_INFO = """Metadata-Version: 2.4
 Name: rocm
 Version: {version}
 Summary: ROCm SDK for Python: installs the ROCm packages for this machine
-Requires-Python: >=3.10
+Requires-Python: >=3.9
 Dynamic: Requires-Dist
 Dynamic: Provides-Extra
 Description-Content-Type: text/markdown
@@ -113,7 +113,7 @@ class BackendHooksTest(TempDirTest):
         self.assertEqual(fields["Metadata-Version"], ["2.4"])
         self.assertEqual(fields["Name"], ["rocm"])
         self.assertEqual(fields["Version"], ["7.1.0"])
-        self.assertEqual(fields["Requires-Python"], [">=3.10"])
+        self.assertEqual(fields["Requires-Python"], [">=3.9"])
         self.assertEqual(fields["Description-Content-Type"], ["text/markdown"])
         self.assertNotIn("Dynamic", fields)
         self.assertEqual(
