@@ -12,6 +12,12 @@
 //! RSS come from `wait4`. Run with `cargo bench -p devel-tar`.
 
 #![allow(clippy::print_stdout, clippy::print_stderr, unsafe_code)]
+// Measurement arithmetic on small counts and kernel time values.
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss
+)]
 
 use std::fmt::Write as _;
 use std::fs;
@@ -153,7 +159,12 @@ fn fast_path_bench(work: &Path) {
     make_site(&sp);
     devel_tar::unpack(&sp, &mut devel_tar::UnpackOptions::default()).expect("unpack");
     let files: Vec<(String, Vec<u8>)> = (0..1000)
-        .map(|i| (format!("lib/rocblas/library/k{i:04}_gfx942.co"), vec![b'k'; 64]))
+        .map(|i| {
+            (
+                format!("lib/rocblas/library/k{i:04}_gfx942.co"),
+                vec![b'k'; 64],
+            )
+        })
         .collect();
     install_device(&sp, &files);
     let first = devel_tar::reconcile_device_links(&sp).expect("reconcile");
@@ -174,12 +185,22 @@ fn fast_path_bench(work: &Path) {
         .arg(FAST_PATH_CALLS.to_string())
         .output()
         .expect("python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let py: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("seconds");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let py: f64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .expect("seconds");
     let py = py / FAST_PATH_CALLS as f64;
     println!("devel-tar reconcile fast path: 1000 links, nothing to do, {FAST_PATH_CALLS} calls");
     println!("  rust   {:8.1} µs per call", rust * 1e6);
-    println!("  python {:8.1} µs per call (same check, interpreter start excluded)", py * 1e6);
+    println!(
+        "  python {:8.1} µs per call (same check, interpreter start excluded)",
+        py * 1e6
+    );
     println!("  ratio: {:.1}x faster", py / rust);
 }
 
@@ -199,7 +220,10 @@ fn make_site(sp: &Path) -> usize {
     }
     for j in 0..10_000 {
         let size = (j * 37) % 4096;
-        entries.push((format!("include/pkg{:03}/h{j:05}.h", j % 200), Member::File(size)));
+        entries.push((
+            format!("include/pkg{:03}/h{j:05}.h", j % 200),
+            Member::File(size),
+        ));
     }
     for j in 0..5_000 {
         let rel = format!("lib/pkg{:03}/libf{j:04}.so.1", j % 200);
@@ -214,7 +238,10 @@ fn make_site(sp: &Path) -> usize {
         entries.push((rel, Member::Runtime));
     }
     for k in 0..50 {
-        entries.push((format!("lib/dirlink{k:02}"), Member::Symlink(format!("../include/pkg{k:03}"))));
+        entries.push((
+            format!("lib/dirlink{k:02}"),
+            Member::Symlink(format!("../include/pkg{k:03}")),
+        ));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
 
@@ -240,7 +267,11 @@ fn make_site(sp: &Path) -> usize {
     w.finish().expect("finish").persist().expect("persist");
     fs::set_permissions(&tar, fs::Permissions::from_mode(0o644)).expect("chmod");
     write_dist(sp, "rocm_sdk_core-7.1.0.dist-info", &core_record);
-    write_dist(sp, "rocm_sdk_devel-7.1.0.dist-info", "rocm_sdk_devel/_devel.tar,,\n");
+    write_dist(
+        sp,
+        "rocm_sdk_devel-7.1.0.dist-info",
+        "rocm_sdk_devel/_devel.tar,,\n",
+    );
     entries.len()
 }
 
@@ -253,8 +284,11 @@ enum Member {
 
 fn write_dist(sp: &Path, dist_info: &str, record: &str) {
     fs::create_dir_all(sp.join(dist_info)).expect("dist-info");
-    fs::write(sp.join(dist_info).join("RECORD"), format!("{record}{dist_info}/RECORD,,\n"))
-        .expect("RECORD");
+    fs::write(
+        sp.join(dist_info).join("RECORD"),
+        format!("{record}{dist_info}/RECORD,,\n"),
+    )
+    .expect("RECORD");
 }
 
 fn install_device(sp: &Path, files: &[(String, Vec<u8>)]) {
@@ -332,9 +366,14 @@ fn measure(cmd: &mut Command) -> Sample {
     let r = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
     let wall = start.elapsed();
     assert_eq!(r, pid, "wait4 failed");
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "child failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed"
+    );
     drop(child);
-    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
     Sample {
         wall,
         cpu: tv(usage.ru_utime) + tv(usage.ru_stime),

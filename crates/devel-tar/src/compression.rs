@@ -47,7 +47,7 @@ impl Compression {
     }
 
     /// Opens `path` for reading the plain tar stream.
-    pub(crate) fn open(self, path: &Path) -> io::Result<Box<dyn Read>> {
+    pub(crate) fn open(self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
         let file = BufReader::with_capacity(1 << 20, File::open(path)?);
         Ok(match self {
             Compression::None => Box::new(file),

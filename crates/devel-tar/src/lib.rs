@@ -26,6 +26,7 @@
 mod compression;
 mod devel_links;
 mod error;
+mod extract;
 mod layout;
 mod lock;
 mod reconcile;

@@ -8,13 +8,12 @@
 //! write directories, files, then links in sorted order, and remove the tar
 //! last. The tar's presence means "not (fully) unpacked".
 
-use std::fs::{self, File};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::fs;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
-use std::time::{Duration, SystemTime};
 
 use crate::error::Error;
+use crate::extract;
 use crate::layout::{DEVEL_ROOT, is_compiler_symlink};
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
@@ -188,34 +187,18 @@ pub fn unpack(
 
     let total = plan.record.len();
     let mut done = 0;
-    let files = write_files(&site, &tar, compression, &model, |_| {
+    let mut progress = || {
         done += 1;
         options.step(&Step::Wrote { done, total });
-    })?;
+    };
+    let files = extract::write_files(&site.root, &tar, compression, &model, &mut progress)?;
     let mut warnings = plan.warnings;
-    for (link, source) in &plan.hard_links {
-        let link_path = site.root.join(link);
-        let source_path = site.root.join(source);
-        if let Err(e) = fs::hard_link(&source_path, &link_path) {
-            if !can_copy_instead(&e) {
-                return Err(Error::io("hard-link", &link_path, e));
-            }
-            fs::copy(&source_path, &link_path).map_err(|e| Error::io("copy", &link_path, e))?;
-            warnings.push(Warning::Copied {
-                path: link.clone(),
-                reason: e.to_string(),
-            });
-        }
-        done += 1;
-        options.step(&Step::Wrote { done, total });
-    }
-    for (link, target) in &plan.symlinks {
-        let link_path = site.root.join(link);
-        std::os::unix::fs::symlink(target, &link_path)
-            .map_err(|e| Error::io("create symlink", &link_path, e))?;
-        done += 1;
-        options.step(&Step::Wrote { done, total });
-    }
+    warnings.extend(extract::make_links(
+        &site.root,
+        &plan.hard_links,
+        &plan.symlinks,
+        &mut progress,
+    )?);
 
     // The commit point: from now on the tree counts as complete.
     fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;
@@ -311,89 +294,6 @@ impl Plan {
         }
         Ok(plan)
     }
-}
-
-/// Second pass: streams the archive again and writes every regular file.
-fn write_files(
-    site: &Site,
-    tar: &Path,
-    compression: crate::Compression,
-    model: &Model,
-    mut wrote: impl FnMut(&str),
-) -> Result<usize, Error> {
-    let corrupt = |e: io::Error| Error::CorruptTar {
-        tar: tar.to_path_buf(),
-        reason: e.to_string(),
-    };
-    let reader = compression
-        .open(tar)
-        .map_err(|e| Error::read("open", tar, e))?;
-    let mut archive = tar::Archive::new(reader);
-    let mut buffer = vec![0u8; 1 << 18];
-    let mut files = 0;
-    for entry in archive.entries().map_err(corrupt)? {
-        let mut entry = entry.map_err(corrupt)?;
-        if !matches!(
-            entry.header().entry_type(),
-            tar::EntryType::Regular | tar::EntryType::Continuous
-        ) {
-            continue;
-        }
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let path = scan::member_path(&raw).map_err(|reason| Error::UnsafeMember {
-            tar: tar.to_path_buf(),
-            member: raw.clone(),
-            reason,
-        })?;
-        // The archive changed between the passes: refuse to go on.
-        let Some(Kind::File { mode, mtime }) = model.members.get(&path) else {
-            return Err(Error::CorruptTar {
-                tar: tar.to_path_buf(),
-                reason: format!("{raw} changed while unpacking"),
-            });
-        };
-        let dest = site.root.join(&path);
-        let mut file = File::create_new(&dest).map_err(|e| Error::io("create", &dest, e))?;
-        copy(&mut entry, &mut file, &mut buffer).map_err(|e| match e {
-            CopyError::Read(e) => corrupt(e),
-            CopyError::Write(e) => Error::io("write", &dest, e),
-        })?;
-        file.set_permissions(fs::Permissions::from_mode(*mode))
-            .map_err(|e| Error::io("set the mode of", &dest, e))?;
-        file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(*mtime))
-            .map_err(|e| Error::io("set the mtime of", &dest, e))?;
-        files += 1;
-        wrote(&path);
-    }
-    Ok(files)
-}
-
-enum CopyError {
-    Read(io::Error),
-    Write(io::Error),
-}
-
-fn copy(from: &mut impl Read, to: &mut File, buffer: &mut [u8]) -> Result<(), CopyError> {
-    loop {
-        let n = match from.read(buffer) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(CopyError::Read(e)),
-        };
-        to.write_all(&buffer[..n]).map_err(CopyError::Write)?;
-    }
-}
-
-/// Errors after which copying the file is the best we can do.
-fn can_copy_instead(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::PermissionDenied
-            | io::ErrorKind::CrossesDevices
-            | io::ErrorKind::Unsupported
-            | io::ErrorKind::TooManyLinks
-    )
 }
 
 /// Fails early, before RECORD or the tree change, when site-packages cannot
