@@ -3,8 +3,17 @@
 use crate::cmd::{have, run};
 
 /// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
-/// check ELF edits; `gcc` builds the example's real ELF files.
-const TEST_PACKAGES: &[&str] = &["binutils", "gcc", "libc6-dev", "zstd", "xz-utils"];
+/// check ELF edits; `gcc` builds the example's real ELF files; `python3` and
+/// `python3-venv` let wheel-writer's tests `pip install` wheels into a venv.
+const TEST_PACKAGES: &[&str] = &[
+    "binutils",
+    "gcc",
+    "libc6-dev",
+    "zstd",
+    "xz-utils",
+    "python3",
+    "python3-venv",
+];
 
 /// Exactly what `.ci/run` runs.
 pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
