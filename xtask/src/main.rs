@@ -6,6 +6,7 @@
 
 mod ci;
 mod cmd;
+mod example;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,16 @@ const TASKS: &[(&str, Task, &str)] = &[
         "bench",
         ci::bench,
         "run every benchmark (slow; installs baselines)",
+    ),
+    (
+        "example",
+        example::example,
+        "generate the built-in example artifacts [--out DIR] (default example/)",
+    ),
+    (
+        "demo",
+        example::demo,
+        "the main job on the built-in example: generate it, inspect both modes",
     ),
     (
         "deny",

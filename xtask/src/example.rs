@@ -1,0 +1,76 @@
+//! The built-in example: `example` generates it, `demo` runs the main job on it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use crate::cmd::root;
+
+/// `cargo xtask example [--out DIR]`: writes both modes, in all three
+/// layouts, into DIR (default `example/`, git-ignored).
+pub(crate) fn example(args: &[String]) -> Result<(), String> {
+    let out = match args {
+        [] => root().join("example"),
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        _ => return Err("usage: cargo xtask example [--out DIR]".into()),
+    };
+    let example = fixtures::generate(&out).map_err(|e| e.to_string())?;
+    for mode in fixtures::ExampleMode::ALL {
+        for layout in fixtures::Layout::ALL {
+            eprintln!("wrote {}", example.artifact_dir(mode, layout).display());
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask demo`: generates the example into `example/` and runs
+/// `therock-package inspect` on both modes, checking that the archives
+/// give the same report as the extracted tree.
+pub(crate) fn demo(args: &[String]) -> Result<(), String> {
+    if !args.is_empty() {
+        return Err("usage: cargo xtask demo".into());
+    }
+    crate::ci::setup(&[])?;
+    let example = fixtures::generate(&root().join("example")).map_err(|e| e.to_string())?;
+    crate::cmd::run("cargo", &["build", "--quiet", "-p", "therock-package"])?;
+    let binary = root().join("target/debug/therock-package");
+    for mode in fixtures::ExampleMode::ALL {
+        let mut reports = Vec::new();
+        for layout in fixtures::Layout::ALL {
+            let dir = example.artifact_dir(mode, layout);
+            let out = Command::new(&binary)
+                .args(["inspect", "--artifact-dir"])
+                .arg(&dir)
+                .output()
+                .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "inspect {} failed: {}",
+                    dir.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            reports.push((layout, String::from_utf8_lossy(&out.stdout).into_owned()));
+        }
+        let (_, tree) = &reports[0];
+        println!(
+            "== {} ({}) ==",
+            mode.dir_name(),
+            example.artifact_dir(mode, fixtures::Layout::Tree).display()
+        );
+        print!("{tree}");
+        for (layout, report) in &reports[1..] {
+            if report != tree {
+                return Err(format!(
+                    "{mode:?}: the {layout:?} archives give a different report than the tree"
+                ));
+            }
+            println!(
+                "{}: same report from the {} archives",
+                mode.dir_name(),
+                layout.dir_name()
+            );
+        }
+        println!();
+    }
+    Ok(())
+}
