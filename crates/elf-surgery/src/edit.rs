@@ -450,3 +450,78 @@ impl<S: ReadAt> ReadAt for EditView<'_, S> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    fn sample() -> Edit {
+        Edit::new(
+            10,
+            vec![
+                Edit::patch(8, b"XY".to_vec()),
+                Edit::patch(2, b"ab".to_vec()),
+            ],
+            vec![
+                Appended::Zeros(2),
+                Appended::Source { offset: 0, len: 3 },
+                Appended::Bytes(b"!".to_vec()),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn reader_applies_patches_and_appends() {
+        let edit = sample();
+        let source = b"0123456789".to_vec();
+        let mut out = Vec::new();
+        // Tiny reads exercise piece boundaries.
+        let mut reader = edit.reader(Cursor::new(&source)).unwrap();
+        let mut buf = [0u8; 3];
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(out, b"01ab4567XY\x00\x00012!");
+        assert_eq!(out.len() as u64, edit.output_len());
+    }
+
+    #[test]
+    fn view_reads_across_pieces() {
+        let edit = sample();
+        let mut source = b"0123456789".to_vec();
+        let mut cursor = Cursor::new(&mut source);
+        let mut src = crate::source::Source::new(&mut cursor).unwrap();
+        let mut view = EditView::new(&edit, &mut src);
+        let mut buf = [0u8; 6];
+        view.read_exact_at(7, &mut buf).unwrap();
+        assert_eq!(&buf, b"7XY\0\x000");
+        assert!(view.read_exact_at(14, &mut buf).is_err());
+    }
+
+    #[test]
+    fn overlapping_patches_and_wrong_sources_are_errors() {
+        let overlap = Edit::new(
+            10,
+            vec![Edit::patch(1, vec![0; 4]), Edit::patch(3, vec![1])],
+            vec![],
+        );
+        assert!(overlap.is_err());
+        let past_end = Edit::new(4, vec![Edit::patch(3, vec![0; 2])], vec![]);
+        assert!(past_end.is_err());
+        let err = sample().reader(Cursor::new(vec![0u8; 9])).unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            ErrorKind::SourceChanged {
+                expected: 10,
+                actual: 9
+            }
+        ));
+    }
+}

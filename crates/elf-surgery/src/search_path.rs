@@ -111,3 +111,68 @@ pub(crate) struct Target {
     pub(crate) tag: u32,
     pub(crate) path: Vec<u8>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(rpath: Option<&str>, runpath: Option<&str>) -> RawFacts {
+        RawFacts {
+            rpath: rpath.map(|s| s.as_bytes().to_vec()),
+            runpath: runpath.map(|s| s.as_bytes().to_vec()),
+            ..RawFacts::default()
+        }
+    }
+
+    fn target(edit: &SearchPathEdit, facts: &RawFacts) -> Option<(u32, String)> {
+        edit.target(facts)
+            .unwrap()
+            .map(|t| (t.tag, String::from_utf8(t.path).unwrap()))
+    }
+
+    #[test]
+    fn existing_entries_stay_first_and_duplicates_are_skipped() {
+        let edit = SearchPathEdit::append(["$ORIGIN/a", "/x"]).force_rpath();
+        let t = target(&edit, &raw(None, Some("/x:/y")));
+        assert_eq!(t, Some((elf::DT_RPATH, "/x:/y:$ORIGIN/a".into())));
+    }
+
+    #[test]
+    fn runpath_wins_over_rpath_as_the_existing_path() {
+        let edit = SearchPathEdit::append(["/n"]);
+        let t = target(&edit, &raw(Some("/old"), Some("/eff")));
+        assert_eq!(t, Some((elf::DT_RUNPATH, "/eff:/n".into())));
+        let t = target(&edit, &raw(Some("/old"), None));
+        assert_eq!(t, Some((elf::DT_RPATH, "/old:/n".into())));
+        let t = target(&edit, &raw(None, None));
+        assert_eq!(t, Some((elf::DT_RUNPATH, "/n".into())));
+    }
+
+    #[test]
+    fn set_replaces_and_empty_means_none() {
+        let edit = SearchPathEdit::set(["/a", "/b"]);
+        assert_eq!(
+            target(&edit, &raw(None, Some("/x"))),
+            Some((elf::DT_RUNPATH, "/a:/b".into()))
+        );
+        let edit = SearchPathEdit::set(Vec::<String>::new());
+        assert_eq!(target(&edit, &raw(None, Some("/x"))), None);
+        assert_eq!(
+            target(&SearchPathEdit::default().force_rpath(), &raw(None, None)),
+            None
+        );
+    }
+
+    #[test]
+    fn bad_entries_are_rejected() {
+        for bad in ["", "a:b", "a\0b"] {
+            let err = SearchPathEdit::append([bad])
+                .target(&raw(None, None))
+                .unwrap_err();
+            assert!(
+                matches!(err.kind(), ErrorKind::InvalidSearchPath(_)),
+                "{bad:?}"
+            );
+        }
+    }
+}
