@@ -1,0 +1,275 @@
+//! `therock-package build` and `plan`: flags → plan → packages.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use artifacts::ArtifactDir;
+use clap::Args;
+use dist_info::console_scripts::all_console_scripts;
+use dist_info::requirement::Platform;
+use layout::{Plan, PlanInput};
+use wheel_writer::{Compression, WriteOptions, ZIP_EPOCH};
+
+use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
+use crate::python;
+
+/// Inputs shared by `plan` and `build`.
+#[derive(Debug, Args)]
+pub(crate) struct PlanArgs {
+    /// TheRock's artifact directory.
+    #[arg(long, value_name = "DIR")]
+    artifact_dir: PathBuf,
+    /// The package version (default: the one `therock_manifest.json` records).
+    #[arg(long)]
+    version: Option<String>,
+    /// Nonce appended to platform package directory names.
+    #[arg(long, default_value = "")]
+    version_suffix: String,
+    /// Families the Linux release offers (`,` or `;` separated; empty: none).
+    #[arg(long, value_name = "FAMILIES")]
+    linux_amdgpu_families: Option<String>,
+    /// Families the Windows release offers (`,` or `;` separated; empty: none).
+    #[arg(long, value_name = "FAMILIES")]
+    windows_amdgpu_families: Option<String>,
+    /// Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's).
+    #[arg(long, value_name = "TAG")]
+    platform_tag: Option<String>,
+    /// The devel tarball codec.
+    #[arg(long, value_enum)]
+    devel_compression: Option<DevelCompression>,
+    /// Compress the devel tarball with xz (same as `--devel-compression xz`).
+    #[arg(long, overrides_with = "no_devel_tarball_compression")]
+    devel_tarball_compression: bool,
+    /// Store the devel tarball uncompressed (the default).
+    #[arg(long)]
+    no_devel_tarball_compression: bool,
+}
+
+/// `therock-package build`.
+#[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)] // clap's `--flag`/`--no-flag` pairs
+pub(crate) struct BuildArgs {
+    #[command(flatten)]
+    plan: PlanArgs,
+    /// Where `dist/` is written.
+    #[arg(long, value_name = "DIR")]
+    dest_dir: PathBuf,
+    /// Write the packages (the default).
+    #[arg(long, overrides_with = "no_build_packages")]
+    build_packages: bool,
+    /// Validate and write `plan.json` only.
+    #[arg(long)]
+    no_build_packages: bool,
+    /// Deflate wheel members (the default).
+    #[arg(long, overrides_with = "no_wheel_compression")]
+    wheel_compression: bool,
+    /// Store wheel members uncompressed.
+    #[arg(long)]
+    no_wheel_compression: bool,
+    /// Threads for compression (default: one per core).
+    #[arg(long, short, default_value_t = 0)]
+    jobs: usize,
+}
+
+/// The devel tarball codecs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum DevelCompression {
+    /// `_devel.tar`.
+    None,
+    /// `_devel.tar.xz`.
+    Xz,
+    /// `_devel.tar.zst`.
+    Zstd,
+}
+
+impl PlanArgs {
+    fn devel_compression(&self) -> Result<devel_tar::Compression> {
+        let legacy_flag = self
+            .devel_tarball_compression
+            .then_some(DevelCompression::Xz);
+        let chosen = match (self.devel_compression, legacy_flag) {
+            (Some(a), Some(b)) if a != b => bail!(
+                "--devel-tarball-compression means xz but --devel-compression says {a:?}; give one of them"
+            ),
+            (a, b) => a.or(b).unwrap_or(DevelCompression::None),
+        };
+        Ok(match chosen {
+            DevelCompression::None => devel_tar::Compression::None,
+            DevelCompression::Xz => devel_tar::Compression::Xz { preset: 6 },
+            DevelCompression::Zstd => devel_tar::Compression::Zstd { level: 19 },
+        })
+    }
+
+    fn platform_tag(&self) -> String {
+        self.platform_tag
+            .clone()
+            .or_else(|| {
+                std::env::var("ROCM_SDK_WHEEL_PLATFORM_TAG")
+                    .ok()
+                    .filter(|t| !t.is_empty())
+            })
+            .unwrap_or_else(host_platform_tag)
+    }
+
+    /// Reads the artifacts and makes the plan.
+    fn plan(&self) -> Result<Plan> {
+        let dir = ArtifactDir::open(&self.artifact_dir)?;
+        for notice in dir.notices() {
+            tracing::info!("{notice}");
+        }
+        let manifest = dir.therock_manifest()?;
+        let version = dist_info::version::choose_version(
+            manifest.version.as_deref(),
+            self.version.as_deref(),
+        )?;
+        let platform_tag = self.platform_tag();
+        let platform = if platform_tag.starts_with("win") {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        };
+        let mut input = PlanInput::new(&dir, &version.version.to_string(), &platform_tag);
+        input.nonce.clone_from(&self.version_suffix);
+        input.linux_families.clone_from(&self.linux_amdgpu_families);
+        input
+            .windows_families
+            .clone_from(&self.windows_amdgpu_families);
+        self.devel_compression()?
+            .file_name()
+            .clone_into(&mut input.devel_tar_name);
+        input.extra_files = python::wheel_files();
+        input.console_scripts = all_console_scripts()
+            .into_iter()
+            .filter(|s| s.on(platform))
+            .map(|s| (s.package, s.name.clone(), s.entry_point()))
+            .collect();
+        let plan = layout::plan(&input)?;
+        check_unique_outputs(&plan)?;
+        Ok(plan)
+    }
+}
+
+/// `therock-package plan`: prints the plan.
+pub(crate) fn plan(args: &PlanArgs, json: bool) -> Result<String> {
+    let plan = args.plan()?;
+    Ok(if json {
+        plan.to_json()
+    } else {
+        summary_of_plan(&plan)
+    })
+}
+
+fn summary_of_plan(plan: &Plan) -> String {
+    let mut out = format!(
+        "{:?} build, version {}, {}\n",
+        plan.mode, plan.version, plan.platform_tag
+    );
+    for p in &plan.packages {
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>6} files {:>6} devel entries {:>4} aliases {:>4} dropped",
+            p.dist_name,
+            p.files.len(),
+            p.devel_tree.len(),
+            p.soname_aliases.len(),
+            p.dropped.len()
+        );
+    }
+    for s in &plan.selectors {
+        let _ = writeln!(
+            out,
+            "  rocm (sdist) in dist/{} with {} extras",
+            s.subdir,
+            s.extras.len()
+        );
+    }
+    out
+}
+
+/// `therock-package build`.
+pub(crate) fn build(args: &BuildArgs) -> Result<String> {
+    let started = Instant::now();
+    let plan = args.plan.plan()?;
+    std::fs::create_dir_all(&args.dest_dir)
+        .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+    if args.no_build_packages {
+        let path = args.dest_dir.join("plan.json");
+        write_atomically(&path, plan.to_json().as_bytes())?;
+        return Ok(format!("plan validated; wrote {}", path.display()));
+    }
+    let epoch = source_date_epoch()?;
+    let compression = if args.no_wheel_compression {
+        Compression::Stored
+    } else {
+        Compression::default()
+    };
+    let options = ExecuteOptions {
+        dest_dir: args.dest_dir.clone(),
+        wheel: WriteOptions::default()
+            .with_compression(compression)
+            .with_jobs(args.jobs)
+            .with_source_date_epoch(epoch),
+        devel: args.plan.devel_compression()?,
+        mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
+    };
+    if args.jobs > 0 {
+        // Ignore the error when a pool already exists (tests call build twice).
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(args.jobs)
+            .build_global();
+    }
+    let written = execute(&plan, &python::sdist_files(), &options)?;
+    let mut out = String::new();
+    let mut total = 0;
+    for w in &written {
+        total += w.size;
+        let _ = writeln!(out, "{:>12}  {}", human(w.size), w.path.display());
+    }
+    let _ = writeln!(
+        out,
+        "{} packages, {} in {:.1}s",
+        written.len(),
+        human(total),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(out)
+}
+
+fn source_date_epoch() -> Result<Option<u64>> {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map(Some)
+            .with_context(|| format!("SOURCE_DATE_EPOCH={v} is not a number of seconds")),
+        _ => Ok(None),
+    }
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn host_platform_tag() -> String {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("windows", _) => "win_amd64".into(),
+        (os, arch) => format!("{os}_{arch}"),
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}

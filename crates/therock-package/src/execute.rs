@@ -1,0 +1,358 @@
+//! Writes a [`Plan`]: every source is read once and streamed through ELF
+//! edits or launcher generation into the wheel writer; outputs are staged
+//! and renamed into `--dest-dir` only when every package was written.
+
+use std::fs;
+use std::io::{self, Cursor, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use artifacts::Source as ArtifactSource;
+use devel_tar::{DevelTarWriter, WriteOptions as TarOptions};
+use elf_surgery::{Edit, ElfFile, SearchPathEdit};
+use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SelectorPlan, SourceRef};
+use rayon::prelude::*;
+use trampoline_gen::{Launcher, Platform};
+use wheel_writer::{
+    BytesSource, CompressionCache, CoreMetadata, FileSource, ReaderSource, SdistBuilder, Source,
+    WheelBuilder, WheelTag, WriteOptions,
+};
+
+use crate::python::SdistFile;
+
+/// How packages are written.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecuteOptions {
+    /// Where packages go (`dist/` below it).
+    pub(crate) dest_dir: PathBuf,
+    /// Wheel codec, threads and timestamp.
+    pub(crate) wheel: WriteOptions,
+    /// The devel tarball codec.
+    pub(crate) devel: devel_tar::Compression,
+    /// Timestamp for tar members (`SOURCE_DATE_EPOCH` or the zip epoch).
+    pub(crate) mtime: u64,
+}
+
+/// One written package.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// Its final path.
+    pub(crate) path: PathBuf,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+}
+
+/// Writes every package and selector of `plan`; on any error nothing in
+/// `dest_dir/dist` changes.
+pub(crate) fn execute(
+    plan: &Plan,
+    sdist_files: &[SdistFile],
+    options: &ExecuteOptions,
+) -> Result<Vec<Written>> {
+    let dist = options.dest_dir.join("dist");
+    fs::create_dir_all(&dist).with_context(|| format!("cannot create {}", dist.display()))?;
+    let staging = Staging::create(&dist)?;
+    let cache = CompressionCache::new();
+    let mut staged = Vec::new();
+    for package in &plan.packages {
+        let dir = staging.dir(&package.subdir)?;
+        staged.push(write_wheel(plan, package, &dir, options, &cache)?);
+    }
+    for selector in &plan.selectors {
+        let dir = staging.dir(&selector.subdir)?;
+        staged.push(write_sdist(plan, selector, sdist_files, &dir, options)?);
+    }
+    staging.commit(&dist, staged)
+}
+
+fn write_wheel(
+    plan: &Plan,
+    package: &PackagePlan,
+    dir: &Path,
+    options: &ExecuteOptions,
+    cache: &CompressionCache,
+) -> Result<PathBuf> {
+    let mut metadata = CoreMetadata::new(&package.dist_name, &plan.version);
+    metadata.summary = Some(package.summary.clone());
+    metadata.requires_dist.clone_from(&package.requires);
+    let tag = WheelTag::py3_none(&plan.platform_tag)?;
+    let mut wheel = WheelBuilder::new(metadata, tag)?.with_root_is_purelib(false);
+    let sources: Vec<(String, Arc<dyn Source>)> = package
+        .files
+        .par_iter()
+        .map(|file| {
+            Ok((
+                file.dest.clone(),
+                member_source(plan, package, file, dir, options)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    for (dest, source) in sources {
+        wheel.add_file(&dest, source)?;
+    }
+    for (name, object) in &package.console_scripts {
+        wheel.add_console_script(name, object)?;
+    }
+    let written = wheel
+        .write(dir, &options.wheel, Some(cache))
+        .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
+    tracing::info!("wrote {}", written.path.display());
+    Ok(written.path)
+}
+
+/// The bytes of one wheel member.
+fn member_source(
+    plan: &Plan,
+    package: &PackagePlan,
+    file: &PlannedFile,
+    dir: &Path,
+    options: &ExecuteOptions,
+) -> Result<Arc<dyn Source>> {
+    let exec = file.executable;
+    Ok(match &file.action {
+        Action::Copy { source } => copy_source(source, exec),
+        Action::PatchSearchPath { source, append } => {
+            let request = SearchPathEdit::append(append.iter().map(String::as_str)).force_rpath();
+            edited_source(source, &request, exec)?
+        }
+        Action::Launcher { target } => {
+            let platform = Platform::from_wheel_tag(&plan.platform_tag)?;
+            let launcher = Launcher::for_target(platform, target)
+                .with_context(|| format!("launcher {}", file.dest))?;
+            Arc::new(BytesSource::new(
+                launcher.into_bytes(),
+                true,
+                file.dest.clone(),
+            ))
+        }
+        Action::Generated { bytes, what } => {
+            Arc::new(BytesSource::new(bytes.clone(), exec, what.clone()))
+        }
+        Action::DevelTar => {
+            let path = write_devel_tar(package, dir, options)?;
+            Arc::new(
+                FileSource::new(&path)
+                    .with_context(|| format!("devel tarball {}", path.display()))?,
+            )
+        }
+    })
+}
+
+fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn Source> {
+    match &source.source {
+        ArtifactSource::File(path) => {
+            Arc::new(FileSource::with_metadata(path, source.size, executable))
+        }
+        archive @ ArtifactSource::ArchiveMember { .. } => {
+            let archive = archive.clone();
+            let origin = source.relpath.clone();
+            Arc::new(ReaderSource::new(
+                move || archive.open().map_err(io::Error::other),
+                source.size,
+                executable,
+                origin,
+            ))
+        }
+    }
+}
+
+/// A source with its search path edited while streaming; archive members
+/// (which cannot seek) are edited in memory.
+fn edited_source(
+    source: &SourceRef,
+    request: &SearchPathEdit,
+    executable: bool,
+) -> Result<Arc<dyn Source>> {
+    let origin = format!("{} ({})", source.relpath, source.artifact);
+    match &source.source {
+        ArtifactSource::File(path) => {
+            let edit = plan_edit(&mut fs::File::open(path)?, request)
+                .with_context(|| format!("{}", path.display()))?;
+            let size = edit.output_len();
+            let path = path.clone();
+            let edit = Arc::new(edit);
+            Ok(Arc::new(ReaderSource::new(
+                move || {
+                    let file = fs::File::open(&path)?;
+                    edit.reader(file).map_err(io::Error::other)
+                },
+                size,
+                executable,
+                origin,
+            )))
+        }
+        archive @ ArtifactSource::ArchiveMember { .. } => {
+            let bytes = archive.read_to_vec()?;
+            let edit = plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
+            let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
+            edit.reader(Cursor::new(&bytes))?.read_to_end(&mut out)?;
+            Ok(Arc::new(BytesSource::new(out, executable, origin)))
+        }
+    }
+}
+
+fn plan_edit<R: Read + io::Seek>(source: &mut R, request: &SearchPathEdit) -> Result<Edit> {
+    let elf = ElfFile::parse(source)?;
+    Ok(elf.plan_edit(source, request)?)
+}
+
+/// Streams the devel tree into `{dir}/_devel.tar*` (ELF copies get a forced
+/// `DT_RPATH`).
+fn write_devel_tar(package: &PackagePlan, dir: &Path, options: &ExecuteOptions) -> Result<PathBuf> {
+    let path = dir.join(format!(
+        "{}-{}",
+        package.dist_name,
+        options.devel.file_name()
+    ));
+    let tar_options = TarOptions {
+        compression: options.devel,
+        mtime: options.mtime,
+    };
+    let mut tar = DevelTarWriter::create(&path, &tar_options)?;
+    let force = SearchPathEdit::append(Vec::<String>::new()).force_rpath();
+    for entry in &package.devel_tree {
+        match entry {
+            DevelEntry::Dir { relpath } => tar.add_directory(relpath)?,
+            DevelEntry::Symlink {
+                relpath, target, ..
+            } => tar.add_symlink(relpath, target)?,
+            DevelEntry::File {
+                relpath,
+                force_rpath,
+                source,
+            } => {
+                let member: Arc<dyn Source> = if *force_rpath {
+                    edited_source(source, &force, false)?
+                } else {
+                    copy_source(source, false)
+                };
+                let mut reader = member.open()?;
+                tar.add_file(relpath, source.mode, member.size(), &mut reader)?;
+            }
+        }
+    }
+    tar.finish()?.persist()?;
+    Ok(path)
+}
+
+fn write_sdist(
+    plan: &Plan,
+    selector: &SelectorPlan,
+    files: &[SdistFile],
+    dir: &Path,
+    options: &ExecuteOptions,
+) -> Result<PathBuf> {
+    let mut metadata = CoreMetadata::new("rocm", &plan.version);
+    metadata.summary =
+        Some("ROCm SDK: selects the packages this machine needs at install time".into());
+    metadata.requires_python = Some(">=3.9".into());
+    metadata.dynamic = vec!["Requires-Dist".into(), "Provides-Extra".into()];
+    let mut sdist = SdistBuilder::new(metadata)?;
+    for file in files {
+        sdist.add_file(
+            &file.path,
+            Arc::new(BytesSource::new(
+                file.bytes.to_vec(),
+                file.executable,
+                file.path.clone(),
+            )),
+        )?;
+    }
+    sdist.add_file(
+        "rocm_sdk/_dist_info.json",
+        Arc::new(BytesSource::new(
+            selector.dist_info_json.clone(),
+            false,
+            "_dist_info.json",
+        )),
+    )?;
+    let written = sdist.write(dir, &options.wheel)?;
+    tracing::info!("wrote {}", written.path.display());
+    Ok(written.path)
+}
+
+/// A private directory inside `dist/` where packages are written before
+/// they are renamed into place.
+struct Staging {
+    root: PathBuf,
+}
+
+const STAGING_PREFIX: &str = ".therock-package-staging-";
+
+impl Staging {
+    fn create(dist: &Path) -> Result<Self> {
+        remove_abandoned(dist);
+        let root = dist.join(format!("{STAGING_PREFIX}{}", std::process::id()));
+        if root.exists() {
+            fs::remove_dir_all(&root)
+                .with_context(|| format!("cannot clear {}", root.display()))?;
+        }
+        fs::create_dir(&root).with_context(|| format!("cannot create {}", root.display()))?;
+        Ok(Self { root })
+    }
+
+    fn dir(&self, subdir: &str) -> Result<PathBuf> {
+        let dir = self.root.join(subdir);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// Renames every staged package into `dist`, then removes the staging
+    /// directory (devel tarballs, already inside their wheels, go with it).
+    fn commit(self, dist: &Path, staged: Vec<PathBuf>) -> Result<Vec<Written>> {
+        let mut written = Vec::new();
+        for path in staged {
+            let relative = path
+                .strip_prefix(&self.root)
+                .expect("staged inside the staging directory");
+            let dest = dist.join(relative);
+            if let Some(parent) = dest.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            fs::rename(&path, &dest)
+                .with_context(|| format!("cannot move {} into place", dest.display()))?;
+            let size = fs::metadata(&dest)?.len();
+            written.push(Written { path: dest, size });
+        }
+        Ok(written)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Removes staging directories left by runs that were killed.
+fn remove_abandoned(dist: &Path) {
+    let Ok(entries) = fs::read_dir(dist) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid).exists() && pid != std::process::id().to_string();
+        if !alive {
+            tracing::info!(
+                "removing {} left by an interrupted run",
+                entry.path().display()
+            );
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Fails when two packages of a plan would have the same file name.
+pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for p in &plan.packages {
+        if !seen.insert((p.subdir.clone(), p.dist_name.clone())) {
+            bail!("two packages named {} in dist/{}", p.dist_name, p.subdir);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! The Python files shipped inside the packages (`python/` in the
+//! repository, embedded at compile time; see docs/python.md).
+
+use dist_info::package::PackageKind;
+use layout::ExtraFile;
+
+/// A file of the `rocm` sdist, relative to its top directory.
+#[derive(Debug, Clone)]
+pub(crate) struct SdistFile {
+    /// Path inside the sdist.
+    pub(crate) path: String,
+    /// The bytes.
+    pub(crate) bytes: &'static [u8],
+    /// Stored executable.
+    pub(crate) executable: bool,
+}
+
+/// A file of `python/`: its path there and its bytes.
+type Embedded = (&'static str, &'static [u8]);
+
+macro_rules! python {
+    ($path:literal) => {
+        (
+            $path,
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/", $path)) as &[u8],
+        )
+    };
+}
+
+/// The sdist's files: the build backend, the `rocm_sdk` package and its
+/// pyproject (the build adds `rocm_sdk/_dist_info.json`).
+const SDIST: &[Embedded] = &[
+    python!("pyproject.toml"),
+    python!("build_backend/rocm_sdk_build_backend.py"),
+    python!("rocm_sdk/__init__.py"),
+    python!("rocm_sdk/__main__.py"),
+    python!("rocm_sdk/_detect.py"),
+    python!("rocm_sdk/_dist_info.py"),
+    python!("rocm_sdk/_document.py"),
+    python!("rocm_sdk/_selector.py"),
+];
+
+/// Wheel files: `(package, path with {pure} for the pure package, bytes)`.
+const WHEELS: &[(PackageKind, &str, Embedded)] = &[
+    (
+        PackageKind::Core,
+        "{pure}/__init__.py",
+        python!("rocm_sdk_core/__init__.py"),
+    ),
+    (
+        PackageKind::Core,
+        "{pure}/_cli.py",
+        python!("rocm_sdk_core/_cli.py"),
+    ),
+    (
+        PackageKind::Profiler,
+        "{pure}/__init__.py",
+        python!("rocm_profiler/__init__.py"),
+    ),
+    (
+        PackageKind::Profiler,
+        "{pure}/_cli.py",
+        python!("rocm_profiler/_cli.py"),
+    ),
+    (
+        PackageKind::Devel,
+        "{pure}/__init__.py",
+        python!("rocm_sdk_devel/__init__.py"),
+    ),
+    (
+        PackageKind::Libraries,
+        "{pure}/__init__.py",
+        python!("rocm_sdk_libraries/__init__.py"),
+    ),
+];
+
+/// The native `rocm-sdk`, built statically by build.rs.
+const ROCM_SDK_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rocm-sdk"));
+
+/// Where the native binary goes inside the core wheel.
+pub(crate) const ROCM_SDK_BINARY_PATH: &str = "{pure}/_bin/rocm-sdk";
+
+/// The sdist's files.
+pub(crate) fn sdist_files() -> Vec<SdistFile> {
+    SDIST
+        .iter()
+        .map(|(path, bytes)| SdistFile {
+            path: (*path).to_owned(),
+            bytes,
+            executable: false,
+        })
+        .collect()
+}
+
+/// The files the build adds to wheels: Python modules and the native binary.
+pub(crate) fn wheel_files() -> Vec<ExtraFile> {
+    WHEELS
+        .iter()
+        .map(|(package, dest, (_, bytes))| ExtraFile {
+            package: *package,
+            dest: (*dest).to_owned(),
+            executable: false,
+            bytes: bytes.to_vec(),
+        })
+        .chain(std::iter::once(ExtraFile {
+            package: PackageKind::Core,
+            dest: ROCM_SDK_BINARY_PATH.to_owned(),
+            executable: true,
+            bytes: ROCM_SDK_BINARY.to_vec(),
+        }))
+        .collect()
+}
