@@ -20,8 +20,8 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::{corpus_request, edit_copy, expected_rpath, loads, readelf_shows_rpath};
-use elf_surgery::{ElfFile, ElfKind, ErrorKind, Unchanged};
+use common::{corpus_request, expected_rpath, loads, readelf_shows_rpath};
+use elf_surgery::{ElfFile, ElfKind, ErrorKind, Unchanged, edit_file};
 
 const SYSTEM_DIRS: &[&str] = &[
     "/usr/lib",
@@ -148,7 +148,12 @@ fn check_one(path: &Path, dir: &Path, tally: &Mutex<Tally>) {
             .failures
             .push(format!("{}: {msg}", path.display()));
     };
-    let elf = match ElfFile::open(path) {
+    // Work on a snapshot: system packages may change under a long run.
+    let dest = dir.join(path.file_name().unwrap());
+    if let Err(e) = fs::copy(path, &dest) {
+        return fail(format!("copy: {e}"));
+    }
+    let elf = match ElfFile::open(&dest) {
         Ok(elf) => elf,
         Err(e) => return fail(format!("parse: {e}")),
     };
@@ -158,26 +163,27 @@ fn check_one(path: &Path, dir: &Path, tally: &Mutex<Tally>) {
     );
     if !editable {
         tally.lock().unwrap().skipped += 1;
+        let _ = fs::remove_file(&dest);
         return;
     }
-    let dest = dir.join(path.file_name().unwrap());
     // Baseline: the unedited file at the same place (a NEEDED or RUNPATH
     // with $ORIGIN resolves the same way before and after).
-    let loaded_before = elf.kind() == ElfKind::SharedObject
-        && fs::copy(path, &dest).is_ok()
-        && loads(&dest, path.parent()).is_ok();
-    let request = corpus_request();
-    match edit_copy(path, &dest, &request) {
+    let loaded_before = elf.kind() == ElfKind::SharedObject && loads(&dest, path.parent()).is_ok();
+    let snapshot = (elf.kind() == ElfKind::StaticExecutable).then(|| fs::read(&dest).ok());
+    match edit_file(&dest, &corpus_request()) {
         Ok(_) => {}
         Err(e) if matches!(e.kind(), ErrorKind::Unsupported(_)) && !is_native(&elf) => {
             tally.lock().unwrap().refused += 1;
             let _ = fs::remove_file(&dest);
             return;
         }
-        Err(e) => return fail(format!("edit: {e}")),
+        Err(e) => {
+            let _ = fs::remove_file(&dest);
+            return fail(format!("edit: {e}"));
+        }
     }
-    if elf.kind() == ElfKind::StaticExecutable {
-        if fs::read(path).ok() != fs::read(&dest).ok() {
+    if let Some(before) = snapshot {
+        if before != fs::read(&dest).ok() {
             fail("a static executable changed".into());
         }
         tally.lock().unwrap().static_unchanged += 1;
