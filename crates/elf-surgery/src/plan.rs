@@ -221,7 +221,7 @@ fn grow(
     let dyn_slots = entries.len() as u64 + 1 + SPARE_DYNAMIC_SLOTS;
     let dyn_at = dynamic_moves.then(|| seg.reserve(dyn_slots * DYN_SIZE));
 
-    let (offset, vaddr, align) = place(file, layout, seg.len)?;
+    let (offset, vaddr, align) = place(file, layout)?;
     let at = |rel: u64| (offset + rel, vaddr + rel);
 
     if let (Some((rel, old)), Some(s)) = (strtab_at, new_string) {
@@ -368,7 +368,7 @@ fn appended_len(a: &Appended) -> u64 {
 /// end of the file and past every segment's memory, a whole page (of the
 /// largest alignment in use) away from the last one, congruent modulo that
 /// alignment.
-fn place(file: &ElfFile, layout: &Layout, _size: u64) -> Result<(u64, u64, u64)> {
+fn place(file: &ElfFile, layout: &Layout) -> Result<(u64, u64, u64)> {
     let overflow = || unsupported("its addresses are too large to add a segment");
     let loads: Vec<&Segment> = layout
         .segments
