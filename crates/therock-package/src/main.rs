@@ -5,7 +5,10 @@
 //! (2: usage, 1: bad input or a failed build).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod build_cmd;
+mod execute;
 mod inspect;
+mod python;
 
 use std::process::ExitCode;
 
@@ -29,6 +32,16 @@ struct Cli {
 enum Command {
     /// Describe an artifact directory: mode, artifacts, targets, counts, warnings.
     Inspect(inspect::InspectArgs),
+    /// Build every package of the set into `--dest-dir/dist`.
+    Build(build_cmd::BuildArgs),
+    /// Print where every file would go, without writing anything.
+    Plan {
+        #[command(flatten)]
+        args: build_cmd::PlanArgs,
+        /// Print the whole plan as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +59,8 @@ fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet);
     let result = match &cli.command {
         Command::Inspect(args) => inspect::inspect(args),
+        Command::Build(args) => build_cmd::build(args),
+        Command::Plan { args, json } => build_cmd::plan(args, *json),
     };
     match result {
         Ok(out) => {

@@ -1,0 +1,233 @@
+//! Shared support for the end-to-end tests: the built-in example, builds of
+//! it, and fresh virtual environments that install the packages.
+#![allow(dead_code, unreachable_pub)] // each test binary uses a part of it
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use fixtures::{Example, ExampleMode, Layout};
+
+/// The example, generated once per test binary.
+pub fn example() -> &'static Example {
+    static EXAMPLE: OnceLock<(tempfile::TempDir, Example)> = OnceLock::new();
+    &EXAMPLE
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let example = fixtures::generate(dir.path()).unwrap();
+            (dir, example)
+        })
+        .1
+}
+
+/// The artifact directory of `mode` in tree layout.
+pub fn artifacts(mode: ExampleMode) -> PathBuf {
+    example().artifact_dir(mode, Layout::Tree)
+}
+
+/// Runs `therock-package args…`.
+pub fn therock_package(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_therock-package"))
+        .args(args)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
+        .output()
+        .expect("therock-package runs")
+}
+
+/// Asserts success and returns stdout.
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A build of the example into a temporary directory.
+#[derive(Debug)]
+pub struct Build {
+    dir: tempfile::TempDir,
+}
+
+impl Build {
+    /// Builds `mode` with extra flags.
+    pub fn new(mode: ExampleMode, extra: &[&str]) -> Self {
+        Self::from_artifacts(&artifacts(mode), extra)
+    }
+
+    /// Builds an artifact directory with extra flags.
+    pub fn from_artifacts(artifact_dir: &Path, extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "build",
+            "--artifact-dir",
+            artifact_dir.to_str().unwrap(),
+            "--dest-dir",
+            dir.path().to_str().unwrap(),
+        ];
+        args.extend(extra);
+        ok(&therock_package(&args));
+        Self { dir }
+    }
+
+    /// `dest-dir/dist`.
+    pub fn dist(&self) -> PathBuf {
+        self.dir.path().join("dist")
+    }
+
+    /// Every file under `dist/` (relative, sorted) with its sha256.
+    pub fn digests(&self) -> Vec<(String, String)> {
+        let mut files = Vec::new();
+        walk(&self.dist(), &self.dist(), &mut files);
+        files.sort();
+        files
+            .into_iter()
+            .map(|rel| {
+                let out = Command::new("sha256sum").arg(self.dist().join(&rel)).output().unwrap();
+                let text = String::from_utf8(out.stdout).unwrap();
+                (rel, text.split_whitespace().next().unwrap().to_owned())
+            })
+            .collect()
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            walk(root, &path, out);
+        } else {
+            out.push(path.strip_prefix(root).unwrap().display().to_string());
+        }
+    }
+}
+
+/// A fresh virtual environment.
+#[derive(Debug)]
+pub struct Venv {
+    dir: tempfile::TempDir,
+}
+
+impl Venv {
+    /// `python3 -m venv` in a temporary directory (pip comes from the
+    /// interpreter's bundled copy, no network).
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        ok(&Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(dir.path().join("venv"))
+            .output()
+            .unwrap());
+        Self { dir }
+    }
+
+    /// The venv directory.
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("venv")
+    }
+
+    /// `venv/bin/NAME`.
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.root().join("bin").join(name)
+    }
+
+    /// Its site-packages.
+    pub fn site_packages(&self) -> PathBuf {
+        let lib = self.root().join("lib");
+        let python = fs::read_dir(&lib)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("python"))
+            .expect("venv has lib/pythonX.Y");
+        python.join("site-packages")
+    }
+
+    /// Runs a program of the venv with `PATH` starting at its `bin/`.
+    pub fn run(&self, program: &str, args: &[&str]) -> Output {
+        let path = format!(
+            "{}:{}",
+            self.root().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Command::new(self.bin(program))
+            .args(args)
+            .env("PATH", path)
+            .env("VIRTUAL_ENV", self.root())
+            .env_remove("PYTHONPATH")
+            .env_remove("LD_LIBRARY_PATH")
+            .output()
+            .unwrap_or_else(|e| panic!("{program}: {e}"))
+    }
+
+    /// `pip install --no-index --find-links DIST requirements…`.
+    pub fn pip_install(&self, dist: &Path, requirements: &[&str]) -> Output {
+        let mut args = vec![
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+            "--find-links",
+            dist.to_str().unwrap(),
+        ];
+        args.extend(requirements);
+        self.run("python", &args)
+    }
+
+    /// `uv pip install --offline --no-index --find-links DIST requirements…`
+    /// into this venv.
+    pub fn uv_install(&self, dist: &Path, requirements: &[&str]) -> Output {
+        let mut command = Command::new(uv());
+        command
+            .args(["pip", "install", "--offline", "--no-index", "--no-cache", "--python"])
+            .arg(self.bin("python"))
+            .arg("--find-links")
+            .arg(dist)
+            .args(requirements);
+        command.output().unwrap()
+    }
+
+    /// Every file and link under site-packages (relative, sorted).
+    pub fn site_files(&self) -> Vec<String> {
+        let mut files = Vec::new();
+        walk_all(&self.site_packages(), &self.site_packages(), &mut files);
+        files.sort();
+        files
+    }
+}
+
+fn walk_all(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        out.push(path.strip_prefix(root).unwrap().display().to_string());
+        if entry.file_type().unwrap().is_dir() {
+            walk_all(root, &path, out);
+        }
+    }
+}
+
+/// The `uv` binary, installed once with pip into a tools venv under the
+/// cargo target directory (the test setup's only download).
+pub fn uv() -> PathBuf {
+    static UV: OnceLock<PathBuf> = OnceLock::new();
+    UV.get_or_init(|| {
+        let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("uv-tools");
+        let uv = tools.join("bin").join("uv");
+        if !uv.exists() {
+            ok(&Command::new("python3").args(["-m", "venv"]).arg(&tools).output().unwrap());
+            ok(&Command::new(tools.join("bin").join("pip"))
+                .args(["install", "-q", "--disable-pip-version-check", "uv"])
+                .output()
+                .unwrap());
+        }
+        uv
+    })
+    .clone()
+}
