@@ -1,0 +1,148 @@
+//! [`LinkChecker`]: resolves every `DT_NEEDED` of every host ELF file.
+
+use elf_surgery::ElfKind;
+
+use crate::Error;
+use crate::policy::SystemPolicy;
+use crate::report::{ElfReport, Needed, Report, Resolution, SearchKind};
+use crate::search_path::{SearchDir, expand_search_path, join, parent};
+use crate::tree::{FileTree, TreeElf};
+
+/// Resolves needed libraries the way the loader does for a file's own
+/// search path, restricted to a tree.
+///
+/// Per `DT_NEEDED` entry, in order: each directory of the file's `RUNPATH`
+/// (or, without one, its `RPATH`) that lies inside the tree; then the
+/// dynamic loader; then the system libraries the policy allows. A name
+/// with a `/` is not searched for (the loader opens it as a path) and only
+/// resolves if it names the loader.
+#[derive(Debug, Clone, Default)]
+pub struct LinkChecker {
+    policy: SystemPolicy,
+    prefixes: Vec<String>,
+}
+
+impl LinkChecker {
+    /// A checker with the manylinux_2_28 policy that checks every file.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Uses `policy` for the names the system may provide.
+    #[must_use]
+    pub fn with_policy(mut self, policy: SystemPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Checks only files under these top-level directories (e.g.
+    /// `_rocm_sdk_core`); lookups still see the whole tree.
+    #[must_use]
+    pub fn only_under<I, S>(mut self, prefixes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.prefixes = prefixes
+            .into_iter()
+            .map(|p| p.into().trim_matches('/').to_owned())
+            .collect();
+        self
+    }
+
+    fn selects(&self, path: &str) -> bool {
+        self.prefixes.is_empty()
+            || self.prefixes.iter().any(|p| {
+                p.is_empty()
+                    || path
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            })
+    }
+
+    /// Scans `tree` and resolves every needed library of every host ELF
+    /// file (shared objects and dynamic executables; device code, object
+    /// files and static executables need nothing).
+    pub fn check(&self, tree: &dyn FileTree) -> Result<Report, Error> {
+        let scan = tree.scan(&|p| self.selects(p))?;
+        let files = scan
+            .files
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.elf.kind(),
+                    ElfKind::SharedObject | ElfKind::DynamicExecutable
+                )
+            })
+            .map(|f| self.check_file(tree, f))
+            .collect();
+        Ok(Report {
+            files,
+            unreadable: scan.unreadable,
+        })
+    }
+
+    /// Resolves the needed libraries of one file of `tree`.
+    pub fn check_file(&self, tree: &dyn FileTree, file: &TreeElf) -> ElfReport {
+        let elf = &file.elf;
+        let (search_kind, search_path) = match (elf.runpath(), elf.rpath()) {
+            (Some(runpath), _) => (Some(SearchKind::Runpath), runpath),
+            (None, Some(rpath)) => (Some(SearchKind::Rpath), rpath),
+            (None, None) => (None, ""),
+        };
+        let search_dirs = if search_kind.is_some() {
+            expand_search_path(search_path, parent(&file.path))
+        } else {
+            Vec::new()
+        };
+        let interpreter = elf.interpreter().map(|i| i.rsplit('/').next().unwrap_or(i));
+        let needed = elf
+            .needed()
+            .iter()
+            .map(|name| Needed {
+                name: name.clone(),
+                resolution: self.resolve(tree, name, &search_dirs, interpreter),
+            })
+            .collect();
+        ElfReport {
+            path: file.path.clone(),
+            origin: file.origin.clone(),
+            search_kind,
+            search_dirs,
+            needed,
+        }
+    }
+
+    fn resolve(
+        &self,
+        tree: &dyn FileTree,
+        name: &str,
+        dirs: &[SearchDir],
+        interpreter: Option<&str>,
+    ) -> Resolution {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        if name.contains('/') {
+            let is_loader = self.policy.is_loader(base) || interpreter == Some(base);
+            return if is_loader && name.starts_with('/') {
+                Resolution::Loader
+            } else {
+                Resolution::Unresolved
+            };
+        }
+        for dir in dirs {
+            if let SearchDir::Tree(dir) = dir {
+                let candidate = join(dir, name);
+                if tree.contains_file(&candidate) {
+                    return Resolution::Tree { path: candidate };
+                }
+            }
+        }
+        if self.policy.is_loader(name) || interpreter == Some(name) {
+            Resolution::Loader
+        } else if self.policy.allows(name) {
+            Resolution::System
+        } else {
+            Resolution::Unresolved
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! [`DirTree`]: a directory on disk, for example an installed site-packages.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+use elf_surgery::ElfFile;
+use rayon::prelude::*;
+
+use crate::Error;
+use crate::report::Unreadable;
+use crate::tree::{ELF_MAGIC, FileTree, Scan, TreeElf};
+
+/// A directory on disk.
+///
+/// Opening lists the regular files once (not following directory links);
+/// hard links to one file (the devel tree links every runtime file) are
+/// parsed once and reported under each of their paths. Lookups follow links
+/// the way the loader does.
+#[derive(Debug, Clone)]
+pub struct DirTree {
+    root: PathBuf,
+    /// Regular files (relative path) grouped by inode, sorted.
+    files: Vec<(String, (u64, u64))>,
+}
+
+impl DirTree {
+    /// Lists the regular files under `root`.
+    pub fn open(root: &Path) -> Result<Self, Error> {
+        let meta = fs::metadata(root).map_err(Error::io(root))?;
+        if !meta.is_dir() {
+            return Err(Error::NotADirectory {
+                path: root.to_owned(),
+            });
+        }
+        let mut files = Vec::new();
+        walk(root, "", &mut files)?;
+        files.sort();
+        Ok(Self {
+            root: root.to_owned(),
+            files,
+        })
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// How many regular files the tree holds.
+    pub fn file_count(&self) -> usize {
+        self.files.len()
+    }
+}
+
+fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, (u64, u64))>) -> Result<(), Error> {
+    for entry in fs::read_dir(dir).map_err(Error::io(dir))? {
+        let entry = entry.map_err(Error::io(dir))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            tracing::debug!("skipping non-UTF-8 name in {}", dir.display());
+            continue;
+        };
+        let rel_path = crate::search_path::join(rel, &name);
+        let path = entry.path();
+        let meta = entry.metadata().map_err(Error::io(&path))?;
+        if meta.is_dir() {
+            walk(&path, &rel_path, out)?;
+        } else if meta.is_file() {
+            out.push((rel_path, (meta.dev(), meta.ino())));
+        }
+    }
+    Ok(())
+}
+
+impl FileTree for DirTree {
+    fn contains_file(&self, path: &str) -> bool {
+        self.root.join(path).is_file()
+    }
+
+    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error> {
+        let mut by_inode: BTreeMap<(u64, u64), Vec<&str>> = BTreeMap::new();
+        for (path, inode) in &self.files {
+            if select(path) {
+                by_inode.entry(*inode).or_default().push(path);
+            }
+        }
+        let groups: Vec<Vec<&str>> = by_inode.into_values().collect();
+        let parsed: Vec<Result<Group<'_>, Error>> = groups
+            .into_par_iter()
+            .map(|paths| {
+                let full = self.root.join(paths[0]);
+                Ok(parse_file(&full)?.map(|p| (paths, p)))
+            })
+            .collect();
+        let mut scan = Scan::default();
+        for group in parsed {
+            let Some((paths, parsed)) = group? else {
+                continue;
+            };
+            for path in paths {
+                match &parsed {
+                    Ok(elf) => scan.files.push(TreeElf {
+                        path: path.to_owned(),
+                        origin: None,
+                        elf: elf.clone(),
+                    }),
+                    Err(reason) => scan.unreadable.push(Unreadable {
+                        path: path.to_owned(),
+                        origin: None,
+                        reason: reason.clone(),
+                    }),
+                }
+            }
+        }
+        scan.files.sort_by(|a, b| a.path.cmp(&b.path));
+        scan.unreadable.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(scan)
+    }
+}
+
+/// A file's facts, or why its ELF structures could not be read.
+type Parsed = Result<ElfFile, String>;
+
+/// The paths of one inode and, when it is ELF, its facts.
+type Group<'a> = Option<(Vec<&'a str>, Parsed)>;
+
+/// `None` for a file that is not ELF.
+fn parse_file(path: &Path) -> Result<Option<Parsed>, Error> {
+    let mut file = File::open(path).map_err(Error::io(path))?;
+    let mut magic = [0u8; 4];
+    if read_full(&mut file, &mut magic).map_err(Error::io(path))? < 4 || magic != ELF_MAGIC {
+        return Ok(None);
+    }
+    file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
+    Ok(Some(ElfFile::parse(&mut file).map_err(|e| e.to_string())))
+}
+
+pub(crate) fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}

@@ -1,0 +1,152 @@
+//! [`WheelSetTree`]: the union of a set of wheels, virtually installed into
+//! one site-packages, read from the archives without unpacking.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use elf_surgery::ElfFile;
+use rayon::prelude::*;
+
+use crate::Error;
+use crate::dir_tree::read_full;
+use crate::report::Unreadable;
+use crate::tree::{ELF_MAGIC, FileTree, Scan, TreeElf};
+
+/// Where a wheel member lands relative to site-packages, as an installer
+/// places it: `{name}.data/purelib/x` and `{name}.data/platlib/x` land at
+/// `x`; other `.data` schemes (scripts, headers, data) land outside
+/// site-packages (`None`); directories are `None`; anything else lands at
+/// its own path.
+///
+/// ```
+/// use link_check::installed_path;
+/// assert_eq!(installed_path("_rocm_sdk_core/lib/libamdhip64.so.7").as_deref(), Some("_rocm_sdk_core/lib/libamdhip64.so.7"));
+/// assert_eq!(installed_path("rocm_sdk_core-7.1.0.data/platlib/x/y.so").as_deref(), Some("x/y.so"));
+/// assert_eq!(installed_path("rocm_sdk_core-7.1.0.data/scripts/hipcc"), None);
+/// ```
+pub fn installed_path(member: &str) -> Option<String> {
+    if member.ends_with('/') {
+        return None;
+    }
+    let (top, rest) = member.split_once('/')?;
+    // The wheel spec names the directory `{distribution}-{version}.data` exactly.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    let path = if top.ends_with(".data") {
+        let (scheme, inner) = rest.split_once('/')?;
+        if scheme != "purelib" && scheme != "platlib" {
+            return None;
+        }
+        inner
+    } else {
+        member
+    };
+    crate::normalize(path).filter(|p| !p.is_empty())
+}
+
+/// A set of wheels seen as the site-packages they would install.
+#[derive(Debug, Clone)]
+pub struct WheelSetTree {
+    wheels: Vec<PathBuf>,
+    installed: BTreeSet<String>,
+}
+
+impl WheelSetTree {
+    /// Reads the member lists of `wheels` (central directories only).
+    pub fn open<I, P>(wheels: I) -> Result<Self, Error>
+    where
+        I: IntoIterator<Item = P>,
+        P: AsRef<Path>,
+    {
+        let mut wheels: Vec<PathBuf> = wheels.into_iter().map(|p| p.as_ref().to_owned()).collect();
+        wheels.sort();
+        let mut installed = BTreeSet::new();
+        for wheel in &wheels {
+            let archive = open_archive(wheel)?;
+            installed.extend(
+                archive
+                    .file_names_raw()
+                    .filter_map(|raw| installed_path(&String::from_utf8_lossy(raw))),
+            );
+        }
+        Ok(Self { wheels, installed })
+    }
+
+    /// The wheels, sorted by path.
+    pub fn wheels(&self) -> &[PathBuf] {
+        &self.wheels
+    }
+
+    /// Every installed path, sorted.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.installed.iter().map(String::as_str)
+    }
+}
+
+fn open_archive(wheel: &Path) -> Result<zip::ZipArchive<BufReader<File>>, Error> {
+    let file = File::open(wheel).map_err(Error::io(wheel))?;
+    zip::ZipArchive::new(BufReader::new(file)).map_err(Error::zip(wheel))
+}
+
+impl FileTree for WheelSetTree {
+    fn contains_file(&self, path: &str) -> bool {
+        self.installed.contains(path)
+    }
+
+    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error> {
+        let per_wheel: Vec<Result<Scan, Error>> = self
+            .wheels
+            .par_iter()
+            .map(|wheel| scan_wheel(wheel, select))
+            .collect();
+        let mut scan = Scan::default();
+        for one in per_wheel {
+            let one = one?;
+            scan.files.extend(one.files);
+            scan.unreadable.extend(one.unreadable);
+        }
+        scan.files
+            .sort_by(|a, b| (&a.path, &a.origin).cmp(&(&b.path, &b.origin)));
+        scan.unreadable
+            .sort_by(|a, b| (&a.path, &a.origin).cmp(&(&b.path, &b.origin)));
+        Ok(scan)
+    }
+}
+
+fn scan_wheel(wheel: &Path, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error> {
+    let origin = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mut archive = open_archive(wheel)?;
+    let mut scan = Scan::default();
+    for index in 0..archive.len() {
+        let mut member = archive.by_index(index).map_err(Error::zip(wheel))?;
+        let name = String::from_utf8_lossy(member.name_raw()).into_owned();
+        let Some(path) = installed_path(&name).filter(|p| select(p)) else {
+            continue;
+        };
+        // Only the first bytes of a non-ELF member are decompressed.
+        let mut magic = [0u8; 4];
+        let n = read_full(&mut member, &mut magic).map_err(Error::io(wheel))?;
+        if n < 4 || magic != ELF_MAGIC {
+            continue;
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(member.size()).unwrap_or(0));
+        bytes.extend_from_slice(&magic);
+        member
+            .read_to_end(&mut bytes)
+            .map_err(Error::io(wheel.join(&name)))?;
+        match ElfFile::parse(&mut Cursor::new(bytes)) {
+            Ok(elf) => scan.files.push(TreeElf {
+                path,
+                origin: origin.clone(),
+                elf,
+            }),
+            Err(e) => scan.unreadable.push(Unreadable {
+                path,
+                origin: origin.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    Ok(scan)
+}
