@@ -31,7 +31,12 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
             "warnings",
         ],
     )?;
-    run("cargo", &["test", "--workspace", "--locked"])
+    run("cargo", &["test", "--workspace", "--locked"])?;
+    // The Python shipped in the packages, against the same JSON vectors.
+    run(
+        "python3",
+        &["-m", "unittest", "discover", "-s", "python/tests", "-t", "python"],
+    )
 }
 
 /// Installs the Debian packages the tests need when any is missing.

@@ -22,9 +22,11 @@ pub(crate) fn example(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo xtask demo`: generates the example into `example/` and runs
-/// `therock-package inspect` on both modes, checking that the archives
-/// give the same report as the extracted tree.
+/// `cargo xtask demo`: generates the example into `example/`, runs
+/// `therock-package inspect` on both modes (checking that the archives give
+/// the same report as the extracted tree), builds both modes' packages into
+/// `example/{mode}/dist`, installs the kpack set into `example/venv` with
+/// pip, and uses it: `rocm-sdk init`, `path`, `hipconfig --rocmpath`.
 pub(crate) fn demo(args: &[String]) -> Result<(), String> {
     if !args.is_empty() {
         return Err("usage: cargo xtask demo".into());
@@ -71,6 +73,52 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
             );
         }
         println!();
+        let dest = example.root().join(mode.dir_name());
+        run_checked(
+            Command::new(&binary)
+                .args(["build", "--artifact-dir"])
+                .arg(example.artifact_dir(mode, fixtures::Layout::Tree))
+                .arg("--dest-dir")
+                .arg(&dest),
+        )?;
     }
+    install_and_use(&example.root().join("kpack/dist"), &example.root().join("venv"))
+}
+
+/// A fresh venv with `rocm[libraries,devel,device-gfx942]` from `dist`, and
+/// the install-time commands run in it.
+fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(), String> {
+    if venv.exists() {
+        std::fs::remove_dir_all(venv).map_err(|e| format!("cannot remove {}: {e}", venv.display()))?;
+    }
+    run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+    let bin = venv.join("bin");
+    run_checked(
+        Command::new(bin.join("pip"))
+            .args(["install", "-q", "--disable-pip-version-check", "--no-index", "--find-links"])
+            .arg(dist)
+            .arg("rocm[libraries,devel,device-gfx942]"),
+    )?;
+    for (program, args) in [
+        ("rocm-sdk", &["version"][..]),
+        ("rocm-sdk", &["init"][..]),
+        ("rocm-sdk", &["path", "--root"][..]),
+        ("hipconfig", &["--rocmpath"][..]),
+    ] {
+        println!("$ {program} {}", args.join(" "));
+        run_checked(Command::new(bin.join(program)).args(args))?;
+    }
+    println!("\ninstalled into {}; try {}/rocm-sdk --help", venv.display(), bin.display());
     Ok(())
+}
+
+/// Runs a command, letting it print; a failure is an error naming it.
+fn run_checked(command: &mut Command) -> Result<(), String> {
+    let shown = format!("{command:?}");
+    let status = command.status().map_err(|e| format!("cannot run {shown}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{shown} failed: {status}"))
+    }
 }

@@ -173,8 +173,9 @@ impl Planner<'_, '_> {
         match self.mode {
             Mode::Kpack => {
                 let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
+                require_libraries(&libs, None)?;
                 let mut kpack_index = index;
-                if !libs.is_empty() {
+                {
                     let (plan, rt) =
                         self.runtime(&libs, PackageKind::Libraries, None, Links::Runtime, None);
                     kpack_index.add(
@@ -219,7 +220,8 @@ impl Planner<'_, '_> {
                     // The profiler and core come first, as in the shared index.
                     family_index =
                         merge_profiler(family_index, &packages, self.mode, &self.input.nonce);
-                    if !libs.is_empty() {
+                    require_libraries(&libs, Some(family))?;
+                    {
                         let (plan, rt) = self.runtime(
                             &libs,
                             PackageKind::Libraries,
@@ -523,6 +525,19 @@ impl Planner<'_, '_> {
             })
             .collect()
     }
+}
+
+/// SPEC §12: a set without its libraries package is not published.
+fn require_libraries(libs: &Catalog, family: Option<&str>) -> Result<(), Error> {
+    if !libs.is_empty() {
+        return Ok(());
+    }
+    let which = family.map_or_else(|| "generic".to_owned(), |f| format!("generic or {f}"));
+    Err(Error::Check(format!(
+        "no libraries artifacts ({} with component lib, target {which}): refusing to build a \
+         set without rocm-sdk-libraries; include them in the artifact directory",
+        rules::LIBRARIES_NAMES.join(", ")
+    )))
 }
 
 fn merge_profiler(

@@ -78,3 +78,56 @@ fn windows_plans_have_no_launchers() {
             .all(|f| !matches!(f.action, Action::Launcher { .. }))
     );
 }
+
+/// A copy of the kpack tree without the artifacts whose names start with
+/// one of `prefixes`.
+fn kpack_without(prefixes: &[&str]) -> tempfile::TempDir {
+    let from = example().artifact_dir(ExampleMode::Kpack, Layout::Tree);
+    let to = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !prefixes.iter().any(|p| name.starts_with(p)) {
+            let status = std::process::Command::new("cp")
+                .arg("-a")
+                .arg(entry.path())
+                .arg(to.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+    }
+    to
+}
+
+fn plan_error(dir: &std::path::Path, tag: &str, linux_families: Option<&str>) -> String {
+    let dir = ArtifactDir::open(dir).unwrap();
+    let mut input = PlanInput::new(&dir, fixtures::VERSION, tag);
+    input.linux_families = linux_families.map(str::to_owned);
+    plan(&input).unwrap_err().to_string()
+}
+
+#[test]
+fn kpack_refuses_a_listed_target_without_device_artifacts() {
+    let dir = example().artifact_dir(ExampleMode::Kpack, Layout::Tree);
+    let error = plan_error(&dir, "linux_x86_64", Some("gfx94X-dcgpu;gfx1101"));
+    assert!(error.contains("no device artifacts for gfx1101"), "{error}");
+    assert!(error.contains("expected gfx1101, gfx942") && error.contains("discovered gfx1100, gfx942"), "{error}");
+}
+
+#[test]
+fn refuses_a_set_without_libraries() {
+    let dir = kpack_without(&["blas_", "fft_"]);
+    let error = plan_error(dir.path(), "linux_x86_64", None);
+    assert!(error.contains("no libraries artifacts"), "{error}");
+}
+
+#[test]
+fn profiler_is_required_on_linux_and_skipped_on_windows() {
+    let dir = kpack_without(&["rocprofiler-"]);
+    let error = plan_error(dir.path(), "linux_x86_64", None);
+    assert!(error.contains("refusing to build an empty rocm-profiler"), "{error}");
+    let artifacts = ArtifactDir::open(dir.path()).unwrap();
+    let plan = plan(&PlanInput::new(&artifacts, fixtures::VERSION, "win_amd64")).unwrap();
+    assert!(plan.packages.iter().all(|p| p.dist_name != "rocm-profiler"));
+}
