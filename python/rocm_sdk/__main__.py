@@ -3,6 +3,10 @@
 
 The native program finds site-packages from its own location, so `--user`,
 `--target` and `--prefix` installs work; this shim only has to find it.
+It also tells the program which interpreter runs this installation
+(`ROCM_SDK_PYTHON`, unless already set): `rocm-sdk test` imports the
+packages and loads every shared library with it, since the static native
+program cannot load libraries itself.
 """
 
 from __future__ import annotations
@@ -11,7 +15,10 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["main", "native_program"]
+__all__ = ["PYTHON_ENV", "main", "native_program"]
+
+#: The interpreter `rocm-sdk test` uses (crates/rocm-sdk, `main.rs`).
+PYTHON_ENV = "ROCM_SDK_PYTHON"
 
 
 def native_program() -> Path | None:
@@ -60,6 +67,8 @@ def main() -> int:
         )
         return 1
     argv = [str(program), *sys.argv[1:]]
+    if sys.executable and not os.environ.get(PYTHON_ENV):
+        os.environ[PYTHON_ENV] = sys.executable
     if sys.platform == "win32":
         # os.execv on Windows returns to the shell early; wait instead.
         import subprocess

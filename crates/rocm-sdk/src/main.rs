@@ -3,21 +3,28 @@
 //! Shipped at `rocm_sdk_core/_bin/rocm-sdk` inside site-packages and reached
 //! through the `rocm-sdk` console script of the `rocm` package (or
 //! `python -m rocm_sdk`); it finds site-packages from its own location.
+//! Exit status: 0 success, 1 failure (a failed check or an error, with a
+//! message saying what to do), 2 usage error.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
-
-mod site;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result};
 use clap::{Args, Parser, Subcommand};
+use dist_info::package::PackageKind;
+use rocm_sdk::{DistTargets, SelfTestOptions, Site, distributions, self_test};
 
-use crate::site::Site;
+/// Help pages start with `usage:` like the reference's argparse pages.
+const HELP_TEMPLATE: &str = "{about-with-newline}\nusage: {usage}\n\n{all-args}{after-help}";
+
+/// Environment variable naming the Python interpreter `test` uses (the
+/// `rocm-sdk` script sets it to its own `sys.executable`).
+const PYTHON_ENV: &str = "ROCM_SDK_PYTHON";
 
 /// Sets up and checks an installed ROCm Python SDK.
 #[derive(Debug, Parser)]
-#[command(name = "rocm-sdk", version, disable_version_flag = true)]
+#[command(name = "rocm-sdk", version, disable_version_flag = true, help_template = HELP_TEMPLATE)]
 struct Cli {
     /// The site-packages to work on (default: the one holding this program).
     #[arg(long, global = true, hide = true)]
@@ -29,19 +36,43 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Unpack the devel tree and link installed device files into it.
+    #[command(help_template = HELP_TEMPLATE)]
     Init {
-        /// Print nothing on success.
+        /// Print nothing on success (warnings included).
         #[arg(long, short)]
         quiet: bool,
     },
     /// Print a path of the devel tree (unpacking it on first use).
+    #[command(help_template = HELP_TEMPLATE)]
     Path(PathArgs),
     /// Print the version of the installed ROCm packages.
-    Version {
-        /// Print JSON.
+    #[command(help_template = HELP_TEMPLATE)]
+    Version(JsonArg),
+    /// Print the GPU targets this ROCm release was built for.
+    #[command(help_template = HELP_TEMPLATE)]
+    Targets(JsonArg),
+    /// Check the installation; ends with `N passed, N failed`.
+    #[command(help_template = HELP_TEMPLATE)]
+    Test {
+        /// Print a JSON report instead of text.
         #[arg(long)]
         json: bool,
+        /// Libraries loaded at the same time (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// The Python interpreter to check imports and library loads with
+        /// (default: $ROCM_SDK_PYTHON, set by the `rocm-sdk` script, else
+        /// `python3`).
+        #[arg(long)]
+        python: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+struct JsonArg {
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -88,16 +119,27 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
-    let site = Site::locate(cli.site_packages)?;
+    let site = if let Some(root) = cli.site_packages {
+        Site::new(root)
+    } else {
+        let exe = std::env::current_exe().map_err(rocm_sdk::Error::OwnPath)?;
+        Site::from_executable(&exe)?
+    };
     match cli.command {
         Command::Init { quiet } => {
-            let root = ensure_devel(&site)?;
+            let (root, warnings) = site.ensure_devel()?;
             if !quiet {
+                for warning in &warnings {
+                    eprintln!("rocm-sdk: warning: {warning}");
+                }
                 println!("devel tree ready: {}", root.display());
             }
         }
         Command::Path(which) => {
-            let root = ensure_devel(&site)?;
+            let (root, warnings) = site.ensure_devel()?;
+            for warning in &warnings {
+                tracing::warn!("{warning}");
+            }
             let path = if which.cmake {
                 root.join("lib").join("cmake")
             } else if which.bin {
@@ -107,29 +149,63 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             println!("{}", path.display());
         }
-        Command::Version { json } => {
-            let version = site.dist_info()?.selector.version;
+        Command::Version(JsonArg { json }) => {
+            let document = site.dist_info()?;
+            let version = &document.selector.version;
             if json {
-                println!("{}", serde_json::json!({ "version": version }));
+                let installed = distributions::installed(site.root(), &document)?;
+                let list: Vec<_> = installed
+                    .iter()
+                    .map(|d| serde_json::json!({ "name": d.name, "version": d.version }))
+                    .collect();
+                println!(
+                    "{}",
+                    serde_json::json!({ "version": version, "distributions": list })
+                );
             } else {
                 println!("{version}");
             }
         }
+        Command::Targets(JsonArg { json }) => {
+            let document = site.dist_info()?;
+            let core = site
+                .platform_dir(&document, PackageKind::Core)
+                .context("the dist-info document names no core package; reinstall rocm-sdk-core")?;
+            let targets = DistTargets::read(&core)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "targets": targets.targets,
+                        "dist_amdgpu_targets": targets.raw,
+                    })
+                );
+            } else {
+                println!("{}", targets.raw);
+            }
+        }
+        Command::Test { json, jobs, python } => {
+            let python = python
+                .or_else(|| {
+                    std::env::var_os(PYTHON_ENV)
+                        .filter(|v| !v.is_empty())
+                        .map(PathBuf::from)
+                })
+                .unwrap_or_else(|| PathBuf::from("python3"));
+            let mut options = SelfTestOptions::new(python);
+            if let Some(jobs) = jobs {
+                options.jobs = jobs.max(1);
+            }
+            let report = self_test(&site, &options);
+            if json {
+                print!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_text());
+            }
+            if !report.is_ok() {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Unpacks devel if needed and reconciles device links; the devel root.
-fn ensure_devel(site: &Site) -> Result<PathBuf> {
-    if !site.has_devel() {
-        bail!(
-            "rocm-sdk-devel is not installed in {}; install it with `pip install \"rocm[devel]\"`",
-            site.root.display()
-        );
-    }
-    let report = devel_tar::ensure(&site.root)?;
-    for warning in &report.warnings {
-        eprintln!("rocm-sdk: warning: {warning}");
-    }
-    Ok(site.devel_root())
 }

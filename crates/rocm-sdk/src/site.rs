@@ -1,66 +1,160 @@
-//! The installation this binary belongs to: site-packages, found from the
-//! binary's own location, and the `_dist_info.json` it ships.
+//! The installation a `rocm-sdk` belongs to: site-packages, found from the
+//! binary's own location, the `_dist_info.json` it ships, and where each
+//! package lives in it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use dist_info::document::{DistInfo, FILE_NAME};
+use dist_info::package::PackageKind;
+
+use crate::error::Error;
 
 /// Where the native binary lives inside site-packages.
-pub(crate) const BINARY_RELPATH: &str = "rocm_sdk_core/_bin/rocm-sdk";
+pub const BINARY_RELPATH: &str = "rocm_sdk_core/_bin/rocm-sdk";
 
-/// An installed set of ROCm packages.
-#[derive(Debug)]
-pub(crate) struct Site {
-    pub(crate) root: PathBuf,
+/// An installed set of ROCm packages: one site-packages directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    root: PathBuf,
 }
 
 impl Site {
-    /// The site-packages holding this executable (`SP/rocm_sdk_core/_bin/rocm-sdk`),
-    /// or `explicit` when given.
-    pub(crate) fn locate(explicit: Option<PathBuf>) -> Result<Self> {
-        if let Some(root) = explicit {
-            return Ok(Self { root });
-        }
-        let exe = std::env::current_exe().context("cannot find this program's own path")?;
-        let exe = fs::canonicalize(&exe).unwrap_or(exe);
+    /// The site-packages at `root` (nothing is checked yet).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The site-packages holding the executable at `exe`
+    /// (`SP/rocm_sdk_core/_bin/rocm-sdk`, links resolved).
+    pub fn from_executable(exe: &Path) -> Result<Self, Error> {
+        let exe = fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
         let depth = BINARY_RELPATH.split('/').count();
-        let root = exe.ancestors().nth(depth).map(Path::to_path_buf);
-        match root {
-            Some(root) if exe.ends_with(BINARY_RELPATH) => Ok(Self { root }),
-            _ => bail!(
-                "{} is not inside an installed rocm-sdk-core ({BINARY_RELPATH}); run the \
-                 `rocm-sdk` command that pip installed, or pass --site-packages",
-                exe.display()
-            ),
+        match exe.ancestors().nth(depth) {
+            Some(root) if exe.ends_with(BINARY_RELPATH) => Ok(Self::new(root)),
+            _ => Err(Error::NotInstalled { exe }),
         }
     }
 
-    /// The dist-info document, from the `rocm` selector or else from core.
-    pub(crate) fn dist_info(&self) -> Result<DistInfo> {
+    /// The site-packages directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The dist-info document of core (`rocm_sdk_core/_dist_info.json`):
+    /// the reference for this installation, since the native program ships
+    /// with core.
+    pub fn core_document(&self) -> Result<DistInfo, Error> {
+        read_document(&self.root.join("rocm_sdk_core").join(FILE_NAME))
+    }
+
+    /// The dist-info document, from core or else from the `rocm` selector.
+    pub fn dist_info(&self) -> Result<DistInfo, Error> {
         let candidates = [
-            self.root.join("rocm_sdk").join(FILE_NAME),
             self.root.join("rocm_sdk_core").join(FILE_NAME),
+            self.root.join("rocm_sdk").join(FILE_NAME),
         ];
-        let path = candidates.iter().find(|p| p.is_file()).with_context(|| {
-            format!(
-                "no {FILE_NAME} in {}: rocm-sdk-core is not installed there; run \
-                 `pip install rocm`",
-                self.root.display()
-            )
-        })?;
-        let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-        DistInfo::from_json(&bytes).with_context(|| path.display().to_string())
+        let path = candidates
+            .iter()
+            .find(|p| p.is_file())
+            .ok_or_else(|| Error::NoDocument {
+                site_packages: self.root.clone(),
+            })?;
+        read_document(path)
     }
 
     /// Whether `rocm-sdk-devel` is installed (its pure package exists).
-    pub(crate) fn has_devel(&self) -> bool {
+    pub fn has_devel(&self) -> bool {
         self.root.join(devel_tar::DEVEL_PACKAGE_DIR).is_dir()
     }
 
-    /// The devel tree root.
-    pub(crate) fn devel_root(&self) -> PathBuf {
+    /// The devel tree root (`SP/_rocm_sdk_devel`).
+    pub fn devel_root(&self) -> PathBuf {
         self.root.join(devel_tar::DEVEL_ROOT)
+    }
+
+    /// The platform package directory of a package that is not target
+    /// specific (core, profiler), from the document.
+    pub fn platform_dir(&self, document: &DistInfo, kind: PackageKind) -> Option<PathBuf> {
+        document
+            .packages
+            .iter()
+            .find(|p| p.logical == kind && !p.target_specific)
+            .and_then(|p| p.platform_package_template.as_deref())
+            .map(|name| self.root.join(name))
+    }
+
+    /// Unpacks the devel tree if needed and reconciles device links; the
+    /// devel root and the warnings to show.
+    pub fn ensure_devel(&self) -> Result<(PathBuf, Vec<devel_tar::Warning>), Error> {
+        if !self.has_devel() {
+            let pin = self
+                .dist_info()
+                .map(|d| format!("=={}", d.selector.version))
+                .unwrap_or_default();
+            return Err(Error::DevelNotInstalled {
+                site_packages: self.root.clone(),
+                pin,
+            });
+        }
+        let report = devel_tar::ensure(&self.root)?;
+        Ok((self.devel_root(), report.warnings))
+    }
+}
+
+/// Reads and parses one `_dist_info.json`.
+pub(crate) fn read_document(path: &Path) -> Result<DistInfo, Error> {
+    let bytes = fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::NoDocument {
+                site_packages: path
+                    .parent()
+                    .and_then(Path::parent)
+                    .unwrap_or(path)
+                    .to_path_buf(),
+            }
+        } else {
+            Error::read(path, e)
+        }
+    })?;
+    DistInfo::from_json(&bytes).map_err(|source| Error::Document {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn site_packages_is_three_levels_above_the_binary() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("lib/python3.12/site-packages");
+        let bin = sp.join(BINARY_RELPATH);
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        fs::write(&bin, b"").unwrap();
+        let site = Site::from_executable(&bin).unwrap();
+        assert_eq!(site.root(), fs::canonicalize(&sp).unwrap());
+    }
+
+    #[test]
+    fn a_binary_elsewhere_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("rocm-sdk");
+        fs::write(&bin, b"").unwrap();
+        let err = Site::from_executable(&bin).unwrap_err().to_string();
+        assert!(err.contains("--site-packages"), "{err}");
+        assert!(err.contains(BINARY_RELPATH), "{err}");
+    }
+
+    #[test]
+    fn devel_missing_names_the_extra_with_the_version_pin() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Site::new(dir.path())
+            .ensure_devel()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("rocm[devel]"), "{err}");
     }
 }

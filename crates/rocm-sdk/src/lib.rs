@@ -1,0 +1,39 @@
+//! `rocm-sdk`: the install-time half of the ROCm Python packages.
+//!
+//! The native program ships at `SP/rocm_sdk_core/_bin/rocm-sdk` and is
+//! reached through the `rocm` package's `rocm-sdk` script (or `python -m
+//! rocm_sdk`). This library is what it does, for other tools to reuse:
+//!
+//! - [`Site`]: the site-packages of an installation (found from the
+//!   program's own location), its documents, and
+//!   [`Site::ensure_devel`] (unpack the devel tree, reconcile device links).
+//! - [`DistTargets`]: the GPU targets the release was built for.
+//! - [`distributions::installed`]: the ROCm distributions installed there.
+//! - [`self_test`]: the installation self-check of `rocm-sdk test`,
+//!   returning a [`Report`] of [`Check`]s.
+//!
+//! ```no_run
+//! use rocm_sdk::{SelfTestOptions, Site, self_test};
+//!
+//! let site = Site::new("/venv/lib/python3.12/site-packages");
+//! let report = self_test(&site, &SelfTestOptions::new("/venv/bin/python"));
+//! print!("{}", report.to_text()); // ends with "N passed, N failed"
+//! assert!(report.is_ok());
+//! ```
+//!
+//! Design notes: `docs/rocm-sdk.md`.
+
+pub mod distributions;
+mod error;
+pub mod probe;
+pub mod record;
+mod report;
+mod selftest;
+mod site;
+mod targets;
+
+pub use error::Error;
+pub use report::{Category, Check, Outcome, Report};
+pub use selftest::{SelfTestOptions, self_test};
+pub use site::{BINARY_RELPATH, Site};
+pub use targets::{DIST_TARGETS_RELPATH, DistTargets};

@@ -1,0 +1,227 @@
+//! Questions only the installation's Python can answer: where imports land,
+//! whether console-script entry points resolve, and whether each shared
+//! library loads in a fresh process.
+//!
+//! The native `rocm-sdk` is a static executable, which cannot `dlopen`
+//! safely, so library loading runs in Python: one interpreter (`probe.py`)
+//! forks a child per library that calls `dlopen(RTLD_NOW | RTLD_LOCAL)`
+//! through ctypes. A child of an interpreter that loaded nothing else is a
+//! fresh process for the loader, and forking costs far less than starting
+//! an interpreter per library (what the reference does).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::Error;
+
+/// The probe's source, run with `python -I -B -c`.
+const PROBE_SOURCE: &str = include_str!("probe.py");
+
+/// A Python interpreter to ask, and the site-packages it should import from.
+#[derive(Debug, Clone)]
+pub struct PythonProbe {
+    python: PathBuf,
+    site_packages: PathBuf,
+}
+
+/// Where an import landed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ImportOutcome {
+    /// `module.__file__` (None for a namespace package).
+    #[serde(default)]
+    pub file: Option<String>,
+    /// The exception, when the import failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl PythonProbe {
+    /// A probe running `python` with `site_packages` first on `sys.path`.
+    pub fn new(python: impl Into<PathBuf>, site_packages: impl Into<PathBuf>) -> Self {
+        Self {
+            python: python.into(),
+            site_packages: site_packages.into(),
+        }
+    }
+
+    /// The interpreter.
+    pub fn python(&self) -> &Path {
+        &self.python
+    }
+
+    /// Imports each module; where it landed or why it failed.
+    pub fn imports(&self, modules: &[String]) -> Result<BTreeMap<String, ImportOutcome>, Error> {
+        let answer = self.ask(&json!({ "imports": modules }))?;
+        self.field(answer, "imports")
+    }
+
+    /// Resolves `module.name` for each pair (console-script entry points);
+    /// `None` when it resolves to a callable, else the error.
+    pub fn attributes(&self, pairs: &[(String, String)]) -> Result<Vec<Option<String>>, Error> {
+        let answer = self.ask(&json!({ "attributes": pairs }))?;
+        self.field(answer, "attributes")
+    }
+
+    /// Loads each library in its own forked process (`jobs` at a time, each
+    /// within `timeout_secs`); `None` when it loaded, else the loader's
+    /// message. `LD_LIBRARY_PATH` and `LD_PRELOAD` are cleared so only the
+    /// libraries' own search paths count.
+    pub fn load(
+        &self,
+        libraries: &[PathBuf],
+        jobs: usize,
+        timeout_secs: u32,
+    ) -> Result<Vec<Option<String>>, Error> {
+        let paths: Vec<String> = libraries.iter().map(|p| p.display().to_string()).collect();
+        let answer = self.ask(&json!({ "load": paths, "jobs": jobs, "timeout": timeout_secs }))?;
+        self.field(answer, "load")
+    }
+
+    fn field<T: serde::de::DeserializeOwned>(
+        &self,
+        mut answer: Value,
+        key: &str,
+    ) -> Result<T, Error> {
+        serde_json::from_value(answer[key].take()).map_err(|e| Error::Probe {
+            python: self.python.clone(),
+            reason: format!("malformed `{key}` answer: {e}"),
+        })
+    }
+
+    fn ask(&self, request: &Value) -> Result<Value, Error> {
+        let mut child = Command::new(&self.python)
+            .args(["-I", "-B", "-c", PROBE_SOURCE])
+            .arg(&self.site_packages)
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("LD_PRELOAD")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| Error::Python {
+                python: self.python.clone(),
+                source,
+            })?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let body = request.to_string();
+        // A probe that dies early closes its stdin; the exit status says why.
+        let _ = stdin.write_all(body.as_bytes());
+        drop(stdin);
+        let output = child.wait_with_output().map_err(|source| Error::Python {
+            python: self.python.clone(),
+            source,
+        })?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let last = stdout.lines().rev().find(|l| !l.trim().is_empty());
+        match (
+            output.status.success(),
+            last.map(serde_json::from_str::<Value>),
+        ) {
+            (true, Some(Ok(value))) => Ok(value),
+            _ => Err(Error::Probe {
+                python: self.python.clone(),
+                reason: format!(
+                    "{}: {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                ),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn python() -> Option<PathBuf> {
+        let ok = Command::new("python3")
+            .arg("-c")
+            .arg("pass")
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| PathBuf::from("python3"))
+    }
+
+    #[test]
+    fn imports_and_attributes_from_the_given_site_packages() {
+        let Some(py) = python() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("pkg_here")).unwrap();
+        std::fs::write(
+            dir.path().join("pkg_here/__init__.py"),
+            "print('noise')\ndef tool():\n    pass\nvalue = 1\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("namespace_only")).unwrap();
+        let probe = PythonProbe::new(py, dir.path());
+        let names = ["pkg_here", "namespace_only", "no_such_module"].map(String::from);
+        let got = probe.imports(&names).unwrap();
+        let here = got["pkg_here"].file.as_deref().unwrap();
+        assert!(here.ends_with("pkg_here/__init__.py"), "{here}");
+        assert_eq!(got["namespace_only"].file, None);
+        assert!(got["namespace_only"].error.is_none());
+        assert!(
+            got["no_such_module"]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("ModuleNotFoundError")
+        );
+        let pairs = [
+            ("pkg_here", "tool"),
+            ("pkg_here", "value"),
+            ("pkg_here", "nope"),
+        ]
+        .map(|(m, a)| (m.to_owned(), a.to_owned()));
+        let got = probe.attributes(&pairs).unwrap();
+        assert_eq!(got[0], None);
+        assert!(got[1].as_deref().unwrap().contains("not callable"));
+        assert!(got[2].as_deref().unwrap().contains("AttributeError"));
+        assert!(
+            !dir.path().join("pkg_here/__pycache__").exists(),
+            "-B: no bytecode written"
+        );
+    }
+
+    #[test]
+    fn loads_each_library_in_its_own_process() {
+        let Some(py) = python() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let not_a_library = dir.path().join("libnot.so");
+        std::fs::write(&not_a_library, b"plain text").unwrap();
+        let libc = [
+            "/lib/x86_64-linux-gnu/libc.so.6",
+            "/lib64/libc.so.6",
+            "/usr/lib/libc.so.6",
+        ]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
+        let mut libraries = vec![not_a_library, dir.path().join("libmissing.so")];
+        libraries.extend(libc.clone());
+        let got = PythonProbe::new(py, dir.path())
+            .load(&libraries, 2, 30)
+            .unwrap();
+        assert_eq!(got.len(), libraries.len());
+        assert!(got[0].as_deref().unwrap().contains("libnot.so"), "{got:?}");
+        assert!(got[1].is_some());
+        if libc.is_some() {
+            assert_eq!(got[2], None);
+        }
+    }
+
+    #[test]
+    fn a_missing_interpreter_says_what_to_do() {
+        let err = PythonProbe::new("/nonexistent/python3", "/")
+            .imports(&[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ROCM_SDK_PYTHON"), "{err}");
+    }
+}

@@ -1,0 +1,201 @@
+//! A distribution's `RECORD` (the wheel spec's CSV: `path,sha256=…,size`)
+//! and its verification against the files on disk.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+
+/// One row of a RECORD.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordRow {
+    /// The path, relative to site-packages (may start with `../` for scripts).
+    pub path: String,
+    /// The `sha256=` digest (URL-safe base64, no padding), when listed.
+    pub sha256: Option<String>,
+    /// The size in bytes, when listed.
+    pub size: Option<u64>,
+}
+
+/// Reads every row of the RECORD at `path`.
+pub fn read_record(path: &Path) -> Result<Vec<RecordRow>, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
+    Ok(parse_record(&String::from_utf8_lossy(&bytes)))
+}
+
+/// Parses RECORD text: CSV rows (quoted fields allowed), CRLF or LF.
+pub fn parse_record(text: &str) -> Vec<RecordRow> {
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let fields = csv_fields(line);
+            let hash = fields.get(1).map(String::as_str).unwrap_or_default();
+            RecordRow {
+                path: fields.first().cloned().unwrap_or_default(),
+                sha256: hash.strip_prefix("sha256=").map(str::to_owned),
+                size: fields.get(2).and_then(|s| s.trim().parse().ok()),
+            }
+        })
+        .collect()
+}
+
+/// The fields of one CSV row (`"` quotes, `""` inside quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.strip_suffix('\r').unwrap_or(line).chars().peekable();
+    while let Some(c) = chars.next() {
+        let field = fields.last_mut().expect("never empty");
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => field.push(c),
+        }
+    }
+    fields
+}
+
+/// [`RecordMismatch::problem`] of a listed file that does not exist.
+pub const MISSING: &str = "missing";
+
+/// A file whose contents do not match its RECORD row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordMismatch {
+    /// The path as listed.
+    pub path: String,
+    /// What is wrong ("missing", "sha256 differs", ...).
+    pub problem: String,
+}
+
+/// What verifying one RECORD found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordVerification {
+    /// Rows with a hash that were checked.
+    pub checked: usize,
+    /// Rows without a hash (RECORD itself, paths added by `rocm-sdk init`).
+    pub unhashed: usize,
+    /// Files that are missing or differ, in RECORD order.
+    pub mismatches: Vec<RecordMismatch>,
+}
+
+/// Hashes every file listed with a digest (on all cores) and compares
+/// digest and size. Paths are taken relative to `site_packages`.
+pub fn verify_rows(site_packages: &Path, rows: &[RecordRow]) -> RecordVerification {
+    let hashed: Vec<&RecordRow> = rows.iter().filter(|r| r.sha256.is_some()).collect();
+    let mismatches: Vec<RecordMismatch> = hashed
+        .par_iter()
+        .filter_map(|row| {
+            let path = site_packages.join(&row.path);
+            check_file(&path, row).err().map(|problem| RecordMismatch {
+                path: row.path.clone(),
+                problem,
+            })
+        })
+        .collect();
+    RecordVerification {
+        checked: hashed.len(),
+        unhashed: rows.len() - hashed.len(),
+        mismatches,
+    }
+}
+
+fn check_file(path: &Path, row: &RecordRow) -> Result<(), String> {
+    let (digest, size) = match sha256_file(path) {
+        Ok(v) => v,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MISSING.to_owned()),
+        Err(e) => return Err(format!("unreadable ({e})")),
+    };
+    if let Some(expected) = row.size
+        && expected != size
+    {
+        return Err(format!("size {size} differs from RECORD's {expected}"));
+    }
+    if row.sha256.as_deref() != Some(digest.as_str()) {
+        return Err("sha256 differs from RECORD (the file was modified)".to_owned());
+    }
+    Ok(())
+}
+
+/// The RECORD digest (URL-safe base64 of sha256, no padding) and size of a
+/// file.
+pub fn sha256_file(path: &Path) -> io::Result<(String, u64)> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok((URL_SAFE_NO_PAD.encode(hasher.finalize()), size))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_with_quotes_crlf_and_no_hash() {
+        let rows = parse_record(
+            "a/b.py,sha256=abc,12\r\n\"x,y\"\"z\",,\r\n../../../bin/t,sha256=q,3\nrocm-1.dist-info/RECORD,,\n",
+        );
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].sha256.as_deref(), Some("abc"));
+        assert_eq!(rows[0].size, Some(12));
+        assert_eq!(rows[1].path, "x,y\"z");
+        assert_eq!(rows[1].sha256, None);
+        assert_eq!(rows[2].path, "../../../bin/t");
+    }
+
+    #[test]
+    fn verification_reports_missing_modified_and_resized_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("good"), b"hello").unwrap();
+        std::fs::write(dir.path().join("bad"), b"hellp").unwrap();
+        std::fs::write(dir.path().join("long"), b"hello!").unwrap();
+        let (digest, size) = sha256_file(&dir.path().join("good")).unwrap();
+        assert_eq!(digest, "LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ");
+        let row = |path: &str| RecordRow {
+            path: path.to_owned(),
+            sha256: Some(digest.clone()),
+            size: Some(size),
+        };
+        let rows = vec![
+            row("good"),
+            row("bad"),
+            row("long"),
+            row("gone"),
+            RecordRow {
+                path: "unhashed".to_owned(),
+                sha256: None,
+                size: None,
+            },
+        ];
+        let v = verify_rows(dir.path(), &rows);
+        assert_eq!(v.checked, 4);
+        assert_eq!(v.unhashed, 1);
+        let problems: Vec<(&str, &str)> = v
+            .mismatches
+            .iter()
+            .map(|m| (m.path.as_str(), m.problem.as_str()))
+            .collect();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].0 == "bad" && problems[0].1.contains("sha256"));
+        assert!(problems[1].0 == "long" && problems[1].1.contains("size 6"));
+        assert_eq!(problems[2], ("gone", "missing"));
+    }
+}

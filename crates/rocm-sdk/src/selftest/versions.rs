@@ -1,0 +1,47 @@
+//! Every ROCm distribution has the version of core's document; device
+//! wheels may differ by a `.postN` segment (SPEC §13). The `rocm`
+//! selector's own document must agree too.
+
+use dist_info::document::FILE_NAME;
+use dist_info::package::PackageKind;
+use dist_info::version::matches_ignoring_post;
+
+use super::Context;
+use crate::report::{Category, Check};
+use crate::site::read_document;
+
+pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
+    let ours = &cx.document.selector.version;
+    let mut problems = Vec::new();
+    for dist in &cx.distributions {
+        let same = if dist.kind == PackageKind::Device {
+            matches_ignoring_post(ours, &dist.version)
+        } else {
+            dist.version == *ours
+        };
+        if !same {
+            problems.push(format!(
+                "{} is {} but rocm-sdk-core is {ours}; run `pip install \"{}=={ours}\"`",
+                dist.name, dist.version, dist.name
+            ));
+        }
+    }
+    let selector_document = cx.sp().join("rocm_sdk").join(FILE_NAME);
+    if selector_document.is_file() {
+        match read_document(&selector_document) {
+            Ok(doc) if doc.selector.version == *ours => {}
+            Ok(doc) => problems.push(format!(
+                "{} says {} but rocm-sdk-core is {ours}; run `pip install \"rocm=={ours}\"`",
+                cx.rel(&selector_document),
+                doc.selector.version
+            )),
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    checks.push(Check::from_problems(
+        Category::Versions,
+        "ROCm distributions",
+        format!("{} distributions at {ours}", cx.distributions.len()),
+        &problems,
+    ));
+}
