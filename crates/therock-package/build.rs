@@ -1,6 +1,6 @@
 //! Builds the native `rocm-sdk` that ships inside `rocm-sdk-core` and embeds
 //! it, so `therock-package` is complete after `cargo build` or
-//! `cargo install` alone (see docs/rocm-sdk-binary.md).
+//! `cargo install` alone (see docs/pipeline.md, "The native rocm-sdk").
 //!
 //! The binary must run on glibc 2.28 and newer hosts (SPEC §14), and a
 //! dynamic glibc link made on a newer host needs newer symbols, so it is

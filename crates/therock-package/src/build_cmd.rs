@@ -189,7 +189,7 @@ fn summary_of_plan(plan: &Plan) -> String {
 }
 
 /// `therock-package build`.
-pub(crate) fn build(args: &BuildArgs) -> Result<String> {
+pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
     let started = Instant::now();
     let plan = args.plan.plan()?;
     std::fs::create_dir_all(&args.dest_dir)
@@ -213,6 +213,7 @@ pub(crate) fn build(args: &BuildArgs) -> Result<String> {
             .with_source_date_epoch(epoch),
         devel: args.plan.devel_compression()?,
         mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
+        progress: !quiet,
     };
     if args.jobs > 0 {
         // Ignore the error when a pool already exists (tests call build twice).

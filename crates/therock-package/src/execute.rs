@@ -1,6 +1,7 @@
 //! Writes a [`Plan`]: every source is read once and streamed through ELF
 //! edits or launcher generation into the wheel writer; outputs are staged
 //! and renamed into `--dest-dir` only when every package was written.
+#![allow(clippy::print_stderr)] // the progress line
 
 use std::fs;
 use std::io::{self, Cursor, Read};
@@ -32,6 +33,41 @@ pub(crate) struct ExecuteOptions {
     pub(crate) devel: devel_tar::Compression,
     /// Timestamp for tar members (`SOURCE_DATE_EPOCH` or the zip epoch).
     pub(crate) mtime: u64,
+    /// Show a progress line (on a terminal; logs otherwise).
+    pub(crate) progress: bool,
+}
+
+/// One line that counts packages on a terminal; plain log lines otherwise.
+struct Progress {
+    total: usize,
+    done: usize,
+    live: bool,
+}
+
+impl Progress {
+    fn new(total: usize, wanted: bool) -> Self {
+        use std::io::IsTerminal;
+        Self {
+            total,
+            done: 0,
+            live: wanted && io::stderr().is_terminal(),
+        }
+    }
+
+    fn next(&mut self, name: &str) {
+        self.done += 1;
+        if self.live {
+            eprint!("\r\x1b[K[{}/{}] writing {name}", self.done, self.total);
+        } else {
+            tracing::info!("[{}/{}] writing {name}", self.done, self.total);
+        }
+    }
+
+    fn finish(&self) {
+        if self.live {
+            eprint!("\r\x1b[K");
+        }
+    }
 }
 
 /// One written package.
@@ -55,14 +91,18 @@ pub(crate) fn execute(
     let staging = Staging::create(&dist)?;
     let cache = CompressionCache::new();
     let mut staged = Vec::new();
+    let mut progress = Progress::new(plan.packages.len() + plan.selectors.len(), options.progress);
     for package in &plan.packages {
+        progress.next(&package.dist_name);
         let dir = staging.dir(&package.subdir)?;
         staged.push(write_wheel(plan, package, &dir, options, &cache)?);
     }
     for selector in &plan.selectors {
+        progress.next("rocm (sdist)");
         let dir = staging.dir(&selector.subdir)?;
         staged.push(write_sdist(plan, selector, sdist_files, &dir, options)?);
     }
+    progress.finish();
     staging.commit(&dist, staged)
 }
 

@@ -88,7 +88,10 @@ impl Build {
         files
             .into_iter()
             .map(|rel| {
-                let out = Command::new("sha256sum").arg(self.dist().join(&rel)).output().unwrap();
+                let out = Command::new("sha256sum")
+                    .arg(self.dist().join(&rel))
+                    .output()
+                    .unwrap();
                 let text = String::from_utf8(out.stdout).unwrap();
                 (rel, text.split_whitespace().next().unwrap().to_owned())
             })
@@ -142,7 +145,12 @@ impl Venv {
         let python = fs::read_dir(&lib)
             .unwrap()
             .map(|e| e.unwrap().path())
-            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("python"))
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("python")
+            })
             .expect("venv has lib/pythonX.Y");
         python.join("site-packages")
     }
@@ -185,7 +193,14 @@ impl Venv {
     pub fn uv_install(&self, dist: &Path, requirements: &[&str]) -> Output {
         let mut command = Command::new(uv());
         command
-            .args(["pip", "install", "--offline", "--no-index", "--no-cache", "--python"])
+            .args([
+                "pip",
+                "install",
+                "--offline",
+                "--no-index",
+                "--no-cache",
+                "--python",
+            ])
             .arg(self.bin("python"))
             .arg("--find-links")
             .arg(dist)
@@ -221,7 +236,11 @@ pub fn uv() -> PathBuf {
         let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("uv-tools");
         let uv = tools.join("bin").join("uv");
         if !uv.exists() {
-            ok(&Command::new("python3").args(["-m", "venv"]).arg(&tools).output().unwrap());
+            ok(&Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&tools)
+                .output()
+                .unwrap());
             ok(&Command::new(tools.join("bin").join("pip"))
                 .args(["install", "-q", "--disable-pip-version-check", "uv"])
                 .output()
@@ -230,4 +249,46 @@ pub fn uv() -> PathBuf {
         uv
     })
     .clone()
+}
+
+impl Venv {
+    /// `pip install --no-index` with several `--find-links` directories.
+    pub fn pip_install_from(&self, dists: &[PathBuf], requirements: &[&str]) -> Output {
+        let mut args: Vec<String> = [
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-q",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        for dist in dists {
+            args.push("--find-links".into());
+            args.push(dist.display().to_string());
+        }
+        args.extend(requirements.iter().map(|r| (*r).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.run("python", &args)
+    }
+
+    /// `uv pip install --offline` with several `--find-links` directories.
+    pub fn uv_install_from(&self, dists: &[PathBuf], requirements: &[&str]) -> Output {
+        let mut command = Command::new(uv());
+        command
+            .args([
+                "pip",
+                "install",
+                "--offline",
+                "--no-index",
+                "--no-cache",
+                "--python",
+            ])
+            .arg(self.bin("python"));
+        for dist in dists {
+            command.arg("--find-links").arg(dist);
+        }
+        command.args(requirements).output().unwrap()
+    }
 }

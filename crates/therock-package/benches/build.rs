@@ -1,0 +1,248 @@
+//! `therock-package build` on a scaled example (≥ 3 GB, ≥ 1 000 files, two
+//! families sharing a 1 GiB library), both modes, next to a floor measured
+//! in the same run: the same input bytes deflated at level 6 on all cores
+//! (`tar -cf - … | pigz -6`). Prints wall, CPU, peak RSS and output sizes.
+//!
+//! Run with `cargo bench -p therock-package --bench build` (or `cargo xtask
+//! bench`); installs `pigz` and GNU `time` when missing. `BENCH_SCALE_MIB`
+//! shrinks the large files for a quick look (default 1024).
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::cast_precision_loss
+)]
+
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fixtures::{ExampleMode, Layout};
+
+/// Large files appended to real ELF files of the example: (relpath suffix,
+/// MiB at scale 1024). The rocblas library is the same bytes in both legacy
+/// families' libraries packages.
+const PADDED: &[(&str, u64)] = &[
+    ("lib/librocblas.so.5.0", 1024),
+    ("lib/libamdhip64.so.7.1.0", 700),
+    ("lib/libamd_comgr.so.3.0", 500),
+    ("lib/llvm/bin/clang", 300),
+    ("lib/libhipfft.so.0.1", 200),
+];
+
+/// Devel-only headers added to `core-hip_dev_generic`.
+const HEADERS: usize = 1200;
+
+#[derive(Debug, Default)]
+struct Measured {
+    wall: f64,
+    cpu: f64,
+    rss_mib: f64,
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        println!("build: bench");
+        return;
+    }
+    ensure_tools();
+    let scale: u64 = std::env::var("BENCH_SCALE_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1024);
+    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("build-bench");
+    let _ = fs::remove_dir_all(&work);
+    fs::create_dir_all(&work).unwrap();
+    let example = fixtures::generate(&work.join("example")).unwrap();
+    println!(
+        "therock-package build benchmark (scale {scale} MiB), {} cores",
+        cores()
+    );
+    for mode in ExampleMode::ALL {
+        let artifacts = example.artifact_dir(mode, Layout::Tree);
+        let (bytes, files) = scale_up(&artifacts, scale);
+        let floor = floor(&artifacts);
+        let dest = work.join(format!("out-{}", mode.dir_name()));
+        let ours = measure(
+            Command::new(env!("CARGO_BIN_EXE_therock-package"))
+                .args(["build", "-q", "--artifact-dir"])
+                .arg(&artifacts)
+                .arg("--dest-dir")
+                .arg(&dest),
+        );
+        let out_bytes = dir_size(&dest.join("dist"));
+        println!(
+            "\n{mode:?}: input {:.2} GB in {files} files",
+            bytes as f64 / 1e9
+        );
+        println!(
+            "  {:<28} {:>8} {:>8} {:>10}",
+            "", "wall s", "CPU s", "RSS MiB"
+        );
+        println!(
+            "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
+            "floor: tar | pigz -6", floor.wall, floor.cpu, floor.rss_mib
+        );
+        println!(
+            "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
+            "therock-package build", ours.wall, ours.cpu, ours.rss_mib
+        );
+        println!(
+            "  ratio to floor (wall): {:.2}x; output {:.2} GB",
+            ours.wall / floor.wall,
+            out_bytes as f64 / 1e9
+        );
+        let _ = fs::remove_dir_all(&dest);
+    }
+    let _ = fs::remove_dir_all(&work);
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn ensure_tools() {
+    let missing: Vec<&str> = [("pigz", "/usr/bin/pigz"), ("time", "/usr/bin/time")]
+        .into_iter()
+        .filter(|(_, path)| !Path::new(path).exists())
+        .map(|(package, _)| package)
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let _ = Command::new("apt-get").args(["update", "-qq"]).status();
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "-qq"])
+        .args(&missing)
+        .status()
+        .expect("apt-get runs");
+    assert!(status.success(), "cannot install {missing:?}");
+}
+
+/// Appends deterministic, somewhat compressible bytes to the example's big
+/// files (ELF files stay valid: the loader ignores bytes past the headers'
+/// reach) and adds many small headers; returns the input bytes and files.
+fn scale_up(artifacts: &Path, scale: u64) -> (u64, usize) {
+    let mut files = Vec::new();
+    walk(artifacts, &mut files);
+    for path in &files {
+        let rel = path.to_string_lossy();
+        if let Some((_, mib)) = PADDED.iter().find(|(suffix, _)| rel.ends_with(suffix)) {
+            let seed = PADDED.iter().position(|(s, _)| rel.ends_with(s)).unwrap() as u64;
+            append_filler(path, mib * scale / 1024 * 1024 * 1024, seed);
+        }
+    }
+    let include =
+        find_dir(&artifacts.join("core-hip_dev_generic"), "include").join("hip/generated");
+    fs::create_dir_all(&include).unwrap();
+    for i in 0..HEADERS {
+        let mut text = format!("#pragma once\n// generated header {i}\n");
+        for j in 0..400 {
+            text.push_str(&format!(
+                "int hip_generated_{i}_{j}(int x); // {}\n",
+                i * j % 97
+            ));
+        }
+        fs::write(include.join(format!("gen_{i:04}.h")), text).unwrap();
+    }
+    let mut all = Vec::new();
+    walk(artifacts, &mut all);
+    let bytes = all
+        .iter()
+        .map(|p| fs::symlink_metadata(p).unwrap().len())
+        .sum();
+    (bytes, all.len())
+}
+
+fn find_dir(root: &Path, name: &str) -> PathBuf {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                if path.file_name().is_some_and(|n| n == name) {
+                    return path;
+                }
+                stack.push(path);
+            }
+        }
+    }
+    panic!("no {name} under {}", root.display());
+}
+
+/// Words drawn from a small vocabulary with a xorshift generator: compresses
+/// about 2–3x, like code and data sections do.
+fn append_filler(path: &Path, bytes: u64, seed: u64) {
+    let file = fs::OpenOptions::new().append(true).open(path).unwrap();
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64 ^ seed;
+    let mut written = 0;
+    let mut block = [0u8; 8];
+    while written < bytes {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let word = state % 4096;
+        block[..4].copy_from_slice(&(word as u32).to_le_bytes());
+        block[4..].copy_from_slice(&((state >> 40) as u32 & 0x0F0F).to_le_bytes());
+        out.write_all(&block).unwrap();
+        written += 8;
+    }
+    out.flush().unwrap();
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let meta = fs::symlink_metadata(&path).unwrap();
+        if meta.is_dir() {
+            walk(&path, out);
+        } else if meta.is_file() {
+            out.push(path);
+        }
+    }
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.iter().map(|p| fs::metadata(p).unwrap().len()).sum()
+}
+
+/// The floor: every input byte deflated at level 6 on all cores.
+fn floor(artifacts: &Path) -> Measured {
+    measure(Command::new("sh").arg("-c").arg(format!(
+        "tar -C '{}' -cf - . | pigz -6 -p {} > /dev/null",
+        artifacts.display(),
+        cores()
+    )))
+}
+
+/// Runs under GNU time: wall, user+system CPU and peak RSS of the run.
+fn measure(command: &mut Command) -> Measured {
+    let report = tempfile::NamedTempFile::new().unwrap();
+    let program = command.get_program().to_owned();
+    let args: Vec<_> = command.get_args().map(ToOwned::to_owned).collect();
+    let status = Command::new("/usr/bin/time")
+        .arg("-o")
+        .arg(report.path())
+        .args(["-f", "%e %U %S %M"])
+        .arg(program)
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{command:?} failed");
+    let text = fs::read_to_string(report.path()).unwrap();
+    let v: Vec<f64> = text
+        .lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    Measured {
+        wall: v[0],
+        cpu: v[1] + v[2],
+        rss_mib: v[3] / 1024.0,
+    }
+}
