@@ -59,7 +59,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet);
     let result = match &cli.command {
         Command::Inspect(args) => inspect::inspect(args),
-        Command::Build(args) => build_cmd::build(args),
+        Command::Build(args) => build_cmd::build(args, cli.quiet),
         Command::Plan { args, json } => build_cmd::plan(args, *json),
     };
     match result {
