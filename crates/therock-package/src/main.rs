@@ -7,8 +7,10 @@
 
 mod build_cmd;
 mod execute;
+mod index;
 mod inspect;
 mod python;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -42,6 +44,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check a release before publishing: well-formed packages, one version,
+    /// identical duplicates, reachable device extras, satisfiable
+    /// requirements, complete targets, resolvable ELF links (exit 1 on any problem).
+    Verify(verify::VerifyArgs),
+    /// Write a find-links / simple index page (`index.html`) for a dist directory.
+    Index(index::IndexArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,10 +65,35 @@ fn main() -> ExitCode {
         }
     };
     init_logging(cli.verbose, cli.quiet);
+    if let Command::Verify(args) = &cli.command {
+        return match verify::verify(args) {
+            Ok(report) => {
+                print!(
+                    "{}",
+                    if args.json() {
+                        report.to_json()
+                    } else {
+                        report.to_text()
+                    }
+                );
+                if report.ok() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("therock-package: error: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let result = match &cli.command {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Build(args) => build_cmd::build(args, cli.quiet),
         Command::Plan { args, json } => build_cmd::plan(args, *json),
+        Command::Index(args) => index::index(args),
+        Command::Verify(_) => unreachable!("handled above"),
     };
     match result {
         Ok(out) => {
