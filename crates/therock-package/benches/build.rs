@@ -12,6 +12,7 @@
     clippy::cast_precision_loss
 )]
 
+use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -138,10 +139,7 @@ fn scale_up(artifacts: &Path, scale: u64) -> (u64, usize) {
     for i in 0..HEADERS {
         let mut text = format!("#pragma once\n// generated header {i}\n");
         for j in 0..400 {
-            text.push_str(&format!(
-                "int hip_generated_{i}_{j}(int x); // {}\n",
-                i * j % 97
-            ));
+            let _ = writeln!(text, "int hip_generated_{i}_{j}(int x); // {}", i * j % 97);
         }
         fs::write(include.join(format!("gen_{i:04}.h")), text).unwrap();
     }
