@@ -54,10 +54,15 @@ fn what_differs(a: &DistFile, b: &DistFile) -> String {
                 let rb: BTreeSet<String> = mb.requires_dist().into_iter().collect();
                 let req_a: Vec<&String> = ra.difference(&rb).collect();
                 let req_b: Vec<&String> = rb.difference(&ra).collect();
-                if !req_a.is_empty() || !req_b.is_empty() {
+                if !req_a.is_empty() {
                     parts.push(format!(
-                        "Requires-Dist only in the first: [{}], only in the second: [{}]",
-                        shorten(&req_a),
+                        "Requires-Dist only in the first: [{}]",
+                        shorten(&req_a)
+                    ));
+                }
+                if !req_b.is_empty() {
+                    parts.push(format!(
+                        "Requires-Dist only in the second: [{}]",
                         shorten(&req_b)
                     ));
                 }

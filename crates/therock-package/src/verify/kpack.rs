@@ -21,20 +21,20 @@ pub(crate) fn check(
         return None;
     }
     let table = FamilyTable::builtin();
+    let inferred = || {
+        if release
+            .unique()
+            .any(|f| f.name().starts_with(DEVICE_PREFIX))
+        {
+            Mode::Kpack
+        } else {
+            Mode::Legacy
+        }
+    };
     let mode = release
         .rocm_sdists()
         .first()
-        .map(|(_, doc)| doc.selector.mode)
-        .unwrap_or_else(|| {
-            if release
-                .unique()
-                .any(|f| f.name().starts_with(DEVICE_PREFIX))
-            {
-                Mode::Kpack
-            } else {
-                Mode::Legacy
-            }
-        });
+        .map_or_else(inferred, |(_, doc)| doc.selector.mode);
     let mut problems = Vec::new();
     for (platform, list) in [(Platform::Linux, linux), (Platform::Windows, windows)] {
         let Some(list) = list else { continue };

@@ -292,3 +292,60 @@ impl Venv {
         command.args(requirements).output().unwrap()
     }
 }
+
+/// The family lists of the two-platform release the verify and index tests
+/// build: Linux offers gfx942 and gfx1100, Windows gfx1100 only.
+pub const RELEASE_FAMILY_FLAGS: [&str; 2] = [
+    "--linux-amdgpu-families=gfx94X-dcgpu;gfx1100",
+    "--windows-amdgpu-families=gfx1100",
+];
+
+/// One release built for two platforms with different target lists (the
+/// seed bug report's setup): Linux from the kpack example, "Windows"
+/// (`--platform-tag win_amd64`) from a copy without the gfx942 device
+/// artifacts. With `family_flags`, both builds get [`RELEASE_FAMILY_FLAGS`].
+pub fn two_platform_release(family_flags: bool) -> (Build, Build) {
+    let flags: &[&str] = if family_flags {
+        &RELEASE_FAMILY_FLAGS
+    } else {
+        &[]
+    };
+    let linux = Build::new(ExampleMode::Kpack, flags);
+    let windows_artifacts = tempfile::tempdir().unwrap();
+    let copy = windows_artifacts.path().join("artifacts");
+    ok(&Command::new("cp")
+        .arg("-a")
+        .arg(artifacts(ExampleMode::Kpack))
+        .arg(&copy)
+        .output()
+        .unwrap());
+    for entry in fs::read_dir(&copy).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .contains("_gfx942")
+        {
+            fs::remove_dir_all(&path).unwrap();
+        }
+    }
+    let mut windows_flags = vec!["--platform-tag", "win_amd64"];
+    windows_flags.extend(flags);
+    let windows = Build::from_artifacts(&copy, &windows_flags);
+    (linux, windows)
+}
+
+/// Copies every file of `dists` (flat) into `dest`: what a publish job
+/// uploads into one index directory (the last copy of a name wins).
+pub fn publish(dists: &[PathBuf], dest: &Path) {
+    fs::create_dir_all(dest).unwrap();
+    for dist in dists {
+        for entry in fs::read_dir(dist).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                fs::copy(&path, dest.join(path.file_name().unwrap())).unwrap();
+            }
+        }
+    }
+}
