@@ -1,0 +1,665 @@
+//! End to end: the install-time `rocm-sdk` on packages built from the
+//! built-in example, installed with pip into fresh venvs (SPEC §9, §11, §14).
+//!
+//! One build per mode per test binary; every test makes its own venvs, so
+//! tests run in parallel.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::Duration;
+
+use common::{Build, Venv, ok};
+use fixtures::ExampleMode;
+
+/// The example built once per mode (and once at another version).
+fn build(mode: ExampleMode) -> &'static Build {
+    static LEGACY: OnceLock<Build> = OnceLock::new();
+    static KPACK: OnceLock<Build> = OnceLock::new();
+    let cell = match mode {
+        ExampleMode::Legacy => &LEGACY,
+        ExampleMode::Kpack => &KPACK,
+    };
+    cell.get_or_init(|| Build::new(mode, &[]))
+}
+
+/// `--find-links` directories: `dist/`, plus the first family's directory
+/// (its `rocm` sdist and devel wheel) in legacy mode.
+fn find_links(mode: ExampleMode) -> Vec<PathBuf> {
+    let dist = build(mode).dist();
+    match mode {
+        ExampleMode::Kpack => vec![dist],
+        ExampleMode::Legacy => vec![dist.join("gfx94X-dcgpu"), dist],
+    }
+}
+
+/// Everything a user installs: libraries, devel and profiler (and one
+/// device package in kpack mode).
+fn full(mode: ExampleMode) -> &'static [&'static str] {
+    match mode {
+        ExampleMode::Kpack => &["rocm[libraries,devel,profiler,device-gfx942]"],
+        ExampleMode::Legacy => &["rocm[libraries,devel,profiler]"],
+    }
+}
+
+fn pip(venv: &Venv, links: &[PathBuf], args: &[&str]) -> Output {
+    let mut all: Vec<String> = ["-m", "pip", "--disable-pip-version-check", "-q"]
+        .map(str::to_owned)
+        .to_vec();
+    all.extend(args.iter().map(|a| (*a).to_owned()));
+    if args.first() == Some(&"install") {
+        all.push("--no-index".to_owned());
+        for link in links {
+            all.push("--find-links".to_owned());
+            all.push(link.display().to_string());
+        }
+    }
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    venv.run("python", &all)
+}
+
+/// A fresh venv with `requirements` installed from the example's build.
+fn installed(mode: ExampleMode, requirements: &[&str]) -> Venv {
+    let venv = Venv::new();
+    let mut args = vec!["install"];
+    args.extend(requirements);
+    ok(&pip(&venv, &find_links(mode), &args));
+    venv
+}
+
+/// The native program inside core.
+fn native(venv: &Venv) -> PathBuf {
+    venv.site_packages().join("rocm_sdk_core/_bin/rocm-sdk")
+}
+
+fn out_text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A venv installed with everything and initialised once: the reference
+/// tree each mode's concurrent and crash tests must reproduce. Tests only
+/// read it.
+fn reference(mode: ExampleMode) -> &'static (Venv, Vec<String>) {
+    static LEGACY: OnceLock<(Venv, Vec<String>)> = OnceLock::new();
+    static KPACK: OnceLock<(Venv, Vec<String>)> = OnceLock::new();
+    let cell = match mode {
+        ExampleMode::Legacy => &LEGACY,
+        ExampleMode::Kpack => &KPACK,
+    };
+    cell.get_or_init(|| {
+        let venv = installed(mode, full(mode));
+        ok(&venv.run("rocm-sdk", &["init"]));
+        let state = devel_state(&venv.site_packages());
+        (venv, state)
+    })
+}
+
+/// Everything observable about the devel tree, relative to site-packages:
+/// each path with its kind, link text, the runtime file it is a hard link
+/// of (or its size), plus the paths the devel and device RECORDs list.
+fn devel_state(sp: &Path) -> Vec<String> {
+    let mut owners: BTreeMap<(u64, u64), String> = BTreeMap::new();
+    for rel in walk(sp, sp) {
+        if rel.starts_with("_rocm_sdk_devel") {
+            continue;
+        }
+        if let Ok(meta) = fs::symlink_metadata(sp.join(&rel))
+            && meta.is_file()
+        {
+            owners.entry((meta.dev(), meta.ino())).or_insert(rel);
+        }
+    }
+    let tree = sp.join("_rocm_sdk_devel");
+    let mut state = Vec::new();
+    for rel in walk(sp, &tree) {
+        let meta = fs::symlink_metadata(sp.join(&rel)).unwrap();
+        let line = if meta.is_dir() {
+            format!("D {rel}")
+        } else if meta.file_type().is_symlink() {
+            format!(
+                "L {rel} -> {}",
+                fs::read_link(sp.join(&rel)).unwrap().display()
+            )
+        } else if let Some(owner) = owners.get(&(meta.dev(), meta.ino())) {
+            format!("H {rel} = {owner}")
+        } else {
+            format!("F {rel} {} {:o}", meta.len(), meta.mode() & 0o777)
+        };
+        state.push(line);
+    }
+    for name in fs::read_dir(sp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+    {
+        if name.starts_with("rocm_sdk_devel-") || name.starts_with("rocm_sdk_device_") {
+            let record = fs::read_to_string(sp.join(&name).join("RECORD")).unwrap();
+            let rows: BTreeSet<&str> = record.lines().filter(|l| l.ends_with(",,")).collect();
+            state.extend(rows.into_iter().map(|r| format!("R {name}: {r}")));
+        }
+    }
+    state.sort();
+    state
+}
+
+/// Every path under `dir`, relative to `base`, sorted (links not followed).
+fn walk(base: &Path, dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        out.push(path.strip_prefix(base).unwrap().display().to_string());
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(walk(base, &path));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Every path under the devel tree is listed in some RECORD (devel or
+/// device), so `pip uninstall` can remove it.
+fn assert_tree_recorded(sp: &Path) {
+    let mut listed = BTreeSet::new();
+    for name in fs::read_dir(sp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+    {
+        if name.starts_with("rocm_sdk_devel-") || name.starts_with("rocm_sdk_device_") {
+            let record = fs::read_to_string(sp.join(&name).join("RECORD")).unwrap();
+            listed.extend(
+                record
+                    .lines()
+                    .map(|l| l.split(',').next().unwrap().to_owned()),
+            );
+        }
+    }
+    for rel in walk(sp, &sp.join("_rocm_sdk_devel")) {
+        if fs::symlink_metadata(sp.join(&rel)).unwrap().is_dir() {
+            continue;
+        }
+        assert!(listed.contains(&rel), "{rel} is not listed in any RECORD");
+    }
+}
+
+/// Starts `n` copies of `program args` at once and waits for all.
+fn concurrently(n: usize, program: &Path, args: &[&str]) -> Vec<Output> {
+    let children: Vec<_> = (0..n)
+        .map(|_| {
+            Command::new(program)
+                .args(args)
+                .env_remove("LD_LIBRARY_PATH")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+#[test]
+fn eight_concurrent_inits_all_succeed_with_the_reference_tree() {
+    for mode in ExampleMode::ALL {
+        let venv = installed(mode, full(mode));
+        let outputs = concurrently(8, &venv.bin("rocm-sdk"), &["init", "--quiet"]);
+        for out in &outputs {
+            ok(out);
+        }
+        assert_eq!(
+            devel_state(&venv.site_packages()),
+            reference(mode).1,
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn eight_concurrent_first_launches_of_a_devel_tool_agree() {
+    for mode in ExampleMode::ALL {
+        let venv = installed(mode, full(mode));
+        let root = venv.site_packages().join("_rocm_sdk_devel");
+        for out in concurrently(8, &venv.bin("hipconfig"), &["--rocmpath"]) {
+            assert_eq!(ok(&out).trim(), root.display().to_string(), "{mode:?}");
+        }
+        assert_eq!(
+            devel_state(&venv.site_packages()),
+            reference(mode).1,
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn kill_9_during_init_recovers_to_the_reference_tree_and_uninstalls_cleanly() {
+    let mode = ExampleMode::Kpack;
+    let venv = Venv::new();
+    let fresh = venv.site_files();
+    let mut install = vec!["install"];
+    install.extend(full(mode));
+    ok(&pip(&venv, &find_links(mode), &install));
+    let sp = venv.site_packages();
+    for round in 0..12u64 {
+        // Delays from 0 to ~16 ms cover the whole init (a few ms here);
+        // the tree is removed before each round so every kill hits an init.
+        if round % 4 == 0 {
+            let _ = fs::remove_dir_all(sp.join("_rocm_sdk_devel"));
+        }
+        let mut child = Command::new(native(&venv))
+            .args(["init", "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        thread::sleep(Duration::from_micros(round * 1500));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        if sp.join("_rocm_sdk_devel").exists() {
+            assert_tree_recorded(&sp);
+        }
+        if round % 4 == 3 {
+            // Put the tar back as pip would after a forced reinstall, so
+            // later rounds interrupt unpacking again.
+            ok(&pip(
+                &venv,
+                &find_links(mode),
+                &[
+                    "install",
+                    "--force-reinstall",
+                    "--no-deps",
+                    "rocm-sdk-devel",
+                ],
+            ));
+        }
+    }
+    ok(&venv.run("rocm-sdk", &["init"]));
+    assert_eq!(devel_state(&sp), reference(mode).1);
+    ok(&pip(
+        &venv,
+        &[],
+        &[
+            "uninstall",
+            "-y",
+            "rocm-sdk-devel",
+            "rocm-sdk-device-gfx942",
+            "rocm-profiler",
+            "rocm-sdk-libraries",
+            "rocm-sdk-core",
+            "rocm",
+        ],
+    ));
+    assert_eq!(venv.site_files(), fresh, "uninstall left files behind");
+}
+
+#[test]
+fn uninstalling_devel_and_device_leaves_nothing_in_either_order() {
+    let cases: [(ExampleMode, &[&str]); 3] = [
+        (
+            ExampleMode::Kpack,
+            &["rocm-sdk-devel", "rocm-sdk-device-gfx942"],
+        ),
+        (
+            ExampleMode::Kpack,
+            &["rocm-sdk-device-gfx942", "rocm-sdk-devel"],
+        ),
+        (ExampleMode::Legacy, &["rocm-sdk-devel"]),
+    ];
+    for (mode, packages) in cases {
+        let venv = installed(mode, &["rocm[libraries]"]);
+        let before = venv.site_files();
+        let mut install = vec!["install"];
+        install.extend(packages);
+        ok(&pip(&venv, &find_links(mode), &install));
+        ok(&venv.run("hipconfig", &["--rocmpath"]));
+        let sp = venv.site_packages();
+        assert!(
+            sp.join("_rocm_sdk_devel/lib/cmake/hip/hip-config.cmake")
+                .exists()
+        );
+        let mut uninstall = vec!["uninstall", "-y"];
+        uninstall.extend(packages);
+        ok(&pip(&venv, &[], &uninstall));
+        assert_eq!(
+            venv.site_files(),
+            before,
+            "{mode:?} {packages:?}: uninstall left files behind"
+        );
+    }
+}
+
+#[test]
+fn a_device_wheel_added_later_is_linked_by_the_next_tool_launch() {
+    let mode = ExampleMode::Kpack;
+    let venv = installed(mode, &["rocm[libraries,devel]"]);
+    let sp = venv.site_packages();
+    ok(&venv.run("hipconfig", &["--rocmpath"]));
+    ok(&pip(
+        &venv,
+        &find_links(mode),
+        &["install", "rocm-sdk-device-gfx1100"],
+    ));
+    let links: serde_json::Value = serde_json::from_slice(
+        &fs::read(sp.join("_rocm_sdk_libraries/.devel_links/gfx1100.json")).unwrap(),
+    )
+    .unwrap();
+    let relpaths: Vec<String> = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["relpath"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!relpaths.is_empty());
+    for rel in &relpaths {
+        assert!(
+            !sp.join("_rocm_sdk_devel").join(rel).exists(),
+            "{rel} linked before any launch"
+        );
+    }
+    // The next launch of any devel tool reconciles, with no `rocm-sdk init`.
+    ok(&venv.run("hipconfig", &["--rocmpath"]));
+    for rel in &relpaths {
+        let runtime = fs::metadata(sp.join("_rocm_sdk_libraries").join(rel)).unwrap();
+        let devel = fs::metadata(sp.join("_rocm_sdk_devel").join(rel)).unwrap();
+        assert_eq!(
+            (runtime.dev(), runtime.ino()),
+            (devel.dev(), devel.ino()),
+            "{rel}"
+        );
+    }
+    let stamp = fs::read_to_string(sp.join("_rocm_sdk_devel/.device-links-stamp")).unwrap();
+    assert!(stamp.contains("rocm_sdk_device_gfx1100-"), "{stamp}");
+    // And a removal is picked up the same way.
+    ok(&pip(
+        &venv,
+        &[],
+        &["uninstall", "-y", "rocm-sdk-device-gfx1100"],
+    ));
+    ok(&venv.run("hipconfig", &["--rocmpath"]));
+    for rel in &relpaths {
+        assert!(
+            !sp.join("_rocm_sdk_devel").join(rel).exists(),
+            "{rel} still linked"
+        );
+    }
+    let out = ok(&venv.run("rocm-sdk", &["test"]));
+    assert!(out.trim_end().ends_with(" passed, 0 failed"), "{out}");
+}
+
+/// The counts of the final line `N passed, N failed`.
+fn totals(text: &str) -> (usize, usize) {
+    let last = text.trim_end().lines().last().unwrap_or_default();
+    let (passed, failed) = last
+        .strip_suffix(" failed")
+        .and_then(|l| l.split_once(" passed, "))
+        .unwrap_or_else(|| panic!("no totals line in:\n{text}"));
+    (passed.parse().unwrap(), failed.parse().unwrap())
+}
+
+#[test]
+fn rocm_sdk_test_passes_on_a_healthy_install() {
+    for mode in ExampleMode::ALL {
+        let venv = &reference(mode).0;
+        let out = venv.run("rocm-sdk", &["test"]);
+        let text = out_text(&out);
+        assert!(out.status.success(), "{mode:?}:\n{text}");
+        let (passed, failed) = totals(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(failed, 0, "{text}");
+        assert!(passed > 10, "{text}");
+        for category in [
+            "record:",
+            "libraries:",
+            "needed:",
+            "scripts:",
+            "versions:",
+            "packages:",
+        ] {
+            assert!(
+                text.contains(&format!("PASS {category}")),
+                "{mode:?} lacks {category}:\n{text}"
+            );
+        }
+        assert!(text.contains("PASS devel: hipconfig --rocmpath"), "{text}");
+        assert!(
+            text.contains("PASS devel: lib/cmake/hip/hip-config.cmake"),
+            "{text}"
+        );
+        assert!(
+            text.contains("PASS profiler: rocprof-sys-run --version"),
+            "{text}"
+        );
+        assert!(text.contains("mirrored"), "{text}");
+        // `python -m rocm_sdk test --json` reaches the same program.
+        let json = ok(&venv.run("python", &["-m", "rocm_sdk", "test", "--json"]));
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(report["failed"], 0);
+        assert_eq!(report["passed"], passed);
+        let loaded = report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["category"] == "libraries" && c["outcome"] == "passed")
+            .count();
+        assert!(loaded >= 5, "{json}");
+    }
+}
+
+/// A fully installed and initialised venv of `mode`, broken by `damage`;
+/// `rocm-sdk test` must fail and its output must contain each of `causes`.
+fn assert_test_names(mode: ExampleMode, damage: impl FnOnce(&Venv), causes: &[&str]) {
+    let venv = installed(mode, full(mode));
+    ok(&venv.run("rocm-sdk", &["init", "--quiet"]));
+    damage(&venv);
+    let out = venv.run("rocm-sdk", &["test"]);
+    let text = out_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let (_, failed) = totals(&String::from_utf8_lossy(&out.stdout));
+    assert!(failed > 0, "{text}");
+    for cause in causes {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("FAIL") && l.contains(cause)),
+            "no FAIL line names {cause:?}:\n{text}"
+        );
+    }
+    let json = venv.run("rocm-sdk", &["test", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["failed"].as_u64().unwrap() as usize, failed);
+}
+
+#[test]
+fn rocm_sdk_test_names_a_deleted_library() {
+    assert_test_names(
+        ExampleMode::Kpack,
+        |venv| {
+            fs::remove_file(
+                venv.site_packages()
+                    .join("_rocm_sdk_core/lib/libamdhip64.so.7"),
+            )
+            .unwrap();
+        },
+        &[
+            "_rocm_sdk_core/lib/libamdhip64.so.7: missing",
+            "NEEDED libamdhip64.so.7 not found",
+            "libamdhip64.so.7: cannot open shared object file",
+        ],
+    );
+}
+
+#[test]
+fn rocm_sdk_test_names_a_tampered_file() {
+    assert_test_names(
+        ExampleMode::Legacy,
+        |venv| {
+            let header = venv
+                .site_packages()
+                .join("_rocm_sdk_core/include/hip/hip_version.h");
+            let mut bytes = fs::read(&header).unwrap();
+            bytes[0] ^= 1; // same size, different bytes
+            fs::write(&header, bytes).unwrap();
+        },
+        &["_rocm_sdk_core/include/hip/hip_version.h: sha256 differs"],
+    );
+}
+
+#[test]
+fn rocm_sdk_test_names_a_mismatched_version() {
+    let mode = ExampleMode::Kpack;
+    let newer = Build::new(mode, &["--version", "7.2.0"]);
+    assert_test_names(
+        mode,
+        |venv| {
+            ok(&pip(
+                venv,
+                &[newer.dist()],
+                &[
+                    "install",
+                    "--no-deps",
+                    "--force-reinstall",
+                    "rocm-sdk-libraries==7.2.0",
+                ],
+            ));
+        },
+        &["rocm-sdk-libraries is 7.2.0 but rocm-sdk-core is 7.1.0"],
+    );
+}
+
+#[test]
+fn commands_answer_and_errors_say_what_to_do() {
+    let mode = ExampleMode::Kpack;
+    let venv = installed(mode, &["rocm[libraries]"]);
+    let sp = venv.site_packages();
+
+    let help = ok(&venv.run("rocm-sdk", &["--help"]));
+    assert!(help.contains("usage:"), "{help}");
+    for command in ["init", "path", "version", "targets", "test"] {
+        assert!(help.contains(command), "{help}");
+    }
+    assert_eq!(
+        venv.run("rocm-sdk", &["no-such-command"]).status.code(),
+        Some(2)
+    );
+
+    assert_eq!(
+        ok(&venv.run("rocm-sdk", &["version"])).trim(),
+        fixtures::VERSION
+    );
+    let version: serde_json::Value =
+        serde_json::from_str(&ok(&venv.run("rocm-sdk", &["version", "--json"]))).unwrap();
+    assert_eq!(version["version"], fixtures::VERSION);
+
+    let raw: serde_json::Value = serde_json::from_slice(
+        &fs::read(sp.join("_rocm_sdk_core/share/therock/dist_info.json")).unwrap(),
+    )
+    .unwrap();
+    let raw = raw["dist_amdgpu_targets"].as_str().unwrap();
+    assert_eq!(ok(&venv.run("rocm-sdk", &["targets"])).trim(), raw);
+    let targets: serde_json::Value =
+        serde_json::from_str(&ok(&venv.run("rocm-sdk", &["targets", "--json"]))).unwrap();
+    let expected: Vec<&str> = raw.split(';').collect();
+    assert_eq!(targets["targets"], serde_json::json!(expected));
+    assert_eq!(
+        ok(&venv.run("python", &["-m", "rocm_sdk", "targets"])).trim(),
+        raw
+    );
+
+    // No devel: `path` says which extra to install, exit 1.
+    let out = venv.run("rocm-sdk", &["path", "--cmake"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = out_text(&out);
+    assert!(
+        text.contains(&format!("rocm[devel]=={}", fixtures::VERSION)),
+        "{text}"
+    );
+
+    ok(&pip(
+        &venv,
+        &find_links(mode),
+        &["install", "rocm-sdk-devel"],
+    ));
+    let devel_info = fs::read_dir(&sp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("rocm_sdk_devel-")
+        })
+        .unwrap();
+
+    // Read-only site-packages (another user): nothing changes, the message
+    // says what to do.
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(native(&venv))
+        .arg("init")
+        .output()
+        .unwrap();
+    let text = out_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("read-only"), "{text}");
+    assert!(!sp.join("_rocm_sdk_devel").exists());
+
+    // A site-packages not managed by pip (no RECORD).
+    let record = devel_info.join("RECORD");
+    let saved = fs::read(&record).unwrap();
+    fs::remove_file(&record).unwrap();
+    let text = out_text(&venv.run("rocm-sdk", &["init"]));
+    assert!(
+        text.contains("managed by something other than pip"),
+        "{text}"
+    );
+    fs::write(&record, saved).unwrap();
+
+    // A corrupt devel tarball.
+    let tar = sp.join("rocm_sdk_devel/_devel.tar");
+    let bytes = fs::read(&tar).unwrap();
+    fs::write(&tar, &bytes[..bytes.len() / 2]).unwrap();
+    let out = venv.run("rocm-sdk", &["path", "--root"]);
+    let text = out_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("corrupt or truncated"), "{text}");
+    assert!(
+        text.contains("pip install --force-reinstall rocm-sdk-devel"),
+        "{text}"
+    );
+    // `rocm-sdk test` reports it as a failed check rather than stopping.
+    let out = venv.run("rocm-sdk", &["test"]);
+    let text = out_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL devel-unpack"), "{text}");
+    fs::write(&tar, bytes).unwrap();
+
+    let root = ok(&venv.run("rocm-sdk", &["path", "--root"]));
+    assert_eq!(
+        root.trim(),
+        sp.join("_rocm_sdk_devel").display().to_string()
+    );
+    assert!(
+        fs::metadata(sp.join("_rocm_sdk_devel/bin/hipconfig"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o111
+            != 0
+    );
+    assert_eq!(
+        ok(&venv.run("rocm-sdk", &["path", "--cmake"])).trim(),
+        sp.join("_rocm_sdk_devel/lib/cmake").display().to_string()
+    );
+}
