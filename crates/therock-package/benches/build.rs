@@ -27,7 +27,7 @@ const PADDED: &[(&str, u64)] = &[
     ("lib/librocblas.so.5.0", 1024),
     ("lib/libamdhip64.so.7.1.0", 700),
     ("lib/libamd_comgr.so.3.0", 500),
-    ("lib/llvm/bin/clang", 300),
+    ("lib/llvm/bin/clang", 500),
     ("lib/libhipfft.so.0.1", 200),
 ];
 
