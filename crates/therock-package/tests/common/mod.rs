@@ -174,38 +174,13 @@ impl Venv {
 
     /// `pip install --no-index --find-links DIST requirements…`.
     pub fn pip_install(&self, dist: &Path, requirements: &[&str]) -> Output {
-        let mut args = vec![
-            "-m",
-            "pip",
-            "install",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-            "--find-links",
-            dist.to_str().unwrap(),
-        ];
-        args.extend(requirements);
-        self.run("python", &args)
+        self.pip_install_from(&[dist.to_path_buf()], requirements)
     }
 
     /// `uv pip install --offline --no-index --find-links DIST requirements…`
     /// into this venv.
     pub fn uv_install(&self, dist: &Path, requirements: &[&str]) -> Output {
-        let mut command = Command::new(uv());
-        command
-            .args([
-                "pip",
-                "install",
-                "--offline",
-                "--no-index",
-                "--no-cache",
-                "--python",
-            ])
-            .arg(self.bin("python"))
-            .arg("--find-links")
-            .arg(dist)
-            .args(requirements);
-        command.output().unwrap()
+        self.uv_install_from(&[dist.to_path_buf()], requirements)
     }
 
     /// Every file and link under site-packages (relative, sorted).
