@@ -289,3 +289,25 @@ fn usage_errors_exit_2() {
     let out = therock_package(&["verify"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn legacy_release_with_per_family_directories_passes() {
+    // Each dist/{F}/ holds its own rocm sdist and devel wheel: different
+    // bytes under one name there are by design, not an upload race.
+    let build = Build::new(fixtures::ExampleMode::Legacy, &[]);
+    let report = ok(&verify(
+        &[&build.dist()],
+        &["--linux-amdgpu-families", "gfx94X-dcgpu;gfx110X-all"],
+    ));
+    assert!(report.contains("ok      identical-duplicates"), "{report}");
+    assert!(report.contains("ok      completeness"), "{report}");
+    // A family the release lacks is named as a missing libraries wheel.
+    let report = fails(&verify(
+        &[&build.dist()],
+        &["--linux-amdgpu-families", "gfx950-dcgpu"],
+    ));
+    assert!(
+        report.contains("linux: no libraries wheels for gfx950-dcgpu"),
+        "{report}"
+    );
+}

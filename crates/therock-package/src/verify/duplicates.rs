@@ -10,19 +10,25 @@ use super::release::{DistFile, Kind};
 const SHOWN: usize = 8;
 
 pub(crate) fn check(release: &Release) -> Vec<String> {
-    let mut by_name: BTreeMap<&str, Vec<&DistFile>> = BTreeMap::new();
+    // Keyed by the path inside each dist directory: a legacy release's
+    // `dist/{F}/` directories are separate indexes and may differ.
+    let mut by_path: BTreeMap<&str, Vec<&DistFile>> = BTreeMap::new();
     for f in &release.files {
-        by_name.entry(&f.file_name).or_default().push(f);
+        by_path.entry(&f.rel).or_default().push(f);
     }
     let mut problems = Vec::new();
-    for (name, files) in by_name {
+    for (rel, files) in by_path {
         let first = files[0];
         for other in &files[1..] {
             if other.sha256 != first.sha256 {
+                let hint = if first.name() == "rocm" {
+                    "give every platform's build both --linux-amdgpu-families and --windows-amdgpu-families"
+                } else {
+                    "build both from the same inputs"
+                };
                 problems.push(format!(
-                    "{name}: {} and {} have the same file name but different bytes ({}); \
-                     an index keeps only one of them, so build both from the same inputs \
-                     (for the rocm sdist: give both --linux-amdgpu-families and --windows-amdgpu-families to every platform's build)",
+                    "{rel}: {} and {} have the same file name but different bytes ({}); \
+                     an index keeps only one of them: {hint}",
                     first.display,
                     other.display,
                     what_differs(first, other)

@@ -63,12 +63,13 @@ pub(crate) struct Release {
 }
 
 impl Release {
-    /// The first file of each file name (what an index would serve).
+    /// The first file of each relative path (what an index of the
+    /// published directory would serve).
     fn unique(&self) -> impl Iterator<Item = &DistFile> {
         let mut seen = BTreeSet::new();
         self.files
             .iter()
-            .filter(move |f| seen.insert(f.file_name.as_str()))
+            .filter(move |f| seen.insert(f.rel.as_str()))
     }
 
     /// Platforms the set's platform wheels are for (Linux when it has none).
@@ -176,7 +177,8 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         for path in paths {
             let rel = path.strip_prefix(dir).unwrap_or(&path);
             let display = format!("{}/{}", dir.display(), rel.display());
-            if let Some(file) = release::read_package(display, &path, &mut well_formed) {
+            let rel = rel.to_string_lossy().into_owned();
+            if let Some(file) = release::read_package(display, rel, &path, &mut well_formed) {
                 files.push(file);
             }
         }

@@ -24,6 +24,9 @@ pub(crate) struct DistFile {
     pub path: PathBuf,
     /// The file name alone.
     pub file_name: String,
+    /// Its path inside its dist directory (`dist/{F}/` subdirectories of a
+    /// legacy release are separate indexes, so this is what must be unique).
+    pub rel: String,
     /// Hex sha256 of the whole file.
     pub sha256: String,
     /// What it is.
@@ -123,6 +126,7 @@ pub(crate) fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
 /// file); `None` when the file name itself is not a package name.
 pub(crate) fn read_package(
     display: String,
+    rel: String,
     path: &Path,
     problems: &mut Vec<String>,
 ) -> Option<DistFile> {
@@ -144,6 +148,7 @@ pub(crate) fn read_package(
     problems.extend(local.into_iter().map(|p| format!("{display}: {p}")));
     Some(DistFile {
         display,
+        rel,
         path: path.to_owned(),
         file_name,
         sha256,
