@@ -11,9 +11,6 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Crates whose sources end up in the `rocm-sdk` binary.
-const INPUTS: &[&str] = &["rocm-sdk", "devel-tar", "dist-info", "elf-surgery"];
-
 const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 fn main() {
