@@ -9,67 +9,27 @@ file. Each runs `SP/_rocm_profiler{nonce}/{relpath}` with
 prepended to `PYTHONPATH`. A tool absent from the tree: one line, exit 127.
 """
 
-import json
 import os
 import sys
 
-EXIT_NOT_FOUND = 127
-EXIT_NOT_EXECUTABLE = 126
+try:
+    from rocm_sdk_core._console import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, ScriptTable, fail
+except ImportError:
+    sys.stderr.write(
+        "rocm-profiler needs rocm-sdk-core, which is not installed here; "
+        "install both with: pip install \"rocm[profiler]\"\n"
+    )
+    sys.exit(1)
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_SITE = os.path.dirname(_PACKAGE_DIR)
-_document = None
-
-
-def _doc():
-    global _document
-    if _document is None:
-        path = os.path.join(_PACKAGE_DIR, "_dist_info.json")
-        try:
-            with open(path, encoding="utf-8") as f:
-                _document = json.load(f)
-        except (OSError, ValueError) as e:
-            _fail(f"cannot read {path} ({e}); reinstall rocm-profiler", 1)
-    return _document
-
-
-def _scripts():
-    return {
-        s["function"]: s for s in _doc().get("console_scripts", ()) if s["package"] == "profiler"
-    }
-
-
-def __getattr__(name):
-    # PEP 562: `from rocm_profiler._cli import rocprof_compute` lands here.
-    if name.startswith("__"):
-        raise AttributeError(name)
-    script = _scripts().get(name)
-    if script is None:
-        raise AttributeError(f"module {__name__!r} has no console script function {name!r}")
-
-    def run():
-        return launch(script)
-
-    run.__name__ = run.__qualname__ = name
-    run.__doc__ = f"Runs `{script['name']}` ({script['relpath']})."
-    return run
+_table = ScriptTable(__file__, "profiler", "rocm-profiler", lambda script: launch(script))
+_platform_dir = _table.platform_dir
+_fail = fail
+# PEP 562: `from rocm_profiler._cli import rocprof_compute` lands here.
+__getattr__ = _table.function
 
 
 def __dir__():
-    return sorted([*globals(), *_scripts()])
-
-
-def _fail(message, status):
-    sys.stderr.write(f"{message}\n")
-    sys.exit(status)
-
-
-def _platform_dir(logical):
-    for record in _doc()["packages"]:
-        if record["logical"] == logical and record.get("platform_package_template"):
-            return os.path.join(_SITE, record["platform_package_template"])
-    _fail(f"{os.path.join(_PACKAGE_DIR, '_dist_info.json')} names no `{logical}` package", 1)
-    return None  # not reached
+    return _table.names(globals())
 
 
 def prepend_path(value, entries):

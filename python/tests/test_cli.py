@@ -118,7 +118,7 @@ class CoreTrampolineTest(TempDirTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         path, modules = p.stdout.splitlines()
         self.assertEqual(Path(path), self.site / "_rocm_sdk_devel/lib/llvm/bin/amdclang++")
-        allowed = {"rocm_sdk_core", "rocm_sdk_core._cli", "json", "json.decoder",
+        allowed = {"rocm_sdk_core", "rocm_sdk_core._cli", "rocm_sdk_core._console", "json", "json.decoder",
                    "json.scanner", "json.encoder", "_json"}
         self.assertLessEqual(set(modules.split()), allowed)
         self.assertIn("rocm_sdk_core._cli", modules.split())
@@ -212,6 +212,7 @@ class ProfilerTrampolineTest(TempDirTest):
         self.site.mkdir()
         self.doc = load_fixture("legacy")  # nonce `_n1`
         write_document(copy_package("rocm_profiler", self.site), self.doc)
+        copy_package("rocm_sdk_core", self.site)  # the profiler's scripts use core's table
         self.profiler = self.site / "_rocm_profiler_n1"
         self.core = self.site / "_rocm_sdk_core_n1"
         write_executable(

@@ -53,6 +53,11 @@ const WHEELS: &[(PackageKind, &str, Embedded)] = &[
         python!("rocm_sdk_core/_cli.py"),
     ),
     (
+        PackageKind::Core,
+        "{pure}/_console.py",
+        python!("rocm_sdk_core/_console.py"),
+    ),
+    (
         PackageKind::Profiler,
         "{pure}/__init__.py",
         python!("rocm_profiler/__init__.py"),
