@@ -35,7 +35,15 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
     // The Python shipped in the packages, against the same JSON vectors.
     run(
         "python3",
-        &["-m", "unittest", "discover", "-s", "python/tests", "-t", "python"],
+        &[
+            "-m",
+            "unittest",
+            "discover",
+            "-s",
+            "python/tests",
+            "-t",
+            "python",
+        ],
     )
 }
 

@@ -82,20 +82,30 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
                 .arg(&dest),
         )?;
     }
-    install_and_use(&example.root().join("kpack/dist"), &example.root().join("venv"))
+    install_and_use(
+        &example.root().join("kpack/dist"),
+        &example.root().join("venv"),
+    )
 }
 
 /// A fresh venv with `rocm[libraries,devel,device-gfx942]` from `dist`, and
 /// the install-time commands run in it.
 fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(), String> {
     if venv.exists() {
-        std::fs::remove_dir_all(venv).map_err(|e| format!("cannot remove {}: {e}", venv.display()))?;
+        std::fs::remove_dir_all(venv)
+            .map_err(|e| format!("cannot remove {}: {e}", venv.display()))?;
     }
     run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
     let bin = venv.join("bin");
     run_checked(
         Command::new(bin.join("pip"))
-            .args(["install", "-q", "--disable-pip-version-check", "--no-index", "--find-links"])
+            .args([
+                "install",
+                "-q",
+                "--disable-pip-version-check",
+                "--no-index",
+                "--find-links",
+            ])
             .arg(dist)
             .arg("rocm[libraries,devel,device-gfx942]"),
     )?;
@@ -108,14 +118,20 @@ fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(),
         println!("$ {program} {}", args.join(" "));
         run_checked(Command::new(bin.join(program)).args(args))?;
     }
-    println!("\ninstalled into {}; try {}/rocm-sdk --help", venv.display(), bin.display());
+    println!(
+        "\ninstalled into {}; try {}/rocm-sdk --help",
+        venv.display(),
+        bin.display()
+    );
     Ok(())
 }
 
 /// Runs a command, letting it print; a failure is an error naming it.
 fn run_checked(command: &mut Command) -> Result<(), String> {
     let shown = format!("{command:?}");
-    let status = command.status().map_err(|e| format!("cannot run {shown}: {e}"))?;
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run {shown}: {e}"))?;
     if status.success() {
         Ok(())
     } else {

@@ -112,7 +112,10 @@ fn kpack_refuses_a_listed_target_without_device_artifacts() {
     let dir = example().artifact_dir(ExampleMode::Kpack, Layout::Tree);
     let error = plan_error(&dir, "linux_x86_64", Some("gfx94X-dcgpu;gfx1101"));
     assert!(error.contains("no device artifacts for gfx1101"), "{error}");
-    assert!(error.contains("expected gfx1101, gfx942") && error.contains("discovered gfx1100, gfx942"), "{error}");
+    assert!(
+        error.contains("expected gfx1101, gfx942") && error.contains("discovered gfx1100, gfx942"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -126,7 +129,10 @@ fn refuses_a_set_without_libraries() {
 fn profiler_is_required_on_linux_and_skipped_on_windows() {
     let dir = kpack_without(&["rocprofiler-"]);
     let error = plan_error(dir.path(), "linux_x86_64", None);
-    assert!(error.contains("refusing to build an empty rocm-profiler"), "{error}");
+    assert!(
+        error.contains("refusing to build an empty rocm-profiler"),
+        "{error}"
+    );
     let artifacts = ArtifactDir::open(dir.path()).unwrap();
     let plan = plan(&PlanInput::new(&artifacts, fixtures::VERSION, "win_amd64")).unwrap();
     assert!(plan.packages.iter().all(|p| p.dist_name != "rocm-profiler"));
