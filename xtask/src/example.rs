@@ -26,7 +26,8 @@ pub(crate) fn example(args: &[String]) -> Result<(), String> {
 /// `therock-package inspect` on both modes (checking that the archives give
 /// the same report as the extracted tree), builds both modes' packages into
 /// `example/{mode}/dist`, installs the kpack set into `example/venv` with
-/// pip, and uses it: `rocm-sdk init`, `path`, `hipconfig --rocmpath`.
+/// pip, and uses it: `rocm-sdk init`, `path`, `hipconfig --rocmpath`,
+/// `rocm-sdk test`.
 pub(crate) fn demo(args: &[String]) -> Result<(), String> {
     if !args.is_empty() {
         return Err("usage: cargo xtask demo".into());
@@ -114,6 +115,7 @@ fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(),
         ("rocm-sdk", &["init"][..]),
         ("rocm-sdk", &["path", "--root"][..]),
         ("hipconfig", &["--rocmpath"][..]),
+        ("rocm-sdk", &["test"][..]),
     ] {
         println!("$ {program} {}", args.join(" "));
         run_checked(Command::new(bin.join(program)).args(args))?;
