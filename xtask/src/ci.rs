@@ -69,6 +69,17 @@ pub(crate) fn setup(_args: &[String]) -> Result<(), String> {
     run("apt-get", &args)
 }
 
+/// The exhaustive suites CI runs only a deterministic sample of: the whole
+/// ELF corpus, every crash point of an unpack, a 4 GiB zip member, the
+/// full selector property sweep.
+pub(crate) fn slow(_args: &[String]) -> Result<(), String> {
+    setup(&[])?;
+    run(
+        "cargo",
+        &["test", "--workspace", "--release", "--", "--ignored"],
+    )
+}
+
 /// Every benchmark; each prints its own ratios against a baseline measured
 /// in the same run.
 pub(crate) fn bench(args: &[String]) -> Result<(), String> {

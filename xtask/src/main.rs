@@ -25,6 +25,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "install what the tests need (Debian packages)",
     ),
     (
+        "slow",
+        ci::slow,
+        "run the exhaustive suites (#[ignore] tests, release build; minutes)",
+    ),
+    (
         "bench",
         ci::bench,
         "run every benchmark (slow; installs baselines)",
