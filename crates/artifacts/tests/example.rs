@@ -1,20 +1,13 @@
 //! The built-in example: a tree and the same tree as archives give identical catalogs.
 
 use std::io::Read;
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use artifacts::{ArtifactDir, ArtifactFilter, Dangling, EntryKind, Mode, PathFilter, Resolution};
 use fixtures::{Example, ExampleMode, Layout};
 
 fn example() -> &'static Example {
-    static EXAMPLE: OnceLock<(tempfile::TempDir, Example)> = OnceLock::new();
-    &EXAMPLE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let ex = fixtures::generate(dir.path()).unwrap();
-            (dir, ex)
-        })
-        .1
+    fixtures::shared()
 }
 
 /// Everything observable about an entry, bytes included, minus where it is stored.

@@ -1,20 +1,12 @@
 //! Plans of the built-in example, pinned with insta snapshots.
 
-use std::sync::OnceLock;
 
 use artifacts::ArtifactDir;
 use fixtures::{Example, ExampleMode, Layout};
 use layout::{Action, PlanInput, plan};
 
 fn example() -> &'static Example {
-    static EXAMPLE: OnceLock<(tempfile::TempDir, Example)> = OnceLock::new();
-    &EXAMPLE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let example = fixtures::generate(dir.path()).unwrap();
-            (dir, example)
-        })
-        .1
+    fixtures::shared()
 }
 
 fn plan_json(mode: ExampleMode, layout: Layout, tag: &str) -> String {

@@ -3,19 +3,11 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 use fixtures::{Example, ExampleMode, Layout};
 
 fn example() -> &'static Example {
-    static EXAMPLE: OnceLock<(tempfile::TempDir, Example)> = OnceLock::new();
-    &EXAMPLE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let ex = fixtures::generate(dir.path()).unwrap();
-            (dir, ex)
-        })
-        .1
+    fixtures::shared()
 }
 
 fn run(args: &[&str]) -> Output {

@@ -11,14 +11,7 @@ use fixtures::{Example, ExampleMode, Layout};
 
 /// The example, generated once per test binary.
 pub fn example() -> &'static Example {
-    static EXAMPLE: OnceLock<(tempfile::TempDir, Example)> = OnceLock::new();
-    &EXAMPLE
-        .get_or_init(|| {
-            let dir = tempfile::tempdir().unwrap();
-            let example = fixtures::generate(dir.path()).unwrap();
-            (dir, example)
-        })
-        .1
+    fixtures::shared()
 }
 
 /// The artifact directory of `mode` in tree layout.
