@@ -11,7 +11,7 @@
 //! `python3`) on a fresh copy of site-packages; wall time, CPU time and peak
 //! RSS come from `wait4`. Run with `cargo bench -p devel-tar`.
 
-#![allow(clippy::print_stdout, clippy::print_stderr, unsafe_code)]
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 // Measurement arithmetic on small counts and kernel time values.
 #![allow(
     clippy::cast_precision_loss,
@@ -24,7 +24,9 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use bench_support::{measure, median, print_row};
 
 use devel_tar::{Compression, DevelLinks, DevelTarWriter, WriteOptions};
 
@@ -137,10 +139,16 @@ fn unpack_bench(work: &Path) {
     let mut py = Vec::new();
     for run in 0..RUNS {
         let sp = fresh_copy(&template, &work.join(format!("rust{run}")));
-        rust.push(measure(Command::new(&me).arg("--child-unpack").arg(&sp)));
+        rust.push(
+            measure(Command::new(&me).arg("--child-unpack").arg(&sp))
+                .expect("the Rust unpack runs"),
+        );
         let rust_tree = snapshot_counts(&sp);
         let sp = fresh_copy(&template, &work.join(format!("py{run}")));
-        py.push(measure(Command::new("python3").arg(&python).arg(&sp)));
+        py.push(
+            measure(Command::new("python3").arg(&python).arg(&sp))
+                .expect("the Python baseline runs"),
+        );
         assert_eq!(rust_tree, snapshot_counts(&sp), "the two unpacks differ");
     }
     let (r, p) = (median(&rust), median(&py));
@@ -344,54 +352,4 @@ fn snapshot_counts(sp: &Path) -> (usize, usize, usize, u64) {
     let mut acc = (0, 0, 0, 0);
     walk(&sp.join("_rocm_sdk_devel"), &mut acc);
     acc
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    wall: Duration,
-    cpu: Duration,
-    max_rss_kib: i64,
-}
-
-/// Runs the command to completion; wall, user+system CPU and peak RSS of
-/// the child from `wait4`.
-fn measure(cmd: &mut Command) -> Sample {
-    let start = Instant::now();
-    let child = cmd.spawn().expect("spawn");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data, and `pid` is our own child, which
-    // `Child` never waits for (it is dropped unwaited).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = start.elapsed();
-    assert_eq!(r, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed"
-    );
-    drop(child);
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    Sample {
-        wall,
-        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
-        max_rss_kib: usage.ru_maxrss,
-    }
-}
-
-fn median(samples: &[Sample]) -> Sample {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by_key(|s| s.wall);
-    sorted[sorted.len() / 2]
-}
-
-fn print_row(name: &str, s: Sample) {
-    println!(
-        "  {name:<26} wall {:7.3} s  cpu {:7.3} s  peak RSS {:6} KiB",
-        s.wall.as_secs_f64(),
-        s.cpu.as_secs_f64(),
-        s.max_rss_kib
-    );
 }

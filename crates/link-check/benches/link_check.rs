@@ -7,7 +7,6 @@
 //! times; the median's wall, CPU (user+system, children included) and peak
 //! RSS come from `wait4`. Run with `cargo bench -p link-check`.
 #![allow(
-    unsafe_code,
     clippy::print_stdout,
     clippy::cast_sign_loss,
     clippy::cast_precision_loss
@@ -17,7 +16,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+
+use bench_support::{Sample, measure, median, print_row};
 
 use link_check::{DirTree, LinkChecker, WheelSetTree};
 use wheel_writer::{BytesSource, CoreMetadata, WheelBuilder, WheelTag, WriteOptions};
@@ -76,6 +76,7 @@ fn main() {
                         .arg(dir)
                         .stdout(Stdio::null()),
                 )
+                .expect("the measured run succeeds")
             })
             .collect();
         median(&samples)
@@ -174,53 +175,4 @@ fn child(mode: &str, dir: &Path) {
         }
         other => panic!("unknown mode {other}"),
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    wall: Duration,
-    cpu: Duration,
-    max_rss_kib: i64,
-}
-
-/// Runs the command to completion; wall, user+system CPU and peak RSS from `wait4`.
-fn measure(cmd: &mut Command) -> Sample {
-    let start = Instant::now();
-    let child = cmd.spawn().expect("spawn");
-    let pid = child.id().cast_signed();
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data; `pid` is our own child, which `Child`
-    // never waits for (it is dropped unwaited).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = start.elapsed();
-    assert_eq!(r, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "child failed"
-    );
-    drop(child);
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    Sample {
-        wall,
-        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
-        max_rss_kib: usage.ru_maxrss,
-    }
-}
-
-fn median(samples: &[Sample]) -> Sample {
-    let mut sorted = samples.to_vec();
-    sorted.sort_by_key(|s| s.wall);
-    sorted[sorted.len() / 2]
-}
-
-fn print_row(name: &str, s: Sample) {
-    println!(
-        "  {name:<24} wall {:7.3} s  cpu {:7.3} s  peak RSS {:7} KiB",
-        s.wall.as_secs_f64(),
-        s.cpu.as_secs_f64(),
-        s.max_rss_kib
-    );
 }
