@@ -16,7 +16,7 @@
 //! the target directory (built with `cargo build -p therock-package` when
 //! missing). Run: `cargo bench -p rocm-sdk` (or `cargo xtask bench`).
 
-#![allow(clippy::print_stdout, clippy::print_stderr, unsafe_code)]
+#![allow(clippy::print_stdout, clippy::print_stderr)]
 #![allow(
     clippy::cast_precision_loss,
     clippy::cast_possible_wrap,
@@ -28,8 +28,9 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bench_support::{Sample, median, print_row};
 use devel_tar::{Compression, DevelTarWriter, WriteOptions};
 
 const RUNS: usize = 3;
@@ -109,13 +110,6 @@ for path in sorted(libraries):
 sys.exit(1 if bad else 0)
 "#;
 
-#[derive(Clone, Copy)]
-struct Sample {
-    wall: Duration,
-    cpu: Duration,
-    max_rss_kib: i64,
-}
-
 /// Runs `cmd` through a fresh copy of this (still small) benchmark binary
 /// that spawns it and reports `wait4`'s numbers: the peak RSS of a child
 /// includes the memory of the process that forked it, so the big
@@ -136,53 +130,21 @@ fn measure(cmd: &mut Command) -> Sample {
     }
 }
 
-/// The measuring child: spawns `argv`, waits with `wait4`, prints
-/// `wall_ns cpu_ns peak_rss_kib`; fails when the command fails.
+/// The measuring child: runs `argv` and prints `wall_ns cpu_ns
+/// peak_rss_kib`; fails when the command fails.
 fn measure_child(argv: &[String]) {
-    let start = Instant::now();
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut errors = String::new();
-    let _ = child
-        .stderr
-        .take()
-        .expect("piped")
-        .read_to_string(&mut errors);
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: `rusage` is plain data; `pid` is our own child, which `Child`
-    // never waits for (it is dropped unwaited).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = start.elapsed();
-    assert_eq!(r, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{argv:?} failed: {errors}"
-    );
-    drop(child);
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    println!("{} {} {}", wall.as_nanos(), cpu.as_nanos(), usage.ru_maxrss);
-}
-
-fn median(mut samples: Vec<Sample>) -> Sample {
-    samples.sort_by_key(|s| s.wall);
-    samples[samples.len() / 2]
-}
-
-fn row(name: &str, s: Sample) {
+    let sample = bench_support::measure(
+        Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
     println!(
-        "  {name:<28} wall {:8.4} s  cpu {:8.4} s  peak RSS {:7} KiB",
-        s.wall.as_secs_f64(),
-        s.cpu.as_secs_f64(),
-        s.max_rss_kib
+        "{} {} {}",
+        sample.wall.as_nanos(),
+        sample.cpu.as_nanos(),
+        sample.max_rss_kib
     );
 }
 
@@ -418,10 +380,10 @@ fn compare(
         reset();
         base.push(measure(&mut base_cmd()));
     }
-    let (o, b) = (median(ours), median(base));
+    let (o, b) = (median(&ours), median(&base));
     println!("{label}");
-    row("rocm-sdk", o);
-    row("python baseline", b);
+    print_row("rocm-sdk", o);
+    print_row("python baseline", b);
     println!(
         "  ratio (baseline / ours): wall {:.1}x, cpu {:.1}x",
         b.wall.as_secs_f64() / o.wall.as_secs_f64(),
@@ -474,10 +436,10 @@ fn warm_launch(install: &Install) {
         tool.push(measure(Command::new(&hipconfig).arg("--rocmpath")));
         bare.push(measure(Command::new(&python).args(["-c", "pass"])));
     }
-    let (t, b) = (median(tool), median(bare));
+    let (t, b) = (median(&tool), median(&bare));
     println!("warm launch (median of {LAUNCHES})");
-    row("hipconfig --rocmpath (script)", t);
-    row("python -c pass", b);
+    print_row("hipconfig --rocmpath (script)", t);
+    print_row("python -c pass", b);
     println!(
         "  added cost: {:+.1} ms wall ({:.2}x)",
         (t.wall.as_secs_f64() - b.wall.as_secs_f64()) * 1000.0,
