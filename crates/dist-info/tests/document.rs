@@ -243,3 +243,39 @@ fn snapshot_legacy_requirements() {
         .join("\n");
     insta::assert_snapshot!("legacy_restricted_requires_dist", lines);
 }
+
+/// The Python tests (`python/tests`) read documents from fixtures; they must
+/// be what this crate writes today, or the two sides would drift apart.
+#[test]
+fn python_fixtures_are_current() {
+    let fixture = |name: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../python/tests/fixtures")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let packages = [
+        PackageKind::Libraries,
+        PackageKind::Devel,
+        PackageKind::Profiler,
+    ];
+    let written = |mode: Mode, on_disk: &[&str], nonce: &str| {
+        let input = PlanInput {
+            packages: packages.iter().copied().collect::<BTreeSet<_>>(),
+            on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
+            ..PlanInput::default()
+        };
+        let version = "7.1.0".parse().unwrap();
+        let selector = Selector::plan(mode, &version, &input, FamilyTable::builtin()).unwrap();
+        DistInfo::new(selector, nonce).to_json()
+    };
+    assert!(
+        written(Mode::Kpack, &["gfx942", "gfx1100"], "") == fixture("dist_info_kpack.json"),
+        "python/tests/fixtures/dist_info_kpack.json is stale; regenerate it (see its README)"
+    );
+    assert!(
+        written(Mode::Legacy, &["gfx94X-dcgpu", "gfx110X-all"], "_n1")
+            == fixture("dist_info_legacy.json"),
+        "python/tests/fixtures/dist_info_legacy.json is stale; regenerate it (see its README)"
+    );
+}

@@ -1,6 +1,5 @@
 //! Plans of the built-in example, pinned with insta snapshots.
 
-
 use artifacts::ArtifactDir;
 use fixtures::{Example, ExampleMode, Layout};
 use layout::{Action, PlanInput, plan};
