@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use artifacts::ArtifactDir;
-use clap::Args;
+use clap::{Args, ValueEnum};
 use dist_info::console_scripts::all_console_scripts;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
@@ -91,7 +91,10 @@ impl PlanArgs {
             .then_some(DevelCompression::Xz);
         let chosen = match (self.devel_compression, legacy_flag) {
             (Some(a), Some(b)) if a != b => bail!(
-                "--devel-tarball-compression means xz but --devel-compression says {a:?}; give one of them"
+                "--devel-tarball-compression means xz but --devel-compression says {}; give one of them",
+                a.to_possible_value()
+                    .expect("every codec has a name")
+                    .get_name()
             ),
             (a, b) => a.or(b).unwrap_or(DevelCompression::None),
         };
@@ -197,7 +200,7 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
     if args.no_build_packages {
         let path = args.dest_dir.join("plan.json");
         write_atomically(&path, plan.to_json().as_bytes())?;
-        return Ok(format!("plan validated; wrote {}", path.display()));
+        return Ok(format!("plan validated; wrote {}\n", path.display()));
     }
     let epoch = source_date_epoch()?;
     let compression = if args.no_wheel_compression {
