@@ -19,7 +19,12 @@ use crate::warning::Warning;
 /// Files larger than this are written by the reading thread itself, so
 /// memory in flight stays bounded (`QUEUE` × this at most).
 const IN_MEMORY_LIMIT: u64 = 4 << 20;
-const QUEUE: usize = 32;
+/// Batches in flight between the reader and the workers.
+const QUEUE: usize = 8;
+/// Small files travel in batches, so threads hand over work (and report
+/// back) once per batch rather than once per file.
+const BATCH_FILES: usize = 64;
+const BATCH_BYTES: usize = 1 << 20;
 
 /// How many threads write: the machine's parallelism, at most 8.
 pub(crate) fn workers() -> usize {
@@ -43,9 +48,9 @@ pub(crate) fn write_files(
     on_done: &mut dyn FnMut(),
 ) -> Result<usize, Error> {
     let abort = AtomicBool::new(false);
-    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(QUEUE);
+    let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(QUEUE);
     let job_rx = Mutex::new(job_rx);
-    let (done_tx, done_rx) = mpsc::channel::<Result<(), Error>>();
+    let (done_tx, done_rx) = mpsc::channel::<Result<usize, Error>>();
     let mut first_error = None;
     let mut files = 0;
     std::thread::scope(|s| {
@@ -70,9 +75,13 @@ pub(crate) fn write_files(
             let rx = &job_rx;
             s.spawn(move || {
                 loop {
-                    let job = rx.lock().map(|r| r.recv());
-                    let Ok(Ok(job)) = job else { break };
-                    let result = write_bytes(&job).map_err(|e| Error::io("write", &job.dest, e));
+                    let batch = rx.lock().map(|r| r.recv());
+                    let Ok(Ok(batch)) = batch else { break };
+                    let result = batch.iter().try_fold(0, |written, job| {
+                        write_bytes(job)
+                            .map(|()| written + 1)
+                            .map_err(|e| Error::io("write", &job.dest, e))
+                    });
                     if done.send(result).is_err() {
                         break;
                     }
@@ -82,9 +91,11 @@ pub(crate) fn write_files(
         drop(done_tx);
         for message in done_rx {
             match message {
-                Ok(()) => {
-                    files += 1;
-                    on_done();
+                Ok(written) => {
+                    for _ in 0..written {
+                        files += 1;
+                        on_done();
+                    }
                 }
                 Err(e) => {
                     abort.store(true, Ordering::Relaxed);
@@ -106,8 +117,8 @@ fn read_archive(
     compression: Compression,
     model: &Model,
     abort: &AtomicBool,
-    jobs: &mpsc::SyncSender<Job>,
-    done: &mpsc::Sender<Result<(), Error>>,
+    jobs: &mpsc::SyncSender<Vec<Job>>,
+    done: &mpsc::Sender<Result<usize, Error>>,
 ) -> Result<(), Error> {
     let corrupt = |e: io::Error| Error::CorruptTar {
         tar: tar.to_path_buf(),
@@ -117,6 +128,8 @@ fn read_archive(
         .open(tar)
         .map_err(|e| Error::read("open", tar, e))?;
     let mut archive = tar::Archive::new(reader);
+    let mut batch = Vec::new();
+    let mut batch_bytes = 0;
     for entry in archive.entries().map_err(corrupt)? {
         if abort.load(Ordering::Relaxed) {
             return Ok(());
@@ -144,20 +157,27 @@ fn read_archive(
         let dest = root.join(&rel);
         if entry.size() > IN_MEMORY_LIMIT {
             write_file(&dest, *mode, *mtime, &mut entry).map_err(|e| e.into_error(&dest, tar))?;
-            let _ = done.send(Ok(()));
+            let _ = done.send(Ok(1));
             continue;
         }
         let mut data = Vec::with_capacity(usize::try_from(entry.size()).unwrap_or(0));
         entry.read_to_end(&mut data).map_err(corrupt)?;
-        let job = Job {
+        batch_bytes += data.len();
+        batch.push(Job {
             dest,
             mode: *mode,
             mtime: *mtime,
             data,
-        };
-        if jobs.send(job).is_err() {
-            return Ok(());
+        });
+        if batch.len() >= BATCH_FILES || batch_bytes >= BATCH_BYTES {
+            batch_bytes = 0;
+            if jobs.send(std::mem::take(&mut batch)).is_err() {
+                return Ok(());
+            }
         }
+    }
+    if !batch.is_empty() {
+        let _ = jobs.send(batch);
     }
     Ok(())
 }
@@ -230,7 +250,8 @@ pub(crate) fn make_links(
         .chain(symlinks.iter().map(|j| (j, false)))
         .collect();
     let chunk = jobs.len().div_ceil(workers()).max(1);
-    let (done_tx, done_rx) = mpsc::channel::<Result<Option<Warning>, Error>>();
+    // Each worker reports once per `BATCH_FILES` links: (links made, warnings).
+    let (done_tx, done_rx) = mpsc::channel::<Result<(usize, Vec<Warning>), Error>>();
     let abort = AtomicBool::new(false);
     let mut warnings = Vec::new();
     let mut first_error = None;
@@ -239,18 +260,25 @@ pub(crate) fn make_links(
             let done = done_tx.clone();
             let abort = &abort;
             s.spawn(move || {
-                for ((link, other), hard) in part {
+                for batch in part.chunks(BATCH_FILES) {
                     if abort.load(Ordering::Relaxed) {
                         return;
                     }
-                    let result = if *hard {
-                        hard_link(root, link, other)
-                    } else {
-                        let path = root.join(link);
-                        std::os::unix::fs::symlink(other, &path)
-                            .map(|()| None)
-                            .map_err(|e| Error::io("create symlink", &path, e))
-                    };
+                    let result = batch.iter().try_fold(
+                        (0, Vec::new()),
+                        |(made, mut warnings), ((link, other), hard)| {
+                            let warning = if *hard {
+                                hard_link(root, link, other)?
+                            } else {
+                                let path = root.join(link);
+                                std::os::unix::fs::symlink(other, &path)
+                                    .map_err(|e| Error::io("create symlink", &path, e))?;
+                                None
+                            };
+                            warnings.extend(warning);
+                            Ok((made + 1, warnings))
+                        },
+                    );
                     if done.send(result).is_err() {
                         return;
                     }
@@ -260,9 +288,11 @@ pub(crate) fn make_links(
         drop(done_tx);
         for message in done_rx {
             match message {
-                Ok(warning) => {
-                    warnings.extend(warning);
-                    on_done();
+                Ok((made, found)) => {
+                    warnings.extend(found);
+                    for _ in 0..made {
+                        on_done();
+                    }
                 }
                 Err(e) => {
                     abort.store(true, Ordering::Relaxed);

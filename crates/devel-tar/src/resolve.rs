@@ -4,8 +4,9 @@
 //! so the answer does not depend on member order, and any path that climbs
 //! out of site-packages is refused.
 
-use std::collections::VecDeque;
-use std::path::Path;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
 
 use crate::layout::DEVEL_ROOT;
 use crate::scan::{Kind, Model};
@@ -43,11 +44,57 @@ impl Unsafe {
 
 const MAX_LINKS: usize = 40;
 
+/// What a path outside the tree is on disk.
+#[derive(Debug, Clone)]
+enum OnDisk {
+    Missing,
+    Symlink(String),
+    Dir,
+    File,
+}
+
+/// Site-packages outside the tree, each path looked at once: every devel
+/// link into a runtime package crosses the same few directories.
+#[derive(Debug)]
+pub(crate) struct DiskView {
+    root: PathBuf,
+    seen: RefCell<HashMap<String, OnDisk>>,
+}
+
+impl DiskView {
+    pub(crate) fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            seen: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn lookup(&self, path: &str) -> OnDisk {
+        if let Some(known) = self.seen.borrow().get(path) {
+            return known.clone();
+        }
+        let full = self.root.join(path);
+        let found = match std::fs::symlink_metadata(&full) {
+            Err(_) => OnDisk::Missing,
+            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&full) {
+                Ok(t) => OnDisk::Symlink(t.to_string_lossy().into_owned()),
+                Err(_) => OnDisk::Missing,
+            },
+            Ok(m) if m.is_dir() => OnDisk::Dir,
+            Ok(_) => OnDisk::File,
+        };
+        self.seen
+            .borrow_mut()
+            .insert(path.to_owned(), found.clone());
+        found
+    }
+}
+
 /// Resolves `target`, the text of the link at `link` (site-packages-relative),
-/// against `model` and the site-packages directory `root`.
+/// against `model` and site-packages as `disk` sees it.
 pub(crate) fn resolve(
     model: &Model,
-    root: &Path,
+    disk: &DiskView,
     link: &str,
     target: &str,
 ) -> Result<Resolved, Unsafe> {
@@ -81,15 +128,11 @@ pub(crate) fn resolve(
                 _ => return Ok(Resolved::Missing),
             }
         } else {
-            let full = root.join(&path);
-            match std::fs::symlink_metadata(&full) {
-                Err(_) => return Ok(Resolved::Missing),
-                Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&full) {
-                    Ok(t) => Some(t.to_string_lossy().into_owned()),
-                    Err(_) => return Ok(Resolved::Missing),
-                },
-                Ok(m) if m.is_dir() => None,
-                Ok(_) => {
+            match disk.lookup(&path) {
+                OnDisk::Missing => return Ok(Resolved::Missing),
+                OnDisk::Symlink(text) => Some(text),
+                OnDisk::Dir => None,
+                OnDisk::File => {
                     return Ok(file_or_missing(&pending, || {
                         Resolved::DiskFile(path.clone())
                     }));
@@ -177,7 +220,8 @@ mod tests {
             ("_rocm_sdk_devel/lib/d", link("../../_core")),
             ("_rocm_sdk_devel/lib/loop", link("loop")),
         ]);
-        let r = |link: &str, t: &str| resolve(&m, dir.path(), link, t);
+        let disk = DiskView::new(dir.path());
+        let r = |link: &str, t: &str| resolve(&m, &disk, link, t);
         assert_eq!(
             r("_rocm_sdk_devel/lib/a", "b"),
             Ok(Resolved::DiskFile("_core/lib/x.so.1".into()))

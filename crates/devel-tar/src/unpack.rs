@@ -17,7 +17,7 @@ use crate::extract;
 use crate::layout::{DEVEL_ROOT, is_compiler_symlink};
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
-use crate::resolve::{Resolved, final_file, resolve};
+use crate::resolve::{DiskView, Resolved, final_file, resolve};
 use crate::scan::{self, Kind, Model};
 use crate::site::Site;
 use crate::warning::Warning;
@@ -250,6 +250,7 @@ impl Plan {
             record: Vec::new(),
             warnings: Vec::new(),
         };
+        let disk = DiskView::new(&site.root);
         for (path, kind) in &model.members {
             let target = match kind {
                 Kind::Dir { .. } => continue,
@@ -264,7 +265,7 @@ impl Plan {
                 // scan checked it).
                 Ok(Resolved::TreeFile(final_file(model, target)))
             } else {
-                resolve(model, &site.root, path, target)
+                resolve(model, &disk, path, target)
             }
             .map_err(|why| Error::UnsafeMember {
                 tar: tar.to_path_buf(),
