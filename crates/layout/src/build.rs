@@ -141,13 +141,14 @@ impl Planner<'_, '_> {
         let mut index = RuntimeIndex::default();
 
         let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
-        let core_plan = self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
+        let (core_plan, core_rt) =
+            self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
         index.add(
             &self.core_platform,
-            core_plan.1.shipped.keys(),
-            &core_plan.1.aliases,
+            core_rt.shipped.keys(),
+            &core_rt.aliases,
         );
-        packages.push(core_plan.0);
+        packages.push(core_plan);
 
         let profiler = self.catalog(&rules::profiler_artifacts(), &rules::profiler_paths())?;
         if profiler.is_empty() {
@@ -211,15 +212,8 @@ impl Planner<'_, '_> {
                         &rules::libraries_artifacts(Some(family)),
                         &PathFilter::new(),
                     )?;
-                    let mut family_index = RuntimeIndex::default();
-                    family_index.add(
-                        &self.core_platform,
-                        core_plan.1.shipped.keys(),
-                        &core_plan.1.aliases,
-                    );
-                    // The profiler and core come first, as in the shared index.
-                    family_index =
-                        merge_profiler(family_index, &packages, self.mode, &self.input.nonce);
+                    // Core and the profiler own their files first; never another family's.
+                    let mut family_index = index.clone();
                     require_libraries(&libs, Some(family))?;
                     {
                         let (plan, rt) = self.runtime(
@@ -538,27 +532,6 @@ fn require_libraries(libs: &Catalog, family: Option<&str>) -> Result<(), Error> 
          set without rocm-sdk-libraries; include them in the artifact directory",
         rules::LIBRARIES_NAMES.join(", ")
     )))
-}
-
-fn merge_profiler(
-    mut index: RuntimeIndex,
-    packages: &[PackagePlan],
-    mode: Mode,
-    nonce: &str,
-) -> RuntimeIndex {
-    if let Some(p) = packages.iter().find(|p| p.kind == PackageKind::Profiler) {
-        let platform = platform_of(PackageKind::Profiler, mode, nonce, None);
-        let prefix = format!("{platform}/");
-        let shipped: Vec<String> = p
-            .files
-            .iter()
-            .filter_map(|f| f.dest.strip_prefix(&prefix))
-            .filter(|r| *r != "__init__.py")
-            .map(str::to_owned)
-            .collect();
-        index.add(&platform, shipped.iter(), &p.soname_aliases);
-    }
-    index
 }
 
 fn generated(dest: String, what: &str, bytes: Vec<u8>) -> PlannedFile {

@@ -10,7 +10,7 @@ use crate::plan::{DevelEntry, LinkReason, SonameAlias, SourceRef};
 use crate::runtime::split;
 
 /// What the runtime packages a devel tree sits beside provide.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct RuntimeIndex {
     /// relpath → the platform package that ships it (the first one).
     owners: BTreeMap<String, String>,
