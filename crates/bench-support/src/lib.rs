@@ -14,6 +14,13 @@ use std::io::Read;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The Python baseline of a devel unpack, the way the reference does it:
+/// `tarfile` extracts directories and files, then links are rewritten (file
+/// links become hard links to the final file, except the compiler links and
+/// directory links), RECORD is appended and the tar removed. Run it as
+/// `python3 -c PYTHON_DEVEL_UNPACK SITE_PACKAGES`.
+pub const PYTHON_DEVEL_UNPACK: &str = include_str!("devel_unpack.py");
+
 /// One measured run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
