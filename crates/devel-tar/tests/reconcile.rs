@@ -7,9 +7,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
-use std::process::Command;
 
-use common::{Site, VERSION, pip_uninstall, record_paths, snapshot, unpack_example};
+use common::{Site, VERSION, pip_uninstall, record_paths, snapshot, unpack_concurrently};
 use devel_tar::{
     DEVICE_LINKS_STAMP, Error, Warning, device_links_stamp_is_current, ensure,
     reconcile_device_links,
@@ -138,23 +137,7 @@ fn reconcile_needs_the_unpacked_tree_and_refuses_escaping_documents() {
 fn concurrent_inits_with_a_device_all_succeed_and_record_once() {
     let site = Site::standard();
     site.install_device("gfx942", VERSION, GFX942);
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            Command::new(unpack_example())
-                .arg(&site.sp)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    unpack_concurrently(&site.sp, 8);
     for dist in ["rocm_sdk_devel", "rocm_sdk_device_gfx942"] {
         let rows = record_paths(&site.record(dist));
         let unique: BTreeSet<_> = rows.iter().collect();

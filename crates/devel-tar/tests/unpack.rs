@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::{
     Entry, Node, Site, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
-    unpack_example, write_tar,
+    unpack_concurrently, unpack_example, write_tar,
 };
 use devel_tar::{Compression, Error, UnpackOptions, UnpackOutcome, Warning, ensure, unpack};
 
@@ -388,23 +388,7 @@ fn reference_tree() -> (Site, std::collections::BTreeMap<String, Node>) {
 fn eight_concurrent_unpacks_all_succeed_with_the_complete_tree() {
     let (_reference, expected) = reference_tree();
     let site = Site::standard();
-    let children: Vec<_> = (0..8)
-        .map(|_| {
-            Command::new(unpack_example())
-                .arg(&site.sp)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    unpack_concurrently(&site.sp, 8);
     assert_eq!(normalised(&snapshot(&site.sp)), normalised(&expected));
 }
 

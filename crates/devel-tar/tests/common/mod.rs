@@ -377,3 +377,25 @@ pub fn unpack_example() -> PathBuf {
     );
     path
 }
+
+/// Runs `processes` unpack processes on `sp` at once and asserts that every
+/// one of them succeeds.
+pub fn unpack_concurrently(sp: &Path, processes: usize) {
+    let children: Vec<_> = (0..processes)
+        .map(|_| {
+            std::process::Command::new(unpack_example())
+                .arg(sp)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

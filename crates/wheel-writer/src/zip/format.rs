@@ -105,25 +105,31 @@ impl EntryHeader {
         }
     }
 
+    /// The fields the local header and the central record share, from
+    /// "version needed" through the sizes (`0xFFFFFFFF` when in zip64 extra).
+    fn put_shared_fields(&self, out: &mut Vec<u8>, version_needed: u16, dos: DosDateTime) {
+        put16(out, version_needed);
+        put16(out, self.flags());
+        put16(out, self.method);
+        put16(out, dos.time);
+        put16(out, dos.date);
+        put32(out, self.crc32);
+        if self.zip64 {
+            put32(out, U32_MAX as u32);
+            put32(out, U32_MAX as u32);
+        } else {
+            put32(out, self.compressed_size as u32);
+            put32(out, self.size as u32);
+        }
+    }
+
     /// The local header; when `zip64`, sizes live in its extra field.
     pub(crate) fn local(&self, dos: DosDateTime) -> Vec<u8> {
         let name = self.name.as_bytes();
         let extra_len = if self.zip64 { LOCAL_ZIP64_EXTRA_LEN } else { 0 };
         let mut out = Vec::with_capacity(30 + name.len() + usize::from(extra_len));
         put32(&mut out, 0x0403_4b50);
-        put16(&mut out, Self::version_needed(self.zip64));
-        put16(&mut out, self.flags());
-        put16(&mut out, self.method);
-        put16(&mut out, dos.time);
-        put16(&mut out, dos.date);
-        put32(&mut out, self.crc32);
-        if self.zip64 {
-            put32(&mut out, U32_MAX as u32);
-            put32(&mut out, U32_MAX as u32);
-        } else {
-            put32(&mut out, self.compressed_size as u32);
-            put32(&mut out, self.size as u32);
-        }
+        self.put_shared_fields(&mut out, Self::version_needed(self.zip64), dos);
         put16(&mut out, name.len() as u16);
         put16(&mut out, extra_len);
         out.extend_from_slice(name);
@@ -178,19 +184,7 @@ impl EntryHeader {
         let mut out = Vec::with_capacity(46 + name.len() + extra.len() + 4);
         put32(&mut out, 0x0201_4b50);
         put16(&mut out, HOST_UNIX | Self::version_needed(zip64));
-        put16(&mut out, Self::version_needed(zip64));
-        put16(&mut out, self.flags());
-        put16(&mut out, self.method);
-        put16(&mut out, dos.time);
-        put16(&mut out, dos.date);
-        put32(&mut out, self.crc32);
-        if self.zip64 {
-            put32(&mut out, U32_MAX as u32);
-            put32(&mut out, U32_MAX as u32);
-        } else {
-            put32(&mut out, self.compressed_size as u32);
-            put32(&mut out, self.size as u32);
-        }
+        self.put_shared_fields(&mut out, Self::version_needed(zip64), dos);
         put16(&mut out, name.len() as u16);
         put16(&mut out, if zip64 { extra.len() as u16 + 4 } else { 0 });
         put16(&mut out, 0); // comment
