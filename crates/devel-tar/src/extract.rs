@@ -236,19 +236,39 @@ fn finish_file(
 }
 
 /// Creates the hard links (`(link, source)`) and symlinks (`(link, text)`),
-/// all site-packages-relative; `on_done` is called once per link. Every
-/// source exists already, so the order does not matter.
+/// all site-packages-relative; `on_done` is called once per link.
+///
+/// Hard links come first, symlinks after them all: a kept symlink may point
+/// at a hard link (`bin/amdclang -> ../lib/llvm/bin/amdclang`), and a crash
+/// between the two must not leave a dangling symlink, which `pip uninstall`
+/// does not remove (it skips paths that do not exist).
 pub(crate) fn make_links(
     root: &Path,
     hard_links: &[(String, String)],
     symlinks: &[(String, String)],
     on_done: &mut dyn FnMut(),
 ) -> Result<Vec<Warning>, Error> {
-    let jobs: Vec<(&(String, String), bool)> = hard_links
-        .iter()
-        .map(|j| (j, true))
-        .chain(symlinks.iter().map(|j| (j, false)))
-        .collect();
+    let mut warnings = in_parallel(hard_links, on_done, |link, source| {
+        hard_link(root, link, source)
+    })?;
+    warnings.extend(in_parallel(symlinks, on_done, |link, text| {
+        let path = root.join(link);
+        std::os::unix::fs::symlink(text, &path)
+            .map_err(|e| Error::io("create symlink", &path, e))?;
+        Ok(None)
+    })?);
+    // Threads finish in any order; report in path order.
+    warnings.sort_by(|a, b| format!("{a}").cmp(&format!("{b}")));
+    Ok(warnings)
+}
+
+/// Runs `make` over `jobs` on the writer threads; `on_done` is called once
+/// per job made. Stops at the first error.
+fn in_parallel(
+    jobs: &[(String, String)],
+    on_done: &mut dyn FnMut(),
+    make: impl Fn(&str, &str) -> Result<Option<Warning>, Error> + Sync,
+) -> Result<Vec<Warning>, Error> {
     let chunk = jobs.len().div_ceil(workers()).max(1);
     // Each worker reports once per `BATCH_FILES` links: (links made, warnings).
     let (done_tx, done_rx) = mpsc::channel::<Result<(usize, Vec<Warning>), Error>>();
@@ -259,6 +279,7 @@ pub(crate) fn make_links(
         for part in jobs.chunks(chunk) {
             let done = done_tx.clone();
             let abort = &abort;
+            let make = &make;
             s.spawn(move || {
                 for batch in part.chunks(BATCH_FILES) {
                     if abort.load(Ordering::Relaxed) {
@@ -266,16 +287,8 @@ pub(crate) fn make_links(
                     }
                     let result = batch.iter().try_fold(
                         (0, Vec::new()),
-                        |(made, mut warnings), ((link, other), hard)| {
-                            let warning = if *hard {
-                                hard_link(root, link, other)?
-                            } else {
-                                let path = root.join(link);
-                                std::os::unix::fs::symlink(other, &path)
-                                    .map_err(|e| Error::io("create symlink", &path, e))?;
-                                None
-                            };
-                            warnings.extend(warning);
+                        |(made, mut warnings), (link, other)| {
+                            warnings.extend(make(link, other)?);
                             Ok((made + 1, warnings))
                         },
                     );
@@ -301,12 +314,10 @@ pub(crate) fn make_links(
             }
         }
     });
-    if let Some(e) = first_error {
-        return Err(e);
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(warnings),
     }
-    // Threads finish in any order; report in path order.
-    warnings.sort_by(|a, b| format!("{a}").cmp(&format!("{b}")));
-    Ok(warnings)
 }
 
 fn hard_link(root: &Path, link: &str, source: &str) -> Result<Option<Warning>, Error> {
