@@ -151,20 +151,16 @@ impl Read for Decompressed {
             if e.kind() == io::ErrorKind::Interrupted {
                 return e;
             }
-            if e.get_ref().is_some_and(|inner| inner.is::<FileError>()) {
-                let kind = e.kind();
-                return e
-                    .into_inner()
-                    .and_then(|inner| inner.downcast::<FileError>().ok())
-                    .map_or_else(|| kind.into(), |file| file.0);
+            match e.downcast::<FileError>() {
+                Ok(file) => file.0,
+                Err(e) => io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    CorruptData(format!(
+                        "the {} data is corrupt or truncated ({e}); fetch the archive again",
+                        self.codec
+                    )),
+                ),
             }
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                CorruptData(format!(
-                    "the {} data is corrupt or truncated ({e}); fetch the archive again",
-                    self.codec
-                )),
-            )
         })
     }
 }

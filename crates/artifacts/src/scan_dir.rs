@@ -17,12 +17,11 @@ pub(crate) fn index_dir(name: ArtifactName, dir: &Path) -> Result<Artifact> {
     let mut members = Vec::new();
     let mut missing_prefixes = Vec::new();
     for (index, prefix) in prefixes.iter().enumerate() {
-        match base_dir(dir, &name, prefix)? {
-            Some(base) => walk(&base, "", index, &mut members)?,
-            None => {
-                tracing::info!(artifact = %name, line = %prefix, "manifest line names no directory; skipped");
-                missing_prefixes.push(prefix.clone());
-            }
+        if let Some(base) = base_dir(dir, &name, prefix)? {
+            walk(&base, "", index, &mut members)?;
+        } else {
+            tracing::info!(artifact = %name, line = %prefix, "manifest line names no directory; skipped");
+            missing_prefixes.push(prefix.clone());
         }
     }
     members.sort_by(|a, b| (&a.relpath, a.prefix).cmp(&(&b.relpath, b.prefix)));

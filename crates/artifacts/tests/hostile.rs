@@ -585,9 +585,9 @@ fn xz(tar: &[u8]) -> Vec<u8> {
 
 #[test]
 fn compressed_streams_are_verified_to_their_end() {
+    type Compress = fn(&[u8]) -> Vec<u8>;
     let filler = incompressible();
     let tar = tar_bytes(&[MANIFEST, M::File("stage/lib/libx.so", &filler)], true);
-    type Compress = fn(&[u8]) -> Vec<u8>;
     let mut wrong = Vec::new();
     for (file_name, compress) in [
         ("base_lib_generic.tar.zst", zstd_with_checksum as Compress),

@@ -178,7 +178,7 @@ const IMAGE_FILE_DLL: u16 = 0x2000;
 /// A file starting with `MZ`: a PE image when `e_lfanew` (at 0x3c) points
 /// at `PE\0\0` followed by a whole COFF header; data otherwise.
 fn windows_image(head: &[u8], reader: &mut dyn Read) -> std::io::Result<FileClass> {
-    let mut dos = vec![0u8; 64];
+    let mut dos = [0u8; 64];
     dos[..head.len()].copy_from_slice(head);
     let got = head.len() + read_up_to(reader, &mut dos[head.len()..])?;
     if got < dos.len() {

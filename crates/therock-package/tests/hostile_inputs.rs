@@ -212,9 +212,10 @@ fn with_filler(original: &[u8]) -> Vec<u8> {
     for entry in archive.entries().unwrap() {
         let mut entry = entry.unwrap();
         let mut header = entry.header().clone();
+        let path = entry.path().unwrap().into_owned();
         let mut data = Vec::new();
         entry.read_to_end(&mut data).unwrap();
-        out.append(&mut header, data.as_slice()).unwrap();
+        out.append_data(&mut header, path, data.as_slice()).unwrap();
     }
     let mut state = 0x2545_F491_4F6C_DD1D_u64;
     let filler: Vec<u8> = (0..1 << 20)
