@@ -2,14 +2,22 @@
 //!
 //! One sequential pass decompresses the archive and records, for every
 //! member, its kind, mode, size and the offset of its data in the
-//! decompressed stream. Readers later decompress again and skip to that
-//! offset ([`crate::Source::open`]), or stream every wanted member of an
-//! archive in one pass ([`crate::read_sources`]).
+//! decompressed stream. The pass reads the compressed stream to its end, so
+//! the codec verifies its checksums and trailer, and requires the tar's
+//! end-of-archive marker: an archive that is corrupt, cut short or cut at a
+//! member boundary is refused before anything of it is packaged. Readers
+//! later decompress again and skip to a member's offset
+//! ([`crate::Source::open`]), or stream every wanted member of an archive
+//! in one pass ([`crate::read_sources`]); each reopening checks that the
+//! file is still the one indexed (device, inode, size, mtime), so the bytes
+//! read are the bytes verified.
 
 use std::collections::{BTreeSet, HashMap};
-use std::fs::File;
-use std::io::{BufReader, Read};
-use std::path::PathBuf;
+use std::fmt;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, BufReader, Read};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, Member, MemberKind, Source};
@@ -20,10 +28,67 @@ use crate::{ArchiveFormat, ArtifactName, Error, Result};
 /// need it; memory is only used when an archive asks for it.
 const ZSTD_WINDOW_LOG_MAX: u32 = 31;
 
-/// A decompressing reader over the whole tar stream of an archive.
+/// A tar block; the end-of-archive marker is (at least) one of zeros.
+const BLOCK: u64 = 512;
+
+/// What identifies an archive file's bytes: recorded when it is indexed,
+/// compared whenever it is opened again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+impl FileIdentity {
+    fn of(meta: &Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: meta.mtime(),
+            mtime_nsec: meta.mtime_nsec(),
+        }
+    }
+}
+
+/// Opens an archive file without blocking on a FIFO; it must be a regular file.
+fn open_archive_file(path: &Path) -> Result<(File, Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::UnsupportedFileType {
+            path: path.to_path_buf(),
+            kind: crate::scan_dir::kind_of(meta.file_type()).into(),
+        });
+    }
+    Ok((file, meta))
+}
+
+/// A decompressing reader over the whole tar stream of an archive indexed
+/// earlier; refuses a file that is no longer the one indexed.
 pub(crate) fn decoder(archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> {
-    let file = File::open(&archive.path).map_err(|e| Error::io(&archive.path, e))?;
-    Ok(match archive.format {
+    let (file, meta) = open_archive_file(&archive.path)?;
+    if FileIdentity::of(&meta) != archive.identity {
+        return Err(Error::BadArchive {
+            archive: archive.path.clone(),
+            reason: "the file changed since it was indexed; artifacts must not change while \
+                     a build reads them, run the build again"
+                .into(),
+        });
+    }
+    decompress(file, archive)
+}
+
+fn decompress(file: File, archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> {
+    let file = FileReads(file);
+    let inner: Box<dyn Read + Send> = match archive.format {
         ArchiveFormat::TarZst => {
             let mut d =
                 zstd::stream::read::Decoder::new(file).map_err(|e| Error::io(&archive.path, e))?;
@@ -34,7 +99,130 @@ pub(crate) fn decoder(archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> {
         ArchiveFormat::TarXz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(
             BufReader::with_capacity(1 << 16, file),
         )),
-    })
+    };
+    Ok(Box::new(Decompressed {
+        inner,
+        codec: codec(archive.format),
+    }))
+}
+
+fn codec(format: ArchiveFormat) -> &'static str {
+    match format {
+        ArchiveFormat::TarZst => "zstd",
+        ArchiveFormat::TarXz => "xz",
+    }
+}
+
+/// An error of the file below a decoder (as opposed to one in its data).
+#[derive(Debug)]
+struct FileError(io::Error);
+
+impl fmt::Display for FileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for FileError {}
+
+/// The archive file, its read errors marked as [`FileError`].
+struct FileReads(File);
+
+impl Read for FileReads {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).map_err(|e| match e.kind() {
+            io::ErrorKind::Interrupted => e,
+            kind => io::Error::new(kind, FileError(e)),
+        })
+    }
+}
+
+/// A decoder whose errors say what they are: the file's own read errors
+/// pass through; every other error is the codec refusing the data (a bad
+/// block, a checksum mismatch, a stream that ends early, bytes after it).
+struct Decompressed {
+    inner: Box<dyn Read + Send>,
+    codec: &'static str,
+}
+
+impl Read for Decompressed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            if e.kind() == io::ErrorKind::Interrupted {
+                return e;
+            }
+            match e.downcast::<FileError>() {
+                Ok(file) => file.0,
+                Err(e) => io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    CorruptData(format!(
+                        "the {} data is corrupt or truncated ({e}); fetch the archive again",
+                        self.codec
+                    )),
+                ),
+            }
+        })
+    }
+}
+
+/// The codec refused an archive's data: the whole reason, in words.
+#[derive(Debug)]
+struct CorruptData(String);
+
+impl fmt::Display for CorruptData {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CorruptData {}
+
+/// The error for a failed read of `archive`'s stream: corrupt data is a
+/// [`Error::BadArchive`] saying so; anything else an I/O error of the file.
+pub(crate) fn read_error(archive: &Path, e: io::Error) -> Error {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<CorruptData>())
+    {
+        Some(CorruptData(reason)) => Error::BadArchive {
+            archive: archive.to_path_buf(),
+            reason: reason.clone(),
+        },
+        None => Error::io(archive, e),
+    }
+}
+
+/// Counts the decompressed bytes the tar reader consumed.
+struct Counting<R> {
+    inner: R,
+    count: u64,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// Logs when a zstd archive's first frame carries no content checksum:
+/// the decoder still refuses malformed and truncated data, but changed
+/// content bytes cannot be noticed.
+fn note_missing_checksum(file: &File, archive: &ArchiveRef) {
+    const MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
+    const CHECKSUM_FLAG: u8 = 0x04;
+    let mut head = [0u8; 5];
+    if archive.format == ArchiveFormat::TarZst
+        && file.read_exact_at(&mut head, 0).is_ok()
+        && head[..4] == MAGIC
+        && head[4] & CHECKSUM_FLAG == 0
+    {
+        tracing::info!(
+            archive = %archive.path.display(),
+            "zstd frame without a content checksum: corrupted content cannot be detected"
+        );
+    }
 }
 
 /// What the pass remembers of each member, for hard links.
@@ -45,21 +233,67 @@ struct Seen {
     source: Option<Source>,
 }
 
-/// Reads the manifest (the first member) and indexes every other member.
-pub(crate) fn index_archive(name: ArtifactName, archive: Arc<ArchiveRef>) -> Result<Artifact> {
+/// Reads the manifest (the first member), indexes every other member and
+/// reads the stream to its end.
+pub(crate) fn index_archive(
+    name: ArtifactName,
+    path: PathBuf,
+    format: ArchiveFormat,
+) -> Result<Artifact> {
+    let (file, meta) = open_archive_file(&path)?;
+    let archive = Arc::new(ArchiveRef {
+        path,
+        format,
+        identity: FileIdentity::of(&meta),
+    });
+    note_missing_checksum(&file, &archive);
+    let mut stream = Counting {
+        inner: decompress(file, &archive)?,
+        count: 0,
+    };
+    let index = index_members(name, &archive, &mut stream)?;
+    let path = &archive.path;
+    // Without its marker, a tar cut at a member boundary looks complete.
+    if stream.count < index.end_of_last + BLOCK {
+        return Err(Error::BadArchive {
+            archive: path.clone(),
+            reason: "truncated archive: no end-of-archive marker; the archive was cut short, \
+                     fetch it again"
+                .into(),
+        });
+    }
+    // The rest (the marker's padding) passes through the codec, which
+    // checks the stream's checksums and trailer at its end.
+    io::copy(&mut stream, &mut io::sink()).map_err(|e| read_error(path, e))?;
+    Ok(index.artifact)
+}
+
+/// The indexed artifact and where the last member's data ends in the
+/// decompressed stream.
+struct Indexed {
+    artifact: Artifact,
+    end_of_last: u64,
+}
+
+fn index_members(
+    name: ArtifactName,
+    archive: &Arc<ArchiveRef>,
+    stream: &mut Counting<Box<dyn Read + Send>>,
+) -> Result<Indexed> {
     let path = archive.path.clone();
     let bad = |reason: &str| Error::BadArchive {
         archive: path.clone(),
         reason: reason.to_owned(),
     };
-    let io = |e| Error::io(&path, e);
-    let mut tar = tar::Archive::new(decoder(&archive)?);
+    let io = |e| read_error(&path, e);
+    let mut tar = tar::Archive::new(stream);
     let mut entries = tar.entries().map_err(io)?;
 
     let mut first = entries
         .next()
         .ok_or_else(|| bad("the archive is empty; its first member must be artifact_manifest.txt"))?
         .map_err(io)?;
+    let mut end_of_last = data_end(&first);
     if member_name(&path, &first.path_bytes())? != MANIFEST_FILE
         || !first.header().entry_type().is_file()
     {
@@ -79,6 +313,7 @@ pub(crate) fn index_archive(name: ArtifactName, archive: Arc<ArchiveRef>) -> Res
     let mut present = vec![false; prefixes.len()];
     for entry in entries {
         let entry = entry.map_err(io)?;
+        end_of_last = data_end(&entry);
         let header = entry.header();
         let entry_type = header.entry_type();
         if entry_type.is_pax_global_extensions() {
@@ -115,7 +350,7 @@ pub(crate) fn index_archive(name: ArtifactName, archive: Arc<ArchiveRef>) -> Res
                 mode,
                 size,
                 source: Some(Source::ArchiveMember {
-                    archive: Arc::clone(&archive),
+                    archive: Arc::clone(archive),
                     offset: entry.raw_file_position(),
                     size,
                 }),
@@ -218,13 +453,21 @@ pub(crate) fn index_archive(name: ArtifactName, archive: Arc<ArchiveRef>) -> Res
             p.clone()
         })
         .collect();
-    Ok(Artifact {
-        name: Arc::new(name),
-        location: ArtifactLocation::Archive(archive),
-        prefixes,
-        missing_prefixes,
-        members,
+    Ok(Indexed {
+        artifact: Artifact {
+            name: Arc::new(name),
+            location: ArtifactLocation::Archive(Arc::clone(archive)),
+            prefixes,
+            missing_prefixes,
+            members,
+        },
+        end_of_last,
     })
+}
+
+/// Where an entry's data (padded to whole blocks) ends in the stream.
+fn data_end<R: Read>(entry: &tar::Entry<'_, R>) -> u64 {
+    entry.raw_file_position() + entry.size().div_ceil(BLOCK) * BLOCK
 }
 
 /// Archives may omit directory members; a directory tree never does.

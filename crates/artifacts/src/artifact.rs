@@ -4,6 +4,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::archive::FileIdentity;
 use crate::{ArchiveFormat, ArtifactName, Error, Result};
 
 /// Where an artifact lives.
@@ -25,13 +26,15 @@ impl ArtifactLocation {
     }
 }
 
-/// An archive file and its compression.
+/// An archive file and its compression, as indexed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArchiveRef {
     /// The archive file.
     pub path: PathBuf,
     /// Its compression.
     pub format: ArchiveFormat,
+    /// The file that was indexed (and so verified); a reopened file must match.
+    pub(crate) identity: FileIdentity,
 }
 
 /// Where the bytes of a regular file come from.
@@ -71,7 +74,7 @@ impl Source {
             } => {
                 let mut stream = crate::archive::decoder(archive)?;
                 let skipped = std::io::copy(&mut (&mut stream).take(*offset), &mut std::io::sink())
-                    .map_err(|e| Error::io(&archive.path, e))?;
+                    .map_err(|e| crate::archive::read_error(&archive.path, e))?;
                 if skipped != *offset {
                     return Err(Error::BadArchive {
                         archive: archive.path.clone(),
@@ -88,9 +91,10 @@ impl Source {
     /// Reads all the bytes into memory.
     pub fn read_to_vec(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        self.open()?
-            .read_to_end(&mut out)
-            .map_err(|e| Error::io(self.path(), e))?;
+        self.open()?.read_to_end(&mut out).map_err(|e| match self {
+            Self::File(path) => Error::io(path, e),
+            Self::ArchiveMember { archive, .. } => crate::archive::read_error(&archive.path, e),
+        })?;
         Ok(out)
     }
 

@@ -4,11 +4,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::artifact::{ArchiveRef, Artifact};
+use crate::artifact::Artifact;
 use crate::manifest::MANIFEST_FILE;
 use crate::therock::{BASE_ARTIFACT, DIST_INFO_PATH, THEROCK_MANIFEST_PATH, expected_path};
 use crate::{
@@ -139,7 +138,7 @@ impl ArtifactDir {
                 continue;
             };
             if let Found::Dir(d) = &what
-                && !d.join(MANIFEST_FILE).is_file()
+                && !crate::scan_dir::has_manifest(&d.join(MANIFEST_FILE))?
             {
                 notices.push(Notice::NoManifest {
                     artifact: file_name,
@@ -174,9 +173,7 @@ impl ArtifactDir {
             .into_par_iter()
             .map(|(name, what)| match what {
                 Found::Dir(d) => crate::scan_dir::index_dir(name, &d),
-                Found::Archive(p, format) => {
-                    crate::archive::index_archive(name, Arc::new(ArchiveRef { path: p, format }))
-                }
+                Found::Archive(p, format) => crate::archive::index_archive(name, p, format),
             })
             .collect();
         let artifacts = indexed.into_iter().collect::<Result<Vec<_>>>()?;

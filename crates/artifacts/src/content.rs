@@ -120,7 +120,7 @@ where
     F: Fn(&T, &mut dyn Read) -> Result<(), E>,
 {
     let first = wanted.first().map_or(0, |w| w.2[0]);
-    let io = |i: usize, e: io::Error| (i, E::from(Error::io(&archive.path, e)));
+    let io = |i: usize, e: io::Error| (i, E::from(crate::archive::read_error(&archive.path, e)));
     let mut stream = crate::archive::decoder(archive).map_err(|e| (first, E::from(e)))?;
     let mut position = 0u64;
     for (offset, size, indices) in wanted {

@@ -36,6 +36,51 @@ pub enum Error {
         line: String,
     },
 
+    /// A component of a manifest line's path is a symlink: the base
+    /// directory would be read from wherever the link points.
+    #[error(
+        "{path} is a symlink: {artifact}'s manifest line {line:?} must be reached through \
+         real directories (a link could pull in files from anywhere on the host); replace the \
+         link with the directory it points to"
+    )]
+    SymlinkInPrefix {
+        /// The symlinked component.
+        path: PathBuf,
+        /// The artifact.
+        artifact: String,
+        /// The manifest line.
+        line: String,
+    },
+
+    /// A component of a manifest line's path is a file, FIFO, socket or device.
+    #[error(
+        "{path} is a {kind}, not a directory: {artifact}'s manifest line {line:?} must name a \
+         directory; rebuild the artifact"
+    )]
+    PrefixNotADirectory {
+        /// The offending component.
+        path: PathBuf,
+        /// The artifact.
+        artifact: String,
+        /// The manifest line.
+        line: String,
+        /// What it is instead.
+        kind: &'static str,
+    },
+
+    /// `artifact_manifest.txt` is a directory, a symlink, a FIFO or another
+    /// non-regular file (it is never read, so never followed or blocked on).
+    #[error(
+        "{path} is a {kind}, not a regular file: an artifact's manifest must be a plain file \
+         (links and special files are never read); replace it with the file"
+    )]
+    ManifestNotAFile {
+        /// The manifest path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+
     /// A file name (or link text, or archive member name) is not UTF-8.
     #[error("{path}: the name is not valid UTF-8; rename it (package paths must be UTF-8)")]
     NonUtf8Name {

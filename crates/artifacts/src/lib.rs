@@ -13,9 +13,14 @@
 //! - [`Catalog::for_each_file`] / [`read_sources`] stream every file's bytes,
 //!   decompressing each archive once, in parallel.
 //!
-//! Safety: manifest lines and archive members cannot leave the artifact;
+//! Safety: manifest lines and archive members cannot leave the artifact,
+//! and a manifest line is reached through real directories only;
 //! symlinks are never followed on disk and never resolved outside the
-//! merged tree; nothing is extracted to disk.
+//! merged tree; nothing is extracted to disk. Inputs are read fully and
+//! checked: a manifest must be a regular file, an unreadable artifact is an
+//! error, and an archive is read to the end of its compressed stream (so
+//! its checksums are verified) and must end with the tar end-of-archive
+//! marker before any of its members is offered.
 
 mod archive;
 mod artifact;

@@ -1,8 +1,9 @@
 //! Indexing an extracted artifact directory, never following a symlink.
 
 use std::fs;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
-use std::path::Path;
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{Artifact, ArtifactLocation, Member, MemberKind, Source};
@@ -11,26 +12,16 @@ use crate::{ArtifactName, Error, Result};
 
 /// Reads the manifest of `dir` and indexes every base directory.
 pub(crate) fn index_dir(name: ArtifactName, dir: &Path) -> Result<Artifact> {
-    let manifest_path = dir.join(MANIFEST_FILE);
-    let text = fs::read_to_string(&manifest_path).map_err(|e| Error::io(&manifest_path, e))?;
+    let text = read_manifest(&dir.join(MANIFEST_FILE))?;
     let prefixes = parse_manifest(&name.to_string(), &text)?;
     let mut members = Vec::new();
     let mut missing_prefixes = Vec::new();
     for (index, prefix) in prefixes.iter().enumerate() {
-        let base = dir.join(prefix);
-        // A base directory must be a real directory: a symlink here could
-        // point anywhere on the host.
-        match fs::symlink_metadata(&base) {
-            Ok(meta) if meta.is_dir() => walk(&base, "", index, &mut members)?,
-            Ok(_) => {
-                tracing::info!(artifact = %name, line = %prefix, "manifest line is not a directory; skipped");
-                missing_prefixes.push(prefix.clone());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                tracing::info!(artifact = %name, line = %prefix, "manifest line names no directory; skipped");
-                missing_prefixes.push(prefix.clone());
-            }
-            Err(e) => return Err(Error::io(&base, e)),
+        if let Some(base) = base_dir(dir, &name, prefix)? {
+            walk(&base, "", index, &mut members)?;
+        } else {
+            tracing::info!(artifact = %name, line = %prefix, "manifest line names no directory; skipped");
+            missing_prefixes.push(prefix.clone());
         }
     }
     members.sort_by(|a, b| (&a.relpath, a.prefix).cmp(&(&b.relpath, b.prefix)));
@@ -41,6 +32,100 @@ pub(crate) fn index_dir(name: ArtifactName, dir: &Path) -> Result<Artifact> {
         missing_prefixes,
         members,
     })
+}
+
+/// Whether an artifact directory has a manifest at `path`: `false` when
+/// there is none; an error when it cannot be looked at (an unreadable
+/// directory) or is not a regular file (a link is never followed).
+pub(crate) fn has_manifest(path: &Path) -> Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => Ok(true),
+        Ok(meta) => Err(Error::ManifestNotAFile {
+            path: path.to_path_buf(),
+            kind: kind_of(meta.file_type()),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Reads a manifest that must be a regular file: opened without following
+/// a link or blocking on a FIFO, then checked on the open file, so a
+/// replacement made after discovery is refused too.
+fn read_manifest(path: &Path) -> Result<String> {
+    let not_a_file = |kind| Error::ManifestNotAFile {
+        path: path.to_path_buf(),
+        kind,
+    };
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => not_a_file("symlink"),
+            _ => Error::io(path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_a_file(kind_of(meta.file_type())));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(text)
+}
+
+/// The base directory of manifest line `line`, reached through real
+/// directories only: every component is looked at with `lstat`, so a
+/// symlinked component anywhere (`sub/x -> /elsewhere`) is refused, never
+/// followed. `None` when a component does not exist (the line is skipped).
+fn base_dir(dir: &Path, artifact: &ArtifactName, line: &str) -> Result<Option<PathBuf>> {
+    let mut path = dir.to_path_buf();
+    for component in line.split('/').filter(|c| !c.is_empty()) {
+        path.push(component);
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        if meta.is_dir() {
+            continue;
+        }
+        let artifact = artifact.to_string();
+        let line = line.to_owned();
+        return Err(if meta.file_type().is_symlink() {
+            Error::SymlinkInPrefix {
+                path,
+                artifact,
+                line,
+            }
+        } else {
+            Error::PrefixNotADirectory {
+                path,
+                artifact,
+                line,
+                kind: kind_of(meta.file_type()),
+            }
+        });
+    }
+    Ok(Some(path))
+}
+
+/// What a file type is, in words.
+pub(crate) fn kind_of(file_type: fs::FileType) -> &'static str {
+    if file_type.is_symlink() {
+        "symlink"
+    } else if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_file() {
+        "regular file"
+    } else if file_type.is_fifo() {
+        "FIFO"
+    } else if file_type.is_socket() {
+        "socket"
+    } else {
+        "device"
+    }
 }
 
 fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<()> {
@@ -96,16 +181,9 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
                 source: Some(Source::File(path)),
             });
         } else {
-            let kind = if file_type.is_fifo() {
-                "FIFO"
-            } else if file_type.is_socket() {
-                "socket"
-            } else {
-                "device"
-            };
             return Err(Error::UnsupportedFileType {
                 path,
-                kind: kind.into(),
+                kind: kind_of(file_type).into(),
             });
         }
     }

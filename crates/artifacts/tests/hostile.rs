@@ -395,3 +395,282 @@ fn a_missing_therock_manifest_names_the_expected_path() {
     let e = ArtifactDir::open(&t.path().join("nope")).unwrap_err();
     assert!(matches!(e, Error::NotADirectory { .. }), "{e}");
 }
+
+// ---- manifest prefixes, manifests, unreadable inputs ----
+
+#[test]
+fn a_symlinked_directory_anywhere_in_a_manifest_prefix_is_refused() {
+    let host = tempfile::tempdir().unwrap();
+    write(&host.path().join("stage/lib/host-secret.so"), "host");
+    let host_dir = host.path().to_str().unwrap().to_owned();
+    // (the link, its text) for the manifest line `sub/x/stage`.
+    for (at, text) in [
+        ("sub/x", host_dir.clone()),
+        ("sub", "elsewhere".to_owned()),
+        ("sub/x/stage", format!("{host_dir}/stage")),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("base_lib_generic");
+        write(&root.join("artifact_manifest.txt"), "sub/x/stage\n");
+        write(&root.join("elsewhere/x/stage/lib/inside.so"), "inside");
+        link(&text, &root.join(at));
+        let e = ArtifactDir::open(t.path()).unwrap_err();
+        assert!(
+            matches!(&e, Error::SymlinkInPrefix { path, .. } if *path == root.join(at)),
+            "{at}: {e}"
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&root.join(at).display().to_string()) && msg.contains("is a symlink"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("base_lib_generic") && msg.contains("sub/x/stage"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn a_manifest_prefix_through_a_file_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("base_lib_generic");
+    write(&root.join("artifact_manifest.txt"), "sub/x/stage\nsub\n");
+    write(&root.join("sub/x"), "a file");
+    let e = ArtifactDir::open(t.path()).unwrap_err();
+    assert!(e.to_string().contains("not a directory"), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&root.join("sub/x").display().to_string()),
+        "{e}"
+    );
+}
+
+#[test]
+fn directory_links_inside_the_tree_are_never_walked() {
+    let host = tempfile::tempdir().unwrap();
+    write(&host.path().join("secret/key"), "host");
+    let t = tempfile::tempdir().unwrap();
+    let stage = artifact(t.path(), "base_lib_generic");
+    write(&stage.join("lib/real/file"), "x");
+    link(
+        host.path().join("secret").to_str().unwrap(),
+        &stage.join("lib/absolute"),
+    );
+    link("../../../../secret-nearby", &stage.join("lib/up"));
+    fs::create_dir_all(t.path().join("secret-nearby")).unwrap();
+    write(&t.path().join("secret-nearby/key"), "nearby");
+    link("real", &stage.join("lib/inside"));
+    let c = catalog(t.path());
+    let rel: Vec<&str> = c.entries().map(artifacts::Entry::relpath).collect();
+    assert_eq!(
+        rel,
+        [
+            "lib",
+            "lib/absolute",
+            "lib/inside",
+            "lib/real",
+            "lib/real/file",
+            "lib/up"
+        ]
+    );
+    assert_eq!(
+        resolution(&c, "lib/absolute"),
+        Resolution::Dangling(Dangling::Absolute)
+    );
+    assert_eq!(
+        resolution(&c, "lib/up"),
+        Resolution::Dangling(Dangling::LeavesTree)
+    );
+    assert_eq!(
+        resolution(&c, "lib/inside"),
+        Resolution::Dir("lib/real".into())
+    );
+}
+
+#[test]
+fn a_manifest_must_be_a_regular_file_and_is_never_followed() {
+    type Make = fn(&Path);
+    let cases: [(&str, Make); 4] = [
+        ("a directory", |m| fs::create_dir(m).unwrap()),
+        ("a FIFO", |m| {
+            let status = std::process::Command::new("mkfifo")
+                .arg(m)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }),
+        ("a symlink", |m| link("/dev/zero", m)),
+        ("a symlink", |m| {
+            write(&m.with_file_name("real.txt"), "stage\n");
+            link("real.txt", m);
+        }),
+    ];
+    for (kind, make) in cases {
+        let t = tempfile::tempdir().unwrap();
+        let stage = artifact(t.path(), "base_lib_generic");
+        write(&stage.join("lib/libx.so"), "x");
+        let manifest = t.path().join("base_lib_generic/artifact_manifest.txt");
+        fs::remove_file(&manifest).unwrap();
+        make(&manifest);
+        let e = ArtifactDir::open(t.path()).unwrap_err();
+        assert!(
+            matches!(&e, Error::ManifestNotAFile { path, .. } if *path == manifest),
+            "{kind}: {e}"
+        );
+        assert!(e.to_string().contains(&format!("is {kind}")), "{e}");
+    }
+}
+
+// ---- archives read to their end ----
+
+/// A tar of `members` with its end-of-archive marker, or without (cut
+/// right after the last member).
+fn tar_bytes(members: &[M], end_marker: bool) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for m in members {
+        match m {
+            M::File(n, data) => b
+                .append(
+                    &header(n, tar::EntryType::Regular, data.len() as u64, None),
+                    *data,
+                )
+                .unwrap(),
+            M::Dir(n) => b
+                .append(&header(n, tar::EntryType::Directory, 0, None), &[][..])
+                .unwrap(),
+            M::Sym(n, l) => b
+                .append(&header(n, tar::EntryType::Symlink, 0, Some(l)), &[][..])
+                .unwrap(),
+            M::Hard(n, l) => b
+                .append(&header(n, tar::EntryType::Link, 0, Some(l)), &[][..])
+                .unwrap(),
+        }
+    }
+    if end_marker {
+        b.into_inner().unwrap()
+    } else {
+        b.get_ref().clone()
+    }
+}
+
+/// 256 KiB that no codec can shrink: the middle of its compressed form is
+/// stored bytes, so a flipped byte there only changes content.
+fn incompressible() -> Vec<u8> {
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    (0..256 * 1024)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[5]
+        })
+        .collect()
+}
+
+fn zstd_with_checksum(tar: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+    e.include_checksum(true).unwrap();
+    e.write_all(tar).unwrap();
+    e.finish().unwrap()
+}
+
+fn xz(tar: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    e.write_all(tar).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn compressed_streams_are_verified_to_their_end() {
+    type Compress = fn(&[u8]) -> Vec<u8>;
+    let filler = incompressible();
+    let tar = tar_bytes(&[MANIFEST, M::File("stage/lib/libx.so", &filler)], true);
+    let mut wrong = Vec::new();
+    for (file_name, compress) in [
+        ("base_lib_generic.tar.zst", zstd_with_checksum as Compress),
+        ("base_lib_generic.tar.xz", xz as Compress),
+    ] {
+        let good = compress(&tar);
+        let mut flipped = good.clone();
+        flipped[good.len() / 2] ^= 0x20;
+        let cut = good[..good.len() - 4].to_vec();
+        let t = tempfile::tempdir().unwrap();
+        fs::write(t.path().join(file_name), &good).unwrap();
+        ArtifactDir::open(t.path()).unwrap();
+        for (damage, bytes) in [("flipped", flipped), ("cut", cut)] {
+            fs::write(t.path().join(file_name), &bytes).unwrap();
+            let msg = match ArtifactDir::open(t.path()) {
+                Ok(_) => "accepted".to_owned(),
+                Err(e) => e.to_string(),
+            };
+            if !(msg.contains(&t.path().join(file_name).display().to_string())
+                && msg.contains("corrupt or truncated"))
+            {
+                wrong.push(format!("{file_name} {damage}: {msg}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn a_tar_without_its_end_of_archive_marker_is_refused() {
+    let members = [
+        MANIFEST,
+        M::File("stage/lib/a", b"a"),
+        M::File("stage/lib/b", b"b"),
+    ];
+    for cut_before in [1, 2, 3] {
+        let tar = tar_bytes(&members[..cut_before], false);
+        let t = tempfile::tempdir().unwrap();
+        fs::write(
+            t.path().join("base_lib_generic.tar.zst"),
+            zstd::encode_all(tar.as_slice(), 3).unwrap(),
+        )
+        .unwrap();
+        let e = ArtifactDir::open(t.path()).unwrap_err();
+        assert!(matches!(e, Error::BadArchive { .. }), "{e}");
+        assert!(
+            e.to_string()
+                .contains("truncated archive: no end-of-archive marker"),
+            "{e}"
+        );
+    }
+    // Cut inside a member's data: also refused.
+    let tar = tar_bytes(&members, true);
+    let t = tempfile::tempdir().unwrap();
+    fs::write(
+        t.path().join("base_lib_generic.tar.zst"),
+        zstd::encode_all(&tar[..512 * 4 + 100], 3).unwrap(),
+    )
+    .unwrap();
+    assert!(ArtifactDir::open(t.path()).is_err());
+}
+
+#[test]
+fn an_archive_changed_after_indexing_is_not_read() {
+    let t = tempfile::tempdir().unwrap();
+    open_archive_in(&t, &[MANIFEST, M::File("stage/lib/a", b"first")]).unwrap();
+    let d = ArtifactDir::open(t.path()).unwrap();
+    let c = d
+        .catalog(&ArtifactFilter::new(), &PathFilter::new())
+        .unwrap();
+    // Replaced (as a download replaces a file) with other bytes of the
+    // same layout: the index's offsets would read the new content, unverified.
+    let other = tempfile::tempdir_in(t.path()).unwrap();
+    archive(
+        other.path(),
+        "base_lib_generic.tar.zst",
+        &[MANIFEST, M::File("stage/lib/a", b"other")],
+    );
+    fs::rename(
+        other.path().join("base_lib_generic.tar.zst"),
+        t.path().join("base_lib_generic.tar.zst"),
+    )
+    .unwrap();
+    let e = c.get("lib/a").unwrap().open().err().expect("refused");
+    assert!(e.to_string().contains("changed since"), "{e}");
+}

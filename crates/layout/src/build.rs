@@ -15,6 +15,7 @@ use dist_info::version::Version;
 use crate::devel::{RuntimeIndex, plan_devel};
 use crate::error::Error;
 use crate::facts::Facts;
+use crate::libraries::check_runtime_libraries;
 use crate::plan::{Action, PackagePlan, Plan, PlannedFile, SelectorPlan};
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
@@ -141,6 +142,7 @@ impl Planner<'_, '_> {
         let mut index = RuntimeIndex::default();
 
         let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
+        check_runtime_libraries(&core, &self.facts, PackageKind::Core, windows)?;
         let (core_plan, core_rt) =
             self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
         index.add(
@@ -175,6 +177,7 @@ impl Planner<'_, '_> {
             Mode::Kpack => {
                 let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
                 require_libraries(&libs, None)?;
+                check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
                 let mut kpack_index = index;
                 {
                     let (plan, rt) =
@@ -215,6 +218,7 @@ impl Planner<'_, '_> {
                     // Core and the profiler own their files first; never another family's.
                     let mut family_index = index.clone();
                     require_libraries(&libs, Some(family))?;
+                    check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
                     {
                         let (plan, rt) = self.runtime(
                             &libs,

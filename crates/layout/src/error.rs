@@ -24,6 +24,24 @@ pub enum Error {
         /// The cause.
         source: elf_surgery::Error,
     },
+    /// A file named as a runtime library of the library table is not one
+    /// (empty, not ELF, not a shared object, not a DLL).
+    #[error(
+        "{file}: shipped as {name}, a name of the runtime library {library} ({pattern}), \
+         but {reason}; rebuild the artifact that holds it"
+    )]
+    NotALibrary {
+        /// The file on disk or the archive member.
+        file: String,
+        /// The relpath the package would ship it under.
+        name: String,
+        /// The library's short name (`amdhip64`).
+        library: String,
+        /// The table pattern the name matches (`lib/libamdhip64.so*`).
+        pattern: String,
+        /// What the bytes are instead.
+        reason: &'static str,
+    },
     /// A rule of SPEC §12 refuses the build.
     #[error("{0}")]
     Check(String),

@@ -30,6 +30,11 @@ pub enum FileClass {
     /// ELF that is data to us: AMDGPU code objects, object files, other
     /// machines.
     DeviceCode,
+    /// A Windows PE image (`MZ` header with a `PE` signature).
+    WindowsImage {
+        /// Whether the COFF header marks it a DLL (`IMAGE_FILE_DLL`).
+        dll: bool,
+    },
     /// A text file starting with `#!`.
     Script,
     /// Anything else.
@@ -105,6 +110,16 @@ impl Facts {
     pub fn of(&self, entry: &Entry) -> Option<&FileClass> {
         entry.source().and_then(|s| self.classes.get(&key(s)))
     }
+
+    /// The class of a file entry: gathered earlier, or read now (a link's
+    /// target outside the package's path filter was never gathered).
+    pub(crate) fn of_or_read(&self, entry: &Entry) -> Result<Option<FileClass>, Error> {
+        match (self.of(entry), entry.source()) {
+            (Some(class), _) => Ok(Some(class.clone())),
+            (None, Some(source)) => classify_source(source).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 fn classify_source(source: &Source) -> Result<FileClass, Error> {
@@ -118,6 +133,9 @@ fn classify_source(source: &Source) -> Result<FileClass, Error> {
     let head = &head[..n];
     if head.starts_with(b"#!") {
         return Ok(FileClass::Script);
+    }
+    if head.starts_with(b"MZ") {
+        return windows_image(head, &mut reader).map_err(io);
     }
     if head != b"\x7fELF" {
         return Ok(FileClass::Data);
@@ -152,6 +170,42 @@ fn class_of(elf: &ElfFile) -> FileClass {
     }
 }
 
+/// `e_lfanew` beyond this is not a PE image as linkers write them.
+const PE_HEADER_MAX_OFFSET: usize = 1 << 16;
+/// `IMAGE_FILE_DLL` in the COFF header's characteristics.
+const IMAGE_FILE_DLL: u16 = 0x2000;
+
+/// A file starting with `MZ`: a PE image when `e_lfanew` (at 0x3c) points
+/// at `PE\0\0` followed by a whole COFF header; data otherwise.
+fn windows_image(head: &[u8], reader: &mut dyn Read) -> std::io::Result<FileClass> {
+    let mut dos = [0u8; 64];
+    dos[..head.len()].copy_from_slice(head);
+    let got = head.len() + read_up_to(reader, &mut dos[head.len()..])?;
+    if got < dos.len() {
+        return Ok(FileClass::Data);
+    }
+    let e_lfanew = u32::from_le_bytes(dos[0x3c..0x40].try_into().expect("4 bytes"));
+    let Ok(at) = usize::try_from(e_lfanew) else {
+        return Ok(FileClass::Data);
+    };
+    if !(dos.len()..=PE_HEADER_MAX_OFFSET).contains(&at) {
+        return Ok(FileClass::Data);
+    }
+    // Signature (4) + COFF header (20).
+    let mut rest = vec![0u8; at - dos.len() + 24];
+    if read_up_to(reader, &mut rest)? < rest.len() {
+        return Ok(FileClass::Data);
+    }
+    let pe = &rest[at - dos.len()..];
+    if &pe[..4] != b"PE\0\0" {
+        return Ok(FileClass::Data);
+    }
+    let characteristics = u16::from_le_bytes([pe[22], pe[23]]);
+    Ok(FileClass::WindowsImage {
+        dll: characteristics & IMAGE_FILE_DLL != 0,
+    })
+}
+
 fn read_up_to(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
@@ -163,4 +217,39 @@ fn read_up_to(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PE image: DOS header with `e_lfanew` = 0x80, `PE\0\0`, a COFF
+    /// header with `characteristics`.
+    fn pe(characteristics: u16) -> Vec<u8> {
+        let mut bytes = vec![0u8; 0x80 + 24];
+        bytes[..2].copy_from_slice(b"MZ");
+        bytes[0x3c..0x40].copy_from_slice(&0x80u32.to_le_bytes());
+        bytes[0x80..0x84].copy_from_slice(b"PE\0\0");
+        bytes[0x84..0x86].copy_from_slice(&0x8664u16.to_le_bytes());
+        bytes[0x80 + 22..0x80 + 24].copy_from_slice(&characteristics.to_le_bytes());
+        bytes
+    }
+
+    fn class(bytes: &[u8]) -> FileClass {
+        windows_image(&bytes[..4], &mut &bytes[4..]).unwrap()
+    }
+
+    #[test]
+    fn windows_images_are_told_from_data() {
+        assert_eq!(class(&pe(0x2022)), FileClass::WindowsImage { dll: true });
+        assert_eq!(class(&pe(0x0022)), FileClass::WindowsImage { dll: false });
+        let mut no_signature = pe(0x2022);
+        no_signature[0x80] = b'X';
+        assert_eq!(class(&no_signature), FileClass::Data);
+        assert_eq!(class(&pe(0x2022)[..0x90]), FileClass::Data);
+        let mut far = pe(0x2022);
+        far[0x3c..0x40].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(class(&far), FileClass::Data);
+        assert_eq!(class(b"MZ\0\0 short"), FileClass::Data);
+    }
 }

@@ -20,6 +20,7 @@ mod build;
 mod devel;
 mod error;
 mod facts;
+mod libraries;
 mod plan;
 pub mod rules;
 mod runtime;

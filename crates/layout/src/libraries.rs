@@ -1,0 +1,163 @@
+//! A file named as a public runtime library must be one.
+//!
+//! `rocm_sdk.find_libraries` and `preload_libraries` locate the libraries
+//! of the library table by file name; an empty file, a text file or another
+//! machine's ELF under such a name would be packaged, pass every check by
+//! name and fail only when a user loads it. So the name is checked against
+//! the bytes here, before anything is written.
+
+use artifacts::{Catalog, Entry, EntryKind, Glob, Resolution, Source};
+use dist_info::library::{Library, all_libraries};
+use dist_info::package::PackageKind;
+
+use crate::error::Error;
+use crate::facts::{Facts, FileClass};
+
+/// One library-table pattern, as a relpath glob of a platform package.
+struct Pattern {
+    library: Library,
+    text: String,
+    glob: Glob,
+}
+
+/// The patterns of the libraries `kind` ships on the platform.
+fn patterns(kind: PackageKind, windows: bool) -> Vec<Pattern> {
+    all_libraries()
+        .into_iter()
+        .filter(|l| l.package == kind)
+        .filter_map(|library| {
+            let (dir, name) = if windows {
+                (&library.windows_relpath, library.windows_glob.as_ref()?)
+            } else {
+                (&library.posix_relpath, library.linux_glob.as_ref()?)
+            };
+            let text = format!("{dir}/{name}");
+            Some(Pattern {
+                glob: Glob::new(&text),
+                text,
+                library,
+            })
+        })
+        .collect()
+}
+
+/// Refuses the first selected entry of `catalog` whose name matches a
+/// library-table pattern of `kind` but whose bytes (its link target's, for
+/// a link) are not a non-empty shared library of the platform: an ELF
+/// shared object of a host machine, or a PE DLL for a Windows tag.
+pub(crate) fn check_runtime_libraries(
+    catalog: &Catalog,
+    facts: &Facts,
+    kind: PackageKind,
+    windows: bool,
+) -> Result<(), Error> {
+    let patterns = patterns(kind, windows);
+    if patterns.is_empty() {
+        return Ok(());
+    }
+    for entry in catalog.entries() {
+        let Some(pattern) = patterns.iter().find(|p| p.glob.matches(entry.relpath())) else {
+            continue;
+        };
+        let file = match entry.kind() {
+            EntryKind::File => entry,
+            EntryKind::Symlink {
+                resolution: Resolution::File(target),
+                ..
+            } => match catalog.tree_get(target) {
+                Some(file) => file,
+                None => continue,
+            },
+            // Directories and dangling links ship no bytes under the name.
+            _ => continue,
+        };
+        let class = facts.of_or_read(file)?;
+        if let Some(reason) = defect(file.size(), class.as_ref(), windows) {
+            return Err(Error::NotALibrary {
+                file: describe(file),
+                name: entry.relpath().to_owned(),
+                library: pattern.library.shortname.clone(),
+                pattern: pattern.text.clone(),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Why a file cannot be the library its name says, if it cannot.
+fn defect(size: u64, class: Option<&FileClass>, windows: bool) -> Option<&'static str> {
+    if size == 0 {
+        return Some("it is empty");
+    }
+    let class = class?;
+    if windows {
+        return match class {
+            FileClass::WindowsImage { dll: true } => None,
+            FileClass::WindowsImage { dll: false } => Some("it is a Windows program, not a DLL"),
+            _ => Some("it is not a Windows DLL (no PE header)"),
+        };
+    }
+    match class {
+        FileClass::SharedObject { .. } => None,
+        FileClass::Executable | FileClass::StaticExecutable => {
+            Some("it is an ELF executable, not a shared library")
+        }
+        FileClass::DeviceCode => {
+            Some("it is ELF for another machine or not loadable (an object file or device code)")
+        }
+        FileClass::Script => Some("it is a script, not an ELF shared library"),
+        FileClass::WindowsImage { .. } => {
+            Some("it is a Windows PE file, not an ELF shared library")
+        }
+        FileClass::Data => Some("it is not an ELF file"),
+    }
+}
+
+/// The file as the user finds it: on disk, or a member of an archive.
+fn describe(file: &Entry) -> String {
+    match file.source() {
+        Some(Source::File(path)) => path.display().to_string(),
+        Some(Source::ArchiveMember { archive, .. }) => format!(
+            "{} (member {} of {})",
+            archive.path.display(),
+            file.relpath(),
+            file.artifact()
+        ),
+        None => format!("{} in {}", file.relpath(), file.artifact()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_patterns_name_the_table_directories() {
+        let linux = patterns(PackageKind::Core, false);
+        let hip = linux
+            .iter()
+            .find(|p| p.library.shortname == "amdhip64")
+            .unwrap();
+        assert_eq!(hip.text, "lib/libamdhip64.so*");
+        assert!(hip.glob.matches("lib/libamdhip64.so.7.1.0"));
+        assert!(!hip.glob.matches("lib/llvm/lib/libamdhip64.so.7"));
+        let windows = patterns(PackageKind::Core, true);
+        assert!(windows.iter().any(|p| p.text == "bin/amdhip64*.dll"));
+        assert!(patterns(PackageKind::Device, false).is_empty());
+    }
+
+    #[test]
+    fn only_non_empty_platform_libraries_pass() {
+        let so = FileClass::SharedObject { soname: None };
+        let dll = FileClass::WindowsImage { dll: true };
+        assert_eq!(defect(10, Some(&so), false), None);
+        assert_eq!(defect(10, Some(&dll), true), None);
+        assert_eq!(defect(0, Some(&so), false), Some("it is empty"));
+        assert!(defect(10, Some(&FileClass::Data), false).is_some());
+        assert!(defect(10, Some(&FileClass::Executable), false).is_some());
+        assert!(defect(10, Some(&FileClass::DeviceCode), false).is_some());
+        assert!(defect(10, Some(&so), true).is_some());
+        assert!(defect(10, Some(&FileClass::WindowsImage { dll: false }), true).is_some());
+    }
+}
