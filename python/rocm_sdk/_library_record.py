@@ -1,7 +1,7 @@
 """Reading a platform package's library record, `_libraries.json`.
 
 The build writes one per runtime distribution that owns library-table
-entries (core, libraries; docs/formats.md): which short names the
+entries (core, libraries; docs/python.md): which short names the
 distribution really contains and the file `find_libraries` returns for
 each, relative to the platform package directory. Packages built before
 the record existed have none; callers then search with the table's globs.
