@@ -54,15 +54,23 @@ class MissingPackageError(ModuleNotFoundError):
 
 
 class LibraryNotFoundError(FileNotFoundError):
-    """The package is installed but holds no file matching the library's pattern."""
+    """The package is installed but holds no file for the library: its
+    installation is incomplete, or the build did not produce the library."""
 
 
 #: Handles of preloaded libraries by short name, so each loads once.
 _ALL_CDLLS: dict[str, Any] = {}
 
+#: Library records already read, by platform package directory.
+_RECORDS: dict[Path, Any] = {}
+
 
 def _install_hint(extras: Iterable[str], version: str) -> str:
     return f'pip install "rocm[{",".join(sorted(set(extras)))}]=={version}"'
+
+
+def _quoted(names: Iterable[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
 
 
 def find_libraries(*shortnames: str) -> list[Path]:
@@ -71,8 +79,10 @@ def find_libraries(*shortnames: str) -> list[Path]:
     Raises `UnknownLibraryError` for a name not in the table,
     `MissingPackageError` (naming the `rocm[...]` extra to install) when the
     package that ships a library is absent, and `LibraryNotFoundError` when
-    the package lacks the file. On Windows, libraries that have no DLL are
-    skipped, as are optional libraries (`rocdxg`) the build lacks.
+    the package lacks the file (its `_libraries.json` says the build did not
+    produce it, or the installation is incomplete). Messages start with the
+    reference's words (docs/drop-in.md). On Windows, libraries that have no
+    DLL are skipped, as are optional libraries (`rocdxg`) the build lacks.
     """
     return [path for _, path in _locate(shortnames)]
 
@@ -87,8 +97,9 @@ def _locate(shortnames: Iterable[str]) -> list[tuple[str, Path]]:
     known = di.ALL_LIBRARIES
     unknown = [s for s in shortnames if s not in known]
     if unknown:
+        others = f" (also unknown: {_quoted(unknown[1:])})" if len(unknown) > 1 else ""
         raise UnknownLibraryError(
-            f"unknown ROCm library {', '.join(repr(u) for u in unknown)}; "
+            f"Unknown rocm library '{unknown[0]}'{others}; "
             f"known libraries: {', '.join(known)}"
         )
     contents = set(di.DOCUMENT.get("contents", ())) | {"core", "meta"}
@@ -102,54 +113,108 @@ def _locate(shortnames: Iterable[str]) -> list[tuple[str, Path]]:
         package = entry.package
         if package.logical_name not in contents:
             raise MissingPackageError(
-                f"ROCm library {shortname!r} belongs to the `{package.logical_name}` package, "
-                f"which this ROCm release ({di.__version__}) does not include"
+                f"{_MISSING_PREFIX} '{shortname}' belongs to the `{package.logical_name}` "
+                f"package, which this ROCm release ({di.__version__}) does not include"
             )
-        root = _package_root(di, package)
-        if root is None:
+        found = _package_root(di, package)
+        if found is None:
             missing.setdefault(package.logical_name, []).append(shortname)
             continue
+        root, target = found
         directory = root / (entry.windows_relpath if windows else entry.posix_relpath)
-        matches = sorted(directory.glob(pattern))
-        if not matches:
-            if entry.optional:
-                continue
-            raise LibraryNotFoundError(
-                f"ROCm library {shortname!r}: no file matching {pattern!r} in {directory}; "
-                f"the `{package.get_dist_package_name(_target_or_none(di, package))}` "
-                f"installation is incomplete, reinstall it"
-            )
-        # Several matches are versioned names of one library; take the first.
-        paths.append((shortname, matches[0]))
+        path = _library_file(di, entry, shortname, root, target, directory, pattern)
+        if path is not None:
+            paths.append((shortname, path))
     if missing:
-        names = ", ".join(repr(s) for libs in missing.values() for s in libs)
+        names = [s for libs in missing.values() for s in libs]
+        packages = ", ".join(f"`{m}`" for m in missing)
         raise MissingPackageError(
-            f"ROCm libraries {names} need the "
-            f"{', '.join(f'`{m}`' for m in missing)} package(s), which are not installed; "
-            f"install them with: {_install_hint(missing, di.__version__)}",
+            f"{_MISSING_PREFIX} Please refer to Python setup instructions, reinstall your "
+            f"virtual environment, or attempt to install manually via "
+            f"`pip install rocm[{','.join(sorted(missing))}]`. "
+            f"{_quoted(names)} need the {packages} package(s), which are not installed; "
+            f"to match this ROCm release: {_install_hint(missing, di.__version__)}",
             extras=missing,
         )
     return paths
 
 
-def _target_or_none(di: Any, package: Any) -> str | None:
-    return di.determine_target_family() if package.is_target_specific else None
+#: The first words of the reference's error for libraries whose package is
+#: not installed (docs/drop-in.md).
+_MISSING_PREFIX = "Missing required rocm libraries."
 
 
-def _package_root(di: Any, package: Any) -> Path | None:
-    """The installed platform directory of `package`, or None.
+def _library_file(
+    di: Any,
+    entry: Any,
+    shortname: str,
+    root: Path,
+    target: str | None,
+    directory: Path,
+    pattern: str,
+) -> Path | None:
+    """The file of `entry` inside the installed platform package at `root`,
+    None for an optional library the build lacks; else `LibraryNotFoundError`.
+
+    The package's library record, when it has one, says which file the
+    build produced (or that it produced none); without one, the first
+    sorted match of the table's glob (several are versioned names of one
+    library).
+    """
+    record = _RECORDS.get(root)
+    if record is None:
+        from ._library_record import read_record
+
+        record = _RECORDS[root] = read_record(root) or False
+    # The reference's words, which callers match, come first.
+    not_found = (
+        f"Could not find rocm library '{shortname}' at path '{directory},' "
+        f"no match for pattern '{pattern}'"
+    )
+    dist = record.distribution if record else entry.package.get_dist_package_name(target)
+    reinstall = f'reinstall it: pip install --force-reinstall "{dist}=={di.__version__}"'
+    if record:
+        recorded = record.file_of(shortname)
+        if recorded is None:
+            if entry.optional:
+                return None
+            raise LibraryNotFoundError(
+                f"{not_found}: not part of this ROCm build (`{dist}` lists the "
+                f"libraries it ships in {record.path})"
+            )
+        path = root.joinpath(*recorded.split("/"))
+        if path.is_file():
+            return path
+        raise LibraryNotFoundError(
+            f"{not_found}; `{dist}` was built with {path}, which is missing: the "
+            f"installation is incomplete, {reinstall}"
+        )
+    matches = sorted(directory.glob(pattern))
+    if matches:
+        return matches[0]
+    if entry.optional:
+        return None
+    raise LibraryNotFoundError(
+        f"{not_found}; the `{dist}` installation is incomplete, {reinstall}"
+    )
+
+
+def _package_root(di: Any, package: Any) -> tuple[Path, str | None] | None:
+    """The installed platform directory of `package` and the target it is
+    for, or None.
 
     A target-specific package (legacy libraries) is looked up for the
     determined family first, then for any other family of the release that
     is installed (a user may have installed one family explicitly).
     """
     if not package.is_target_specific:
-        return package.get_py_package_path()
+        path = package.get_py_package_path()
+        return None if path is None else (path, None)
     first = di.determine_target_family()
     for family in [first, *(f for f in di.AVAILABLE_TARGET_FAMILIES if f != first)]:
         path = package.get_py_package_path(family)
         if path is not None:
-            return path
+            return path, family
     return None
 
 
@@ -158,7 +223,8 @@ def preload_libraries(*shortnames: str, rtld_global: bool = True) -> None:
     native extensions linked against them resolve by name.
 
     `rtld_global=False` loads with `RTLD_LOCAL`. Paths come from
-    `find_libraries`, with its errors.
+    `find_libraries`, with its errors; a library that does not load raises
+    the loader's `OSError`, its message first.
     """
     import ctypes
 
@@ -171,13 +237,16 @@ def preload_libraries(*shortnames: str, rtld_global: bool = True) -> None:
         try:
             _ALL_CDLLS[shortname] = ctypes.CDLL(str(path), mode=mode)
         except OSError as e:
-            raise OSError(f"cannot load ROCm library {shortname!r} from {path}: {e}") from e
+            raise OSError(f"{e} (ROCm library {shortname!r}, {path})") from e
 
 
-def _version_pattern(check_version: str | re.Pattern[str]) -> re.Pattern[str]:
+def _version_pattern(check_version: str | re.Pattern[str]) -> tuple[re.Pattern[str], str]:
+    """The compiled pattern and its text as the reference's message shows it
+    (a string's `*` becomes `.*`, everything else is escaped)."""
     if isinstance(check_version, re.Pattern):
-        return check_version
-    return re.compile(re.escape(check_version).replace(r"\*", ".*"))
+        return check_version, check_version.pattern
+    text = re.escape(check_version).replace(r"\*", ".*")
+    return re.compile(text), text
 
 
 def _version_matches(pattern: re.Pattern[str], from_string: bool, version: str) -> bool:
@@ -185,6 +254,31 @@ def _version_matches(pattern: re.Pattern[str], from_string: bool, version: str) 
     # from the start (`re.match`), as the reference did, so callers decide
     # the anchoring.
     return bool(pattern.fullmatch(version) if from_string else pattern.match(version))
+
+
+def _check_version(check_version: str | re.Pattern[str], fail: bool) -> None:
+    from ._dist_info import __version__ as version
+
+    pattern, shown = _version_pattern(check_version)
+    if _version_matches(pattern, not isinstance(check_version, re.Pattern), version):
+        return
+    # The reference's sentence, which callers match with a regex, comes first.
+    message = (
+        f"The program was compiled against a ROCm version matching '{shown}' but the "
+        f"installed ROCm version in this Python environment is {version}."
+    )
+    if fail:
+        raise RuntimeError(
+            f"{message} Install ROCm packages of a matching version into this "
+            f"environment, or rebuild the program against ROCm {version}."
+        )
+    import warnings
+
+    warnings.warn(
+        f"{message} This incompatibility may result in unexpected behavior",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def initialize_process(
@@ -201,8 +295,9 @@ def initialize_process(
     - `check_version`: the ROCm version the caller was built against; a
       string where `*` matches any run of characters (`"7.1.*"`), or a
       compiled pattern. A mismatch warns (`UserWarning`) or, with
-      `fail_on_version_mismatch=True`, raises `RuntimeError`. Checked first,
-      so a fatal mismatch loads nothing.
+      `fail_on_version_mismatch=True`, raises `RuntimeError`; both texts
+      start with the reference's "The program was compiled against a ROCm
+      version matching ...". Checked first, so a fatal mismatch loads nothing.
     - `preload_shortnames`: libraries to `preload_libraries`, with
       `rtld_global`.
     - `env_override`: also preload the names in `ROCM_SDK_PRELOAD_LIBRARIES`
@@ -213,23 +308,7 @@ def initialize_process(
     """
     del kwargs
     if check_version:
-        from ._dist_info import __version__ as version
-
-        from_string = not isinstance(check_version, re.Pattern)
-        pattern = _version_pattern(check_version)
-        if not _version_matches(pattern, from_string, version):
-            expected = check_version if from_string else pattern.pattern
-            message = (
-                f"the program was built against a ROCm version matching {expected!r}, "
-                f"but this Python environment has ROCm {version}"
-            )
-            if fail_on_version_mismatch:
-                raise RuntimeError(message)
-            import warnings
-
-            warnings.warn(
-                f"{message}; this may cause unexpected behaviour", UserWarning, stacklevel=2
-            )
+        _check_version(check_version, fail_on_version_mismatch)
     if preload_shortnames:
         preload_libraries(*preload_shortnames, rtld_global=rtld_global)
     if env_override:
@@ -241,6 +320,7 @@ def initialize_process(
                 preload_libraries(*names, rtld_global=rtld_global)
             except Exception as e:
                 raise RuntimeError(
-                    f"could not preload the libraries of {PRELOAD_ENV}={value!r}: {e}; "
-                    f"correct or unset that environment variable"
+                    f"Could not preload libraries from environment variable "
+                    f"{PRELOAD_ENV}='{value}'. Check this environment variable and unset "
+                    f"it if not correct/needed. The cause: {e}"
                 ) from e

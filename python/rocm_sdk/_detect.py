@@ -142,8 +142,10 @@ def detect_gpu_archs(
     can be found. Never runs one of our console scripts."""
     archs: Sequence[str] = [] if windows else kfd_gpu_archs(nodes_dir)
     if archs:
+        _log.debug("the amdgpu driver reports %s", ", ".join(archs))
         return "".join(f"{a}\n" for a in archs)
     program = find_foreign_offload_arch(path_value, windows=windows)
     if program is None:
+        _log.debug("no GPU in %s and no offload-arch on PATH", nodes_dir)
         return None
     return run_offload_arch(program)

@@ -4,12 +4,14 @@
 PyTorch's build reads `ALL_PACKAGES[...]`, `.get_py_package_name(target)`,
 `.has_py_package(target)`, `ALL_LIBRARIES`, `determine_target_family()` and
 `__version__` from it. Here every value comes from the `_dist_info.json`
-shipped next to this file; nothing is pasted into Python source.
+shipped next to this file; nothing is pasted into Python source. The
+names kept from the reference are listed in docs/drop-in.md.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 from pathlib import Path
@@ -29,12 +31,38 @@ __all__ = [
     "SELECTION_FILE_NAME",
     "SITE_PACKAGES",
     "DistInfoError",
+    "LINUX_TARGET_FAMILIES",
     "LibraryEntry",
     "PackageEntry",
+    "VERBOSE_ENV",
+    "WINDOWS_TARGET_FAMILIES",
     "__version__",
+    "build_install_requires",
+    "build_per_target_extras",
     "determine_target_family",
     "discover_current_target_family",
+    "get_target_family_platform_marker",
 ]
+
+#: `ROCM_SDK_VERBOSE=1` reports on stderr, each line starting `[rocm_sdk]`,
+#: how the GPU target is chosen. Off by default, as in the reference:
+#: programs that call this module do not expect it to print.
+VERBOSE_ENV = "ROCM_SDK_VERBOSE"
+_VERBOSE = os.getenv(VERBOSE_ENV, "0") == "1"
+
+
+def _note(message: str) -> None:
+    if _VERBOSE:
+        print(f"[rocm_sdk] {message}", file=sys.stderr)
+
+
+if _VERBOSE:
+    # Detection explains itself through its logger; show it in the same form.
+    _handler = logging.StreamHandler(sys.stderr)
+    _handler.setFormatter(logging.Formatter("[rocm_sdk] %(message)s"))
+    _detect_log = logging.getLogger(_detect.__name__)
+    _detect_log.addHandler(_handler)
+    _detect_log.setLevel(logging.DEBUG)
 
 #: The file the sdist's build backend writes next to this module: the
 #: target chosen when `rocm` was installed (`{"target": ..., "source": ...}`).
@@ -68,14 +96,37 @@ AVAILABLE_TARGET_FAMILIES: list[str] = list(DOCUMENT["available_targets"])
 #: The target chosen by `determine_target_family`, once known.
 CACHED_TARGET_FAMILY: str | None = None
 
+
+def _platform_units(excluded: str) -> list[str]:
+    # `target_platforms` lists the units offered on one platform only and is
+    # non-empty only when both platforms' lists were given; without it the
+    # per-platform lists are unknown, which the reference spells `[]`.
+    exclusive = DOCUMENT.get("target_platforms") or {}
+    if not exclusive:
+        return []
+    return [t for t in AVAILABLE_TARGET_FAMILIES if exclusive.get(t) != excluded]
+
+
+#: The units (targets or families) published for Linux, when the release
+#: knows both platforms' lists; else `[]`.
+LINUX_TARGET_FAMILIES: list[str] = _platform_units("win32")
+
+#: The units published for Windows, when the release knows both platforms'
+#: lists; else `[]`.
+WINDOWS_TARGET_FAMILIES: list[str] = _platform_units("linux")
+
 _TARGET_PLACEHOLDER = _selector.TARGET_PLACEHOLDER
 
 
-def _fill(template: str, target: str | None, *, separator: str) -> str:
+def _fill(template: str, target: str | None, *, separator: str, logical: str) -> str:
     if _TARGET_PLACEHOLDER not in template:
         return template
     if target is None:
-        raise ValueError(f"`{template}` is target specific, but no target was given")
+        # The reference's words first (docs/drop-in.md).
+        raise ValueError(
+            f"Package {logical} is target specific, but no target specified; pass one of: "
+            f"{', '.join(AVAILABLE_TARGET_FAMILIES)}"
+        )
     return template.replace(_TARGET_PLACEHOLDER, target.replace("-", separator))
 
 
@@ -96,6 +147,14 @@ class PackageEntry:
         return self.dist_template.replace(_TARGET_PLACEHOLDER, "{target_family}")
 
     @property
+    def template_directory(self) -> str:
+        """The reference's build-template name: the dist name without its
+        target part (`rocm-sdk-libraries`, `rocm-sdk-device`, `rocm`)."""
+        return self.dist_template.replace(f"-{_TARGET_PLACEHOLDER}", "").replace(
+            _TARGET_PLACEHOLDER, ""
+        )
+
+    @property
     def pure_py_package_name(self) -> str | None:
         """The pure Python package (`rocm_sdk_core`; legacy libraries keep
         the `{target}` placeholder, as the reference's did not vary)."""
@@ -105,7 +164,7 @@ class PackageEntry:
         """The distribution name, e.g. `rocm-sdk-libraries-gfx94X-dcgpu`."""
         if self.logical_name == "device" and target_family is not None:
             target_family = _selector.base_target(target_family)
-        return _fill(self.dist_template, target_family, separator="-")
+        return _fill(self.dist_template, target_family, separator="-", logical=self.logical_name)
 
     def get_dist_package_require(self, target_family: str | None = None) -> str:
         """The exact pin `name==version`."""
@@ -115,14 +174,16 @@ class PackageEntry:
         """The pure Python package for `target_family` (None for device)."""
         if self.pure_package_template is None:
             return None
-        return _fill(self.pure_package_template, target_family, separator="_")
+        return _fill(
+            self.pure_package_template, target_family, separator="_", logical=self.logical_name
+        )
 
     def get_py_package_name(self, target_family: str | None = None) -> str:
         """The platform package in site-packages (`_rocm_sdk_core`, nonce
         included); for the meta package, which has none, its pure package."""
         template = self.platform_package_template or self.pure_package_template
         assert template is not None, "every package has a pure or a platform package"
-        return _fill(template, target_family, separator="_")
+        return _fill(template, target_family, separator="_", logical=self.logical_name)
 
     def get_py_package_path(self, target_family: str | None = None) -> Path | None:
         """The installed directory of the platform package, or None.
@@ -213,8 +274,15 @@ def discover_current_target_family() -> str | None:
         path_value=os.environ.get("PATH"), windows=sys.platform == "win32"
     )
     if output is None:
+        _note("no GPU detected")
         return None
-    return _selector.detect_target(output, AVAILABLE_TARGET_FAMILIES)
+    found = _selector.detect_target(output, AVAILABLE_TARGET_FAMILIES)
+    if found is None:
+        _note(
+            f"detected {', '.join(output.split())}, which this release does not offer "
+            f"(available: {', '.join(AVAILABLE_TARGET_FAMILIES)})"
+        )
+    return found
 
 
 def determine_target_family() -> str:
@@ -222,14 +290,20 @@ def determine_target_family() -> str:
     must be available), else the one chosen when `rocm` was installed, else
     the detected GPU, else the release default. Cached.
 
-    Raises `ValueError` (`TargetNotAvailableError`) for an unavailable
-    override, and `LookupError` when the release offers no target at all.
+    Raises `ValueError` (`TargetNotAvailableError`, "Requested
+    ROCM_SDK_TARGET_FAMILY=... is not available in the distribution ...")
+    for an unavailable override, an empty one included (it is set, as in the
+    reference; only the `rocm` sdist's install-time choice reads a blank
+    value as unset, see docs/drop-in.md), and `LookupError` when the release
+    offers no target at all.
     """
     global CACHED_TARGET_FAMILY
     if CACHED_TARGET_FAMILY is not None:
         return CACHED_TARGET_FAMILY
     requested = os.environ.get(_selector.TARGET_ENV)
-    if requested is not None and requested.strip():
+    if requested is not None:
+        if not requested.strip():
+            raise _selector.TargetNotAvailableError(requested, AVAILABLE_TARGET_FAMILIES)
         selection = _SELECTOR.select_target(requested, None)
     else:
         recorded = _recorded_selection()
@@ -245,5 +319,28 @@ def determine_target_family() -> str:
             f"this ROCm release offers no GPU target; set {_selector.TARGET_ENV} "
             f"only when the release lists targets"
         )
+    _note(f"target {selection.target} ({selection.source})")
     CACHED_TARGET_FAMILY = selection.target
     return selection.target
+
+
+def get_target_family_platform_marker(target_family: str) -> str:
+    """`sys_platform == "linux"` (or `"win32"`) when `target_family` (or its
+    base target) is published for one platform only, else `""`."""
+    return _SELECTOR.target_platform_marker(target_family)
+
+
+def build_per_target_extras() -> dict[str, list[str]]:
+    """The `rocm` extras that name one target each (`device-gfx942`) and
+    `device-all`, mapped to their requirements without the `extra` clause
+    (platform markers kept), as the `rocm` sdist of this release declares
+    them; `{}` when it declares none (legacy releases)."""
+    return _SELECTOR.per_target_extras()
+
+
+def build_install_requires(target_family: str | None = None) -> list[str]:
+    """The requirements every `rocm` install has: `rocm-sdk-core==V` (never
+    `rocm` itself). `target_family` is accepted for the reference's
+    signature; no required package depends on it."""
+    del target_family
+    return _SELECTOR.install_requires()

@@ -25,6 +25,7 @@ __all__ = [
     "base_target",
     "detect_target",
     "normalize_extra",
+    "platform_marker",
     "render_requirement",
     "select_target",
 ]
@@ -45,14 +46,15 @@ _PLATFORMS = ("linux", "win32")
 class TargetNotAvailableError(ValueError):
     """A requested target the release does not offer.
 
-    The message is the same text the Rust crate writes, word for word.
+    The message is the same text the Rust crate writes, word for word; it
+    starts with the reference's words (docs/drop-in.md).
     """
 
     def __init__(self, requested: str, available: Sequence[str]) -> None:
         self.requested = requested
         self.available = list(available)
         super().__init__(
-            f"{TARGET_ENV}={requested} is not available in this ROCm distribution "
+            f"Requested {TARGET_ENV}={requested} is not available in the distribution "
             f"(available: {', '.join(self.available)}); "
             f"set {TARGET_ENV} to one of them or unset it"
         )
@@ -108,6 +110,13 @@ def normalize_extra(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def platform_marker(platform: str) -> str:
+    """The PEP 508 marker limiting a requirement to `platform` (`linux`, `win32`)."""
+    if platform not in _PLATFORMS:
+        raise ValueError(f"unknown platform {platform!r}; expected one of {_PLATFORMS}")
+    return f'sys_platform == "{platform}"'
+
+
 def render_requirement(
     name: str, version: str, *, extra: str | None = None, platform: str | None = None
 ) -> str:
@@ -120,9 +129,7 @@ def render_requirement(
     if extra is not None:
         clauses.append(f'extra == "{normalize_extra(extra)}"')
     if platform is not None:
-        if platform not in _PLATFORMS:
-            raise ValueError(f"unknown platform {platform!r}; expected one of {_PLATFORMS}")
-        clauses.append(f'sys_platform == "{platform}"')
+        clauses.append(platform_marker(platform))
     line = f"{name}=={version}"
     return f"{line}; {' and '.join(clauses)}" if clauses else line
 
@@ -263,6 +270,12 @@ class Selector:
             self.dist_name(kind, target), self.version, extra=extra, platform=platform
         )
 
+    def target_platform_marker(self, target: str) -> str:
+        """`sys_platform == "..."` when `target` (or its base target) is offered
+        on one platform only, else `""`."""
+        platform = self.target_platforms.get(base_target(target))
+        return platform_marker(platform) if platform is not None else ""
+
     def metadata(self, selection: Selection | None) -> Metadata:
         """The requirements and extras for an install where `selection` was
         chosen (`None`: no target available).
@@ -271,12 +284,37 @@ class Selector:
         exists only for a requested or detected target, legacy builds have
         no device extras, and an extra with no requirement is not written.
         """
-        extras: list[Extra] = []
+        extras = tuple(
+            Extra(normalize_extra(name), tuple(self._pin(k, t, name) for k, t in pins))
+            for name, pins, _ in self._extras(selection)
+        )
+        return Metadata(tuple(self.install_requires()), extras)
 
-        def add(name: str, pins: list[tuple[str, str | None]]) -> None:
+    def install_requires(self) -> list[str]:
+        """The requirements of every install: core, pinned (never `rocm` itself)."""
+        return [self._pin("core", None, None)]
+
+    def per_target_extras(self) -> dict[str, list[str]]:
+        """The extras that name one target each (`device-{T}`) and their
+        aggregate (`device-all`), as `metadata` declares them, with the
+        requirements rendered without the `extra` clause (what a setuptools
+        `extras_require` holds). Empty when the release has none (legacy)."""
+        return {
+            normalize_extra(name): [self._pin(kind, target, None) for kind, target in pins]
+            for name, pins, per_target in self._extras(None)
+            if per_target
+        }
+
+    def _extras(
+        self, selection: Selection | None
+    ) -> list[tuple[str, list[tuple[str, str | None]], bool]]:
+        """Each extra in order: its name, its `(package, target)` pins and
+        whether it is one of the per-target extras."""
+        extras: list[tuple[str, list[tuple[str, str | None]], bool]] = []
+
+        def add(name: str, pins: list[tuple[str, str | None]], per_target: bool = False) -> None:
             if pins:
-                reqs = tuple(self._pin(kind, target, name) for kind, target in pins)
-                extras.append(Extra(normalize_extra(name), reqs))
+                extras.append((name, pins, per_target))
 
         if "libraries" in self.contents:
             if self.mode == "kpack":
@@ -291,6 +329,6 @@ class Selector:
             if selection is not None and selection.source != "default":
                 add("device", [("device", selection.target)])
             for t in self.available_targets:
-                add(f"device-{t}", [("device", t)])
-            add("device-all", [("device", t) for t in self.available_targets])
-        return Metadata((self._pin("core", None, None),), tuple(extras))
+                add(f"device-{t}", [("device", t)], per_target=True)
+            add("device-all", [("device", t) for t in self.available_targets], per_target=True)
+        return extras

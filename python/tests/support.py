@@ -88,3 +88,31 @@ class TempDirTest(unittest.TestCase):
 
     def tearDown(self) -> None:
         self._tmp.cleanup()
+
+
+class SiteTest(TempDirTest):
+    """A fake site-packages `self.site` holding a copy of `python/rocm_sdk`
+    with the sample document of `mode`; code runs in fresh interpreters."""
+
+    mode = "kpack"
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.site = self.tmp / "site-packages"
+        self.site.mkdir()
+        self.doc = load_fixture(self.mode)
+        self.pkg = copy_package("rocm_sdk", self.site)
+        write_document(self.pkg, self.doc)
+
+    def py(self, code: str, *args: str, env: dict | None = None):
+        return run_python(self.site, code, *args, env=env)
+
+    def ok(self, code: str, env: dict | None = None) -> str:
+        p = self.py(code, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout
+
+    def touch(self, relpath: str) -> None:
+        path = self.site / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")

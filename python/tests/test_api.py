@@ -9,40 +9,12 @@ import sys
 import unittest
 
 from .support import (
-    TempDirTest,
+    SiteTest,
     compile_shared_library,
     compiler,
-    copy_package,
-    load_fixture,
-    run_python,
     write_document,
     write_executable,
 )
-
-
-class SiteTest(TempDirTest):
-    mode = "kpack"
-
-    def setUp(self) -> None:
-        super().setUp()
-        self.site = self.tmp / "site-packages"
-        self.site.mkdir()
-        self.doc = load_fixture(self.mode)
-        self.pkg = copy_package("rocm_sdk", self.site)
-        write_document(self.pkg, self.doc)
-
-    def py(self, code: str, *args: str, env: dict | None = None):
-        return run_python(self.site, code, *args, env=env)
-
-    def ok(self, code: str, env: dict | None = None) -> str:
-        p = self.py(code, env=env)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        return p.stdout
-
-    def touch(self, relpath: str) -> None:
-        path = self.site / relpath
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"")
 
 
 class FindLibrariesTest(SiteTest):
@@ -65,7 +37,7 @@ class FindLibrariesTest(SiteTest):
     def test_unknown_shortname_lists_known_ones(self) -> None:
         p = self.py("import rocm_sdk\nrocm_sdk.find_libraries('cublas')")
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("UnknownLibraryError: unknown ROCm library 'cublas'", p.stderr)
+        self.assertIn("UnknownLibraryError: Unknown rocm library 'cublas'", p.stderr)
         self.assertIn("amdhip64, hipfile", p.stderr)
 
     def test_missing_package_names_the_extra(self) -> None:
@@ -122,8 +94,8 @@ class LegacyTest(SiteTest):
             env={"ROCM_SDK_TARGET_FAMILY": "gfx120X-all"},
         )
         self.assertIn(
-            "ROCM_SDK_TARGET_FAMILY=gfx120X-all is not available in this ROCm distribution "
-            "(available: gfx110X-all, gfx94X-dcgpu)",
+            "TargetNotAvailableError: Requested ROCM_SDK_TARGET_FAMILY=gfx120X-all is not "
+            "available in the distribution (available: gfx110X-all, gfx94X-dcgpu)",
             p.stderr,
         )
 
@@ -184,7 +156,7 @@ class VersionCheckTest(SiteTest):
         self.assertTrue(self.check("check_version='7x1x0'").startswith("UserWarning "))
         out = self.check("check_version='7.2.*', fail_on_version_mismatch=True")
         self.assertTrue(out.startswith("RuntimeError "), out)
-        self.assertIn("'7.2.*'", out)
+        self.assertIn("matching '7\\.2\\..*'", out)
         self.assertIn("7.1.0", out)
         out = self.check("check_version=re.compile('8'), fail_on_version_mismatch=True")
         self.assertTrue(out.startswith("RuntimeError "), out)

@@ -66,6 +66,35 @@ class VectorTest(unittest.TestCase):
                 self.assertEqual(evaluate(vector), expected, vector["description"])
         self.assertGreaterEqual(install_stage, 15)
 
+    def test_per_target_extras_are_the_vectors_device_extras(self) -> None:
+        """`build_per_target_extras` (docs/drop-in.md) is the `device-{T}` and
+        `device-all` part of what each vector's selector declares, with the
+        `extra` clause dropped."""
+        checked = 0
+        for path in sorted(VECTORS_DIR.glob("*.json")):
+            vector = json.loads(path.read_text())
+            expected = vector["expected"]
+            if "selector" not in expected or "error" in expected:
+                continue
+            with self.subTest(vector=path.name):
+                want: dict[str, list[str]] = {}
+                for line in expected["requires_dist"]:
+                    name, _, markers = line.partition("; ")
+                    clauses = markers.split(" and ") if markers else []
+                    extra = [c for c in clauses if c.startswith("extra == ")]
+                    if not extra:
+                        continue
+                    extra_name = extra[0].split('"')[1]
+                    if not extra_name.startswith("device-"):
+                        continue
+                    rest = [c for c in clauses if not c.startswith("extra == ")]
+                    line = "; ".join([name, *rest]) if rest else name
+                    want.setdefault(extra_name, []).append(line)
+                got = _selector_of(expected["selector"]).per_target_extras()
+                self.assertEqual(got, want)
+                checked += bool(want)
+        self.assertGreaterEqual(checked, 5)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -98,12 +98,16 @@ fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(),
     }
     run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
     let bin = venv.join("bin");
+    // pip caches the `rocm` wheel it builds from the sdist under the sdist's
+    // path; a rebuilt example keeps both path and version, so without
+    // `--no-cache-dir` the venv would get the previous build's `rocm_sdk`.
     run_checked(
         Command::new(bin.join("pip"))
             .args([
                 "install",
                 "-q",
                 "--disable-pip-version-check",
+                "--no-cache-dir",
                 "--no-index",
                 "--find-links",
             ])

@@ -33,10 +33,11 @@ pub struct Selection {
     pub source: TargetSource,
 }
 
-/// A requested target the release does not offer.
+/// A requested target the release does not offer. The message starts with
+/// the reference's words, which callers match (docs/drop-in.md).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{TARGET_ENV}={requested} is not available in this ROCm distribution (available: {}); \
+    "Requested {TARGET_ENV}={requested} is not available in the distribution (available: {}); \
      set {TARGET_ENV} to one of them or unset it",
     .available.join(", ")
 )]
@@ -187,7 +188,7 @@ mod tests {
         let err = select_target(&avail, None, Some("gfx950"), None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "ROCM_SDK_TARGET_FAMILY=gfx950 is not available in this ROCm distribution \
+            "Requested ROCM_SDK_TARGET_FAMILY=gfx950 is not available in the distribution \
              (available: gfx1100, gfx942); set ROCM_SDK_TARGET_FAMILY to one of them or unset it"
         );
     }

@@ -9,6 +9,12 @@ use crate::facts::{Facts, FileClass};
 use crate::plan::{DevelEntry, LinkReason, SonameAlias, SourceRef};
 use crate::runtime::split;
 
+/// The devel tree's package marker. The tree is the platform package
+/// `_rocm_sdk_devel`, a regular package like its runtime siblings, so
+/// `import _rocm_sdk_devel` has a `__file__` whose parent is the tree
+/// (docs/drop-in.md).
+pub(crate) const PACKAGE_MARKER: &str = "__init__.py";
+
 /// What the runtime packages a devel tree sits beside provide.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RuntimeIndex {
@@ -94,5 +100,11 @@ pub(crate) fn plan_devel(
             tree.insert(path.clone(), link(&path, target, LinkReason::RuntimeFile));
         }
     }
+    tree.entry(PACKAGE_MARKER.to_owned())
+        .or_insert_with(|| DevelEntry::Generated {
+            relpath: PACKAGE_MARKER.to_owned(),
+            what: "platform package marker".to_owned(),
+            bytes: Vec::new(),
+        });
     tree.into_values().collect()
 }

@@ -119,6 +119,16 @@ pub enum DevelEntry {
         /// The source file.
         source: SourceRef,
     },
+    /// A file the build writes itself (the package marker `__init__.py`).
+    Generated {
+        /// The relpath.
+        relpath: String,
+        /// What it is, for people reading the plan.
+        what: String,
+        /// The bytes.
+        #[serde(skip)]
+        bytes: Vec<u8>,
+    },
     /// A relative symlink.
     Symlink {
         /// The relpath.
@@ -134,9 +144,10 @@ impl DevelEntry {
     /// The entry's relpath.
     pub fn relpath(&self) -> &str {
         match self {
-            Self::Dir { relpath } | Self::File { relpath, .. } | Self::Symlink { relpath, .. } => {
-                relpath
-            }
+            Self::Dir { relpath }
+            | Self::File { relpath, .. }
+            | Self::Generated { relpath, .. }
+            | Self::Symlink { relpath, .. } => relpath,
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Plans of the built-in example, pinned with insta snapshots.
 
 use artifacts::ArtifactDir;
+use dist_info::package::PackageKind;
 use fixtures::{Example, ExampleMode, Layout};
-use layout::{Action, PlanInput, plan};
+use layout::{Action, DevelEntry, PlanInput, plan};
 
 fn example() -> &'static Example {
     fixtures::shared()
@@ -68,6 +69,38 @@ fn windows_plans_have_no_launchers() {
             .flat_map(|p| &p.files)
             .all(|f| !matches!(f.action, Action::Launcher { .. }))
     );
+}
+
+/// Each devel tree is a regular Python package, as its runtime siblings:
+/// it carries an empty `__init__.py`, so `import _rocm_sdk_devel` has a
+/// `__file__` after `rocm-sdk init` (docs/drop-in.md).
+#[test]
+fn every_devel_tree_is_a_regular_package() {
+    for mode in ExampleMode::ALL {
+        let dir = ArtifactDir::open(&example().artifact_dir(mode, Layout::Tree)).unwrap();
+        let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "linux_x86_64")).unwrap();
+        let devel: Vec<_> = plan
+            .packages
+            .iter()
+            .filter(|p| p.kind == PackageKind::Devel)
+            .collect();
+        assert!(!devel.is_empty(), "{mode:?} plans no devel package");
+        for package in devel {
+            let markers: Vec<_> = package
+                .devel_tree
+                .iter()
+                .filter(|e| e.relpath() == "__init__.py")
+                .collect();
+            assert!(
+                matches!(
+                    markers.as_slice(),
+                    [DevelEntry::Generated { bytes, .. }] if bytes.is_empty()
+                ),
+                "{mode:?} {}: {markers:?}",
+                package.dist_name
+            );
+        }
+    }
 }
 
 /// A copy of the kpack tree without the artifacts whose names start with

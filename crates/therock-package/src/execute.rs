@@ -257,6 +257,10 @@ fn write_devel_tar(package: &PackagePlan, dir: &Path, options: &ExecuteOptions) 
             DevelEntry::Symlink {
                 relpath, target, ..
             } => tar.add_symlink(relpath, target)?,
+            DevelEntry::Generated { relpath, bytes, .. } => {
+                let size = u64::try_from(bytes.len()).expect("generated files fit in u64");
+                tar.add_file(relpath, 0o644, size, &mut bytes.as_slice())?;
+            }
             DevelEntry::File {
                 relpath,
                 force_rpath,

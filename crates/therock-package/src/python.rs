@@ -35,8 +35,10 @@ const SDIST: &[Embedded] = &[
     python!("rocm_sdk/__init__.py"),
     python!("rocm_sdk/__main__.py"),
     python!("rocm_sdk/_detect.py"),
+    python!("rocm_sdk/_devel.py"),
     python!("rocm_sdk/_dist_info.py"),
     python!("rocm_sdk/_document.py"),
+    python!("rocm_sdk/_library_record.py"),
     python!("rocm_sdk/_selector.py"),
 ];
 
