@@ -49,19 +49,28 @@ fn installed_scripts<'a>(cx: &'a Context<'_>) -> Vec<(&'a ConsoleScript, &'a Dis
         .collect()
 }
 
-/// Where pip wrote the script `name` of `dist`: the RECORD row
+/// Where the installer wrote the script `name` of `dist`: the RECORD row
 /// `…/bin/{name}`, resolved against site-packages.
+///
+/// `pip install --target DIR` installs into a temporary prefix and then
+/// moves its `bin/` into `DIR`, so RECORD keeps the prefix-relative row
+/// (`../../bin/{name}`) while the script is at `DIR/bin/{name}`; that is
+/// where it is looked for when the row's path does not exist.
 pub(super) fn script_path(cx: &Context<'_>, dist: &Distribution, name: &str) -> Option<PathBuf> {
     let rows = read_record(&dist.record()).ok()?;
-    rows.iter()
-        .map(|r| Path::new(&r.path))
-        .find(|p| {
-            p.file_name().is_some_and(|f| f == name)
-                && p.parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|d| d == "bin" || d == "Scripts")
-        })
-        .map(|p| lexical_join(cx.sp(), p))
+    let row = rows.iter().map(|r| Path::new(&r.path)).find(|p| {
+        p.file_name().is_some_and(|f| f == name)
+            && p.parent()
+                .and_then(Path::file_name)
+                .is_some_and(|d| d == "bin" || d == "Scripts")
+    })?;
+    let recorded = lexical_join(cx.sp(), row);
+    if recorded.exists() {
+        return Some(recorded);
+    }
+    let scripts_dir = row.parent().and_then(Path::file_name)?;
+    let moved = cx.sp().join(scripts_dir).join(name);
+    Some(if moved.is_file() { moved } else { recorded })
 }
 
 /// `base/rel` with `..` taken lexically (site-packages may be reached
