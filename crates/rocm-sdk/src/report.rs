@@ -272,7 +272,7 @@ mod tests {
                 Check::warned(
                     Category::Needed,
                     "_rocm_sdk_core/lib/libx.so",
-                    "NEEDED libexpat.so.1 comes from the host system",
+                    "NEEDED libtinfo.so.6 comes from the host system",
                 ),
                 Check::failed(
                     Category::Libraries,
@@ -288,7 +288,7 @@ mod tests {
     fn text_ends_with_the_totals_line() {
         insta::assert_snapshot!(report().to_text(), @r"
         PASS record: rocm-sdk-core 7.1.0 (3 files)
-        WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libexpat.so.1 comes from the host system)
+        WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
         FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
         SKIP profiler: rocprof-sys-run (not installed)
         1 warned
@@ -312,7 +312,7 @@ mod tests {
               "category": "needed",
               "name": "_rocm_sdk_core/lib/libx.so",
               "outcome": "warned",
-              "reason": "NEEDED libexpat.so.1 comes from the host system"
+              "reason": "NEEDED libtinfo.so.6 comes from the host system"
             },
             {
               "category": "libraries",
