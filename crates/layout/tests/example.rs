@@ -149,10 +149,14 @@ fn generated_files(mode: ExampleMode, tag: &str, name: &str) -> Vec<(String, Str
 #[test]
 fn library_records_name_the_files_each_runtime_package_ships() {
     let render = |files: Vec<(String, String)>| {
-        files
-            .into_iter()
-            .map(|(dest, text)| format!("== {dest}\n{text}"))
-            .collect::<String>()
+        let mut out = String::new();
+        for (dest, text) in files {
+            out.push_str("== ");
+            out.push_str(&dest);
+            out.push('\n');
+            out.push_str(&text);
+        }
+        out
     };
     insta::assert_snapshot!(
         render(generated_files(ExampleMode::Kpack, "linux_x86_64", "_libraries.json")),
