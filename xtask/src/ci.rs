@@ -4,11 +4,15 @@ use crate::cmd::{have, run};
 
 /// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
 /// check ELF edits; `gcc` builds the example's real ELF files; `python3` and
-/// `python3-venv` let wheel-writer's tests `pip install` wheels into a venv.
+/// `python3-venv` let wheel-writer's tests `pip install` wheels into a venv;
+/// `libtinfo6` (with `libncurses-dev` to link against) is the host-only
+/// system library `rocm-sdk test` must report as a warning.
 const TEST_PACKAGES: &[&str] = &[
     "binutils",
     "gcc",
     "libc6-dev",
+    "libtinfo6",
+    "libncurses-dev",
     "zstd",
     "xz-utils",
     "python3",

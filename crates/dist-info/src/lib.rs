@@ -28,6 +28,7 @@
 pub mod console_scripts;
 pub mod document;
 pub mod families;
+pub mod libraries_record;
 pub mod library;
 pub mod package;
 pub mod requirement;

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::package::PackageKind;
+use crate::requirement::Platform;
 
 /// One public library.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,6 +177,51 @@ impl Library {
     pub fn extra(&self) -> Option<&'static str> {
         (!self.package.required()).then(|| self.package.logical_name())
     }
+
+    /// The directory (inside the platform package) and the file-name
+    /// pattern of this library on `platform`; `None` when it has no file
+    /// there.
+    pub fn location(&self, platform: Platform) -> Option<(&str, &str)> {
+        match platform {
+            Platform::Linux => Some((self.posix_relpath.as_str(), self.linux_glob.as_deref()?)),
+            Platform::Windows => {
+                Some((self.windows_relpath.as_str(), self.windows_glob.as_deref()?))
+            }
+        }
+    }
+}
+
+/// Whether a file name matches a pattern of the library table, as Python's
+/// `fnmatch` (which `Path.glob` uses within one directory) decides for the
+/// characters the table uses: `*` matches any run, `?` one character,
+/// everything else itself.
+pub fn glob_matches(pattern: &str, name: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    // Iterative wildcard matching with one backtrack point per `*`.
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some('*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == '?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]
@@ -196,6 +242,26 @@ mod tests {
             ));
             assert!(l.linux_glob.is_some(), "{} has a Linux glob", l.shortname);
         }
+    }
+
+    #[test]
+    fn globs_match_as_fnmatch() {
+        assert!(glob_matches("libamdhip64.so*", "libamdhip64.so"));
+        assert!(glob_matches("libamdhip64.so*", "libamdhip64.so.7"));
+        assert!(!glob_matches("libamdhip64.so*", "libamdhip64_static.so"));
+        assert!(glob_matches("librocdxg*.so*", "librocdxg-wsl.so.1"));
+        assert!(glob_matches("*hipblas*.dll", "libhipblas.dll"));
+        assert!(!glob_matches("hiprtc0*.dll", "hiprtc-builtins0701.dll"));
+        assert!(glob_matches(
+            "librocm_sysdeps_liblzma.so.*",
+            "librocm_sysdeps_liblzma.so.5"
+        ));
+        assert!(!glob_matches(
+            "librocm_sysdeps_liblzma.so.*",
+            "librocm_sysdeps_liblzma.so"
+        ));
+        assert!(glob_matches("a?c", "abc"));
+        assert!(!glob_matches("a?c", "ac"));
     }
 
     #[test]

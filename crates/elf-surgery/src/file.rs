@@ -1,5 +1,6 @@
 //! [`ElfFile`]: what a file is ([`ElfKind`]) and the dynamic facts a
-//! packager needs (SONAME, NEEDED, RPATH, RUNPATH, interpreter).
+//! packager needs (SONAME, NEEDED, RPATH, RUNPATH, interpreter, and the
+//! flags and TLS segment that decide whether a library can be `dlopen`ed).
 
 use std::fs;
 use std::io::{Read, Seek};
@@ -175,6 +176,35 @@ impl ElfFile {
     /// The program interpreter named by `PT_INTERP`.
     pub fn interpreter(&self) -> Option<&str> {
         self.interpreter.as_deref()
+    }
+
+    /// `DT_FLAGS` (`DF_STATIC_TLS`, `DF_BIND_NOW`, ...); 0 when absent.
+    pub fn dynamic_flags(&self) -> u64 {
+        self.dynamic_value(elf::DT_FLAGS)
+    }
+
+    /// `DT_FLAGS_1` (`DF_1_NOOPEN`, `DF_1_PIE`, ...); 0 when absent.
+    pub fn dynamic_flags_1(&self) -> u64 {
+        self.dynamic_value(elf::DT_FLAGS_1)
+    }
+
+    /// The memory size of the `PT_TLS` segment (the thread-local storage
+    /// each thread gets), `None` when the file has no thread-local data.
+    pub fn tls_size(&self) -> Option<u64> {
+        self.layout
+            .as_ref()?
+            .segments
+            .iter()
+            .find(|s| s.p_type == elf::PT_TLS)
+            .map(|s| s.memsz)
+    }
+
+    fn dynamic_value(&self, tag: u32) -> u64 {
+        self.layout
+            .as_ref()
+            .and_then(|l| l.dynamic.as_ref())
+            .and_then(|d| d.value(tag))
+            .unwrap_or(0)
     }
 }
 

@@ -191,6 +191,50 @@ fn facts_of_built_files() {
 }
 
 #[test]
+fn loadability_facts_of_built_libraries() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::c_source("static_tls.c");
+    let build = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        run_checked(
+            Command::new("gcc")
+                .args(["-shared", "-fPIC", "-o"])
+                .arg(&out)
+                .arg(&src)
+                .args(extra),
+        );
+        ElfFile::open(&out).unwrap()
+    };
+    let tls = build("libtls.so", &[]);
+    assert_ne!(
+        tls.dynamic_flags() & u64::from(object::elf::DF_STATIC_TLS),
+        0
+    );
+    assert!(
+        tls.tls_size().is_some_and(|size| size >= 65536),
+        "{:?}",
+        tls.tls_size()
+    );
+    assert_eq!(
+        tls.dynamic_flags_1() & u64::from(object::elf::DF_1_NOOPEN),
+        0
+    );
+    let noopen = build("libnoopen.so", &["-Wl,-z,nodlopen"]);
+    assert_ne!(
+        noopen.dynamic_flags_1() & u64::from(object::elf::DF_1_NOOPEN),
+        0
+    );
+    let plain =
+        ElfFile::open(&Tree::build(Linker::Gnu, Existing::None, true).path("a/lib/libmain.so"))
+            .unwrap();
+    assert_eq!(
+        plain.dynamic_flags() & u64::from(object::elf::DF_STATIC_TLS),
+        0
+    );
+    assert_eq!(plain.tls_size(), None);
+}
+
+#[test]
 fn static_executable_is_left_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("static_prog");

@@ -6,8 +6,9 @@ use artifacts::{ArtifactDir, ArtifactFilter, Catalog, GENERIC_TARGET, PathFilter
 use devel_tar::DevelLinks;
 use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
+use dist_info::libraries_record::{self, LibrariesRecord};
 use dist_info::package::{Mode, Package, PackageKind};
-use dist_info::requirement::Requirement;
+use dist_info::requirement::{Platform, Requirement};
 use dist_info::selector::{PlanInput as SelectorInput, Selector};
 use dist_info::target::base_target;
 use dist_info::version::Version;
@@ -392,8 +393,12 @@ impl Planner<'_, '_> {
     }
 
     /// Adds the shared files: `_dist_info.json` in the pure package, the
+    /// library record in the platform package (core and libraries), the
     /// caller's extra files, console scripts; then sorts.
     fn finish_package(&self, p: &mut PackagePlan, dist_info: &[u8]) {
+        if let Some(record) = self.libraries_record(p) {
+            p.files.push(record);
+        }
         let pure = package(p.kind, self.mode, &self.input.nonce)
             .pure_package(p.target.as_deref())
             .ok()
@@ -437,6 +442,33 @@ impl Planner<'_, '_> {
             .map(|(_, name, object)| (name.clone(), object.clone()))
             .collect();
         p.files.sort_by(|a, b| a.dest.cmp(&b.dest));
+    }
+
+    /// `{platform}/_libraries.json` of a package that owns library-table
+    /// entries (core, libraries): which entries its files provide, written
+    /// even when none do (`docs/formats.md`).
+    fn libraries_record(&self, p: &PackagePlan) -> Option<PlannedFile> {
+        if !matches!(p.kind, PackageKind::Core | PackageKind::Libraries) {
+            return None;
+        }
+        let platform_dir = platform_of(p.kind, self.mode, &self.input.nonce, p.target.as_deref());
+        let prefix = format!("{platform_dir}/");
+        let platform = if self.input.is_windows() {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        };
+        let record = LibrariesRecord::from_shipped_files(
+            &p.dist_name,
+            p.kind,
+            platform,
+            p.files.iter().filter_map(|f| f.dest.strip_prefix(&prefix)),
+        );
+        Some(generated(
+            format!("{prefix}{}", libraries_record::FILE_NAME),
+            "library record",
+            record.to_json(),
+        ))
     }
 
     /// SPEC §12: with the platform's target list given, every listed target

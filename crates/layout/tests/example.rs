@@ -161,3 +161,98 @@ fn profiler_is_required_on_linux_and_skipped_on_windows() {
     let plan = plan(&PlanInput::new(&artifacts, fixtures::VERSION, "win_amd64")).unwrap();
     assert!(plan.packages.iter().all(|p| p.dist_name != "rocm-profiler"));
 }
+
+/// `(dest, text)` of every generated file of `mode`'s plan named `name`.
+fn generated_files(mode: ExampleMode, tag: &str, name: &str) -> Vec<(String, String)> {
+    let dir = ArtifactDir::open(&example().artifact_dir(mode, Layout::Tree)).unwrap();
+    let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, tag)).unwrap();
+    plan.packages
+        .iter()
+        .flat_map(|p| &p.files)
+        .filter(|f| f.dest.rsplit('/').next() == Some(name))
+        .map(|f| match &f.action {
+            Action::Generated { bytes, .. } => {
+                (f.dest.clone(), String::from_utf8(bytes.clone()).unwrap())
+            }
+            other => panic!("{} is not generated: {other:?}", f.dest),
+        })
+        .collect()
+}
+
+#[test]
+fn library_records_name_the_files_each_runtime_package_ships() {
+    let render = |files: Vec<(String, String)>| {
+        let mut out = String::new();
+        for (dest, text) in files {
+            out.push_str("== ");
+            out.push_str(&dest);
+            out.push('\n');
+            out.push_str(&text);
+        }
+        out
+    };
+    insta::assert_snapshot!(
+        render(generated_files(ExampleMode::Kpack, "linux_x86_64", "_libraries.json")),
+        @r#"
+    == _rocm_sdk_core/_libraries.json
+    {
+      "distribution": "rocm-sdk-core",
+      "libraries": {
+        "amd_comgr": "lib/libamd_comgr.so.3",
+        "amdhip64": "lib/libamdhip64.so.7",
+        "rocm_sysdeps_liblzma": "lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5"
+      },
+      "schema": 1
+    }
+    == _rocm_sdk_libraries/_libraries.json
+    {
+      "distribution": "rocm-sdk-libraries",
+      "libraries": {
+        "hipfft": "lib/libhipfft.so.0"
+      },
+      "schema": 1
+    }
+    "#
+    );
+    // Legacy: one record per family package, in its own directory.
+    let legacy = generated_files(ExampleMode::Legacy, "linux_x86_64", "_libraries.json");
+    let dests: Vec<&str> = legacy.iter().map(|(d, _)| d.as_str()).collect();
+    assert_eq!(
+        dests,
+        [
+            "_rocm_sdk_core/_libraries.json",
+            "_rocm_sdk_libraries_gfx110X_all/_libraries.json",
+            "_rocm_sdk_libraries_gfx94X_dcgpu/_libraries.json",
+        ]
+    );
+    assert!(
+        legacy[1]
+            .1
+            .contains("\"distribution\": \"rocm-sdk-libraries-gfx110X-all\""),
+        "{}",
+        legacy[1].1
+    );
+    // A Windows build looks for DLLs under `bin/`: the example has none,
+    // and the records say so.
+    for (dest, text) in generated_files(ExampleMode::Kpack, "win_amd64", "_libraries.json") {
+        assert!(text.contains("\"libraries\": {}"), "{dest}: {text}");
+    }
+}
+
+#[test]
+fn every_package_ships_the_selector_document_unchanged() {
+    for mode in ExampleMode::ALL {
+        let dir = ArtifactDir::open(&example().artifact_dir(mode, Layout::Tree)).unwrap();
+        let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "linux_x86_64")).unwrap();
+        let sdist = &plan.selectors[0].dist_info_json;
+        let document = dist_info::document::DistInfo::from_json(sdist).unwrap();
+        assert!(
+            !String::from_utf8_lossy(sdist).contains("_libraries.json"),
+            "the per-package record stays out of the shared document"
+        );
+        assert_eq!(document.to_json(), *sdist, "{mode:?}");
+        for (dest, text) in generated_files(mode, "linux_x86_64", "_dist_info.json") {
+            assert_eq!(text.as_bytes(), sdist.as_slice(), "{mode:?} {dest}");
+        }
+    }
+}

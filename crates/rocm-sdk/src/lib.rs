@@ -25,6 +25,7 @@
 
 pub mod distributions;
 mod error;
+pub mod host_libraries;
 pub mod probe;
 pub mod record;
 mod report;
@@ -33,7 +34,7 @@ mod site;
 mod targets;
 
 pub use error::Error;
-pub use report::{Category, Check, Outcome, Report};
+pub use report::{Category, Check, Outcome, REPORT_SCHEMA, Report};
 pub use selftest::{SelfTestOptions, self_test};
 pub use site::{BINARY_RELPATH, Site};
 pub use targets::{DIST_TARGETS_RELPATH, DistTargets};

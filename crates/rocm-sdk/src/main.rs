@@ -62,7 +62,7 @@ enum Command {
         jobs: Option<usize>,
         /// The Python interpreter to check imports and library loads with
         /// (default: $ROCM_SDK_PYTHON, set by the `rocm-sdk` script, else
-        /// `python3`).
+        /// the interpreter of the environment site-packages belongs to).
         #[arg(long)]
         python: Option<PathBuf>,
     },
@@ -191,7 +191,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         .filter(|v| !v.is_empty())
                         .map(PathBuf::from)
                 })
-                .unwrap_or_else(|| PathBuf::from("python3"));
+                .unwrap_or_else(|| site.python());
             let mut options = SelfTestOptions::new(python);
             if let Some(jobs) = jobs {
                 options.jobs = jobs.max(1);

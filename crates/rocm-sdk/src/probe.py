@@ -11,6 +11,11 @@ Requests:
   dlopen(RTLD_NOW | RTLD_LOCAL) in its own forked child of this process,
   which has loaded nothing but Python itself, so a library's dependencies,
   constructors and symbol bindings are checked in isolation.
+- {"preload": [shortname, ...], "jobs": N, "timeout": seconds}
+  -> {"preload": [{"paths": [path, ...]} | {"error": text}, ...]}: each
+  short name goes through the public API in its own forked child, which
+  imports `rocm_sdk` itself: `rocm_sdk.find_libraries(name)`, then
+  `rocm_sdk.preload_libraries(name)`.
 """
 
 import importlib
@@ -43,17 +48,32 @@ def attributes(pairs):
     return out
 
 
-def _child(path, write_end, timeout):
-    message = b""
+def _load(path):
+    import ctypes
+
+    ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    return None
+
+
+def _preload(shortname):
+    import rocm_sdk
+
+    paths = [str(p) for p in rocm_sdk.find_libraries(shortname)]
+    rocm_sdk.preload_libraries(shortname)
+    return {"paths": paths}
+
+
+def _child(work, item, write_end, timeout):
+    """Runs `work(item)` and writes its JSON result, or the error text, to
+    `write_end`; exit status 0 for a result, 1 for an error."""
     code = 0
     try:
         os.dup2(2, 1)  # a constructor's output must not mix with the answer
         signal.alarm(timeout)
-        import ctypes
-
-        ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        message = json.dumps(work(item)).encode("utf-8")
     except BaseException as e:  # noqa: BLE001
-        message = str(e).encode("utf-8", "replace")[:4000]
+        message = f"{type(e).__name__}: {e}" if work is _preload else str(e)
+        message = message.encode("utf-8", "replace")[:4000]
         code = 1
     try:
         os.write(write_end, message)
@@ -61,9 +81,8 @@ def _child(path, write_end, timeout):
         os._exit(code)
 
 
-def _describe(status, message, timeout):
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-        return None
+def _failure(status, message, timeout):
+    """The error text of a child that did not end with status 0."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         if number == signal.SIGALRM:
@@ -76,23 +95,25 @@ def _describe(status, message, timeout):
     return message or f"the loading process exited with status {os.WEXITSTATUS(status)}"
 
 
-def load(paths, jobs, timeout):
+def in_children(work, items, jobs, timeout):
+    """`work(item)` for each item, each in its own forked child, `jobs` at
+    a time: a list of `(True, result)` or `(False, error text)`."""
     import ctypes  # noqa: F401 - imported before forking, so children share it
 
     sys.stdout.flush()
     sys.stderr.flush()
-    results = [None] * len(paths)
+    results = [None] * len(items)
     running = {}
-    pending = list(enumerate(paths))
+    pending = list(enumerate(items))
     pending.reverse()
     while pending or running:
         while pending and len(running) < max(1, jobs):
-            index, path = pending.pop()
+            index, item = pending.pop()
             read_end, write_end = os.pipe()
             pid = os.fork()
             if pid == 0:
                 os.close(read_end)
-                _child(path, write_end, timeout)
+                _child(work, item, write_end, timeout)
             os.close(write_end)
             running[pid] = (index, read_end)
         pid, status = os.wait()
@@ -105,8 +126,22 @@ def load(paths, jobs, timeout):
             chunks.append(chunk)
         os.close(read_end)
         message = b"".join(chunks).decode("utf-8", "replace")
-        results[index] = _describe(status, message, timeout)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            results[index] = (True, json.loads(message))
+        else:
+            results[index] = (False, _failure(status, message, timeout))
     return results
+
+
+def load(paths, jobs, timeout):
+    return [None if ok else value for ok, value in in_children(_load, paths, jobs, timeout)]
+
+
+def preload(shortnames, jobs, timeout):
+    return [
+        value if ok else {"error": value}
+        for ok, value in in_children(_preload, shortnames, jobs, timeout)
+    ]
 
 
 def main():
@@ -117,8 +152,12 @@ def main():
         answer["imports"] = imports(request["imports"])
     if "attributes" in request:
         answer["attributes"] = attributes(request["attributes"])
+    jobs = request.get("jobs", 1)
+    timeout = request.get("timeout", 60)
     if "load" in request:
-        answer["load"] = load(request["load"], request.get("jobs", 1), request.get("timeout", 60))
+        answer["load"] = load(request["load"], jobs, timeout)
+    if "preload" in request:
+        answer["preload"] = preload(request["preload"], jobs, timeout)
     # The last line of stdout is the answer (an imported module may print).
     sys.stdout.write("\n" + json.dumps(answer) + "\n")
 

@@ -1,6 +1,7 @@
 //! Questions only the installation's Python can answer: where imports land,
-//! whether console-script entry points resolve, and whether each shared
-//! library loads in a fresh process.
+//! whether console-script entry points resolve, whether each shared
+//! library loads in a fresh process, and what the public `rocm_sdk` API
+//! finds and preloads.
 //!
 //! The native `rocm-sdk` is a static executable, which cannot `dlopen`
 //! safely, so library loading runs in Python: one interpreter (`probe.py`)
@@ -36,6 +37,18 @@ pub struct ImportOutcome {
     #[serde(default)]
     pub file: Option<String>,
     /// The exception, when the import failed.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// What the public API did with one short name.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PreloadOutcome {
+    /// What `find_libraries` returned, when both calls succeeded.
+    #[serde(default)]
+    pub paths: Vec<String>,
+    /// The exception (`Type: message`) or the child's fate, when a call
+    /// failed.
     #[serde(default)]
     pub error: Option<String>,
 }
@@ -80,6 +93,21 @@ impl PythonProbe {
         let paths: Vec<String> = libraries.iter().map(|p| p.display().to_string()).collect();
         let answer = self.ask(&json!({ "load": paths, "jobs": jobs, "timeout": timeout_secs }))?;
         self.field(answer, "load")
+    }
+
+    /// For each library-table short name, in its own forked child that
+    /// imports `rocm_sdk` itself: `rocm_sdk.find_libraries(name)` then
+    /// `rocm_sdk.preload_libraries(name)` (`jobs` at a time, each within
+    /// `timeout_secs`).
+    pub fn preload(
+        &self,
+        shortnames: &[String],
+        jobs: usize,
+        timeout_secs: u32,
+    ) -> Result<Vec<PreloadOutcome>, Error> {
+        let answer =
+            self.ask(&json!({ "preload": shortnames, "jobs": jobs, "timeout": timeout_secs }))?;
+        self.field(answer, "preload")
     }
 
     fn field<T: serde::de::DeserializeOwned>(
@@ -214,6 +242,43 @@ mod tests {
         if libc.is_some() {
             assert_eq!(got[2], None);
         }
+    }
+
+    #[test]
+    fn preloads_go_through_the_rocm_sdk_of_the_site_packages() {
+        let py = PathBuf::from("python3"); // a TEST_PACKAGES of xtask/src/ci.rs
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("rocm_sdk");
+        std::fs::create_dir(&package).unwrap();
+        // A stand-in API with the public signatures, answering from a table.
+        std::fs::write(
+            package.join("__init__.py"),
+            "import ctypes\n\
+             TABLE = {'c': 'libc.so.6', 'gone': '/nonexistent/libgone.so'}\n\
+             def find_libraries(*names):\n\
+             \x20   for n in names:\n\
+             \x20       if n not in TABLE:\n\
+             \x20           raise FileNotFoundError(f'Could not find rocm library {n!r}')\n\
+             \x20   return [TABLE[n] for n in names]\n\
+             def preload_libraries(*names, rtld_global=True):\n\
+             \x20   for p in find_libraries(*names):\n\
+             \x20       ctypes.CDLL(p)\n",
+        )
+        .unwrap();
+        let names = ["c", "gone", "unknown"].map(String::from);
+        let got = PythonProbe::new(py, dir.path())
+            .preload(&names, 2, 30)
+            .unwrap();
+        assert_eq!(got[0].paths, ["libc.so.6"]);
+        assert_eq!(got[0].error, None);
+        assert!(
+            got[1].error.as_deref().unwrap().starts_with("OSError: "),
+            "{got:?}"
+        );
+        assert_eq!(
+            got[2].error.as_deref(),
+            Some("FileNotFoundError: Could not find rocm library 'unknown'")
+        );
     }
 
     #[test]

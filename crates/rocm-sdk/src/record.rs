@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -65,6 +65,53 @@ fn csv_fields(line: &str) -> Vec<String> {
     fields
 }
 
+/// Where the file of a RECORD row is: the row's path resolved against
+/// site-packages lexically (site-packages may be reached through a link,
+/// e.g. `lib64 -> lib`).
+///
+/// `pip install --target DIR` installs into a temporary home prefix and
+/// then moves everything in it (`lib/python/*`, `bin/`, `share/`, ...)
+/// into `DIR`, so RECORD keeps rows relative to `home/lib/python`
+/// (`../../bin/hipcc`) while the file is at `DIR/bin/hipcc`; when the
+/// row's own path does not exist, that is where it is looked for.
+pub fn installed_path(site_packages: &Path, row: &str) -> PathBuf {
+    let recorded = lexical_join(site_packages, Path::new(row));
+    if recorded.symlink_metadata().is_ok() {
+        return recorded;
+    }
+    let mut components = Path::new(row).components();
+    let moved = match (
+        components.next(),
+        components.next(),
+        components.clone().next(),
+    ) {
+        (Some(Component::ParentDir), Some(Component::ParentDir), Some(Component::Normal(_))) => {
+            site_packages.join(components.as_path())
+        }
+        _ => return recorded,
+    };
+    if moved.symlink_metadata().is_ok() {
+        moved
+    } else {
+        recorded
+    }
+}
+
+/// `base/rel` with `..` taken lexically.
+fn lexical_join(base: &Path, rel: &Path) -> PathBuf {
+    let mut out = base.to_path_buf();
+    for component in rel.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => out.push(part),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// [`RecordMismatch::problem`] of a listed file that does not exist.
 pub const MISSING: &str = "missing";
 
@@ -89,13 +136,13 @@ pub struct RecordVerification {
 }
 
 /// Hashes every file listed with a digest (on all cores) and compares
-/// digest and size. Paths are taken relative to `site_packages`.
+/// digest and size. Paths are found with [`installed_path`].
 pub fn verify_rows(site_packages: &Path, rows: &[RecordRow]) -> RecordVerification {
     let hashed: Vec<&RecordRow> = rows.iter().filter(|r| r.sha256.is_some()).collect();
     let mismatches: Vec<RecordMismatch> = hashed
         .par_iter()
         .filter_map(|row| {
-            let path = site_packages.join(&row.path);
+            let path = installed_path(site_packages, &row.path);
             check_file(&path, row).err().map(|problem| RecordMismatch {
                 path: row.path.clone(),
                 problem,
@@ -197,5 +244,47 @@ mod tests {
         assert!(problems[0].0 == "bad" && problems[0].1.contains("sha256"));
         assert!(problems[1].0 == "long" && problems[1].1.contains("size 6"));
         assert_eq!(problems[2], ("gone", "missing"));
+    }
+
+    #[test]
+    fn rows_are_found_in_venv_and_pip_target_layouts() {
+        let dir = tempfile::tempdir().unwrap();
+        // A venv: site-packages three levels below the prefix.
+        let venv_sp = dir.path().join("venv/lib/python3.12/site-packages");
+        std::fs::create_dir_all(&venv_sp).unwrap();
+        std::fs::create_dir_all(dir.path().join("venv/bin")).unwrap();
+        std::fs::write(dir.path().join("venv/bin/hipcc"), b"").unwrap();
+        assert_eq!(
+            installed_path(&venv_sp, "../../../bin/hipcc"),
+            dir.path().join("venv/bin/hipcc")
+        );
+        // `pip --target T`: rows relative to a vanished home/lib/python.
+        let target = dir.path().join("target");
+        std::fs::create_dir_all(target.join("bin")).unwrap();
+        std::fs::write(target.join("bin/hipcc"), b"").unwrap();
+        assert_eq!(
+            installed_path(&target, "../../bin/hipcc"),
+            target.join("bin/hipcc")
+        );
+        assert_eq!(
+            installed_path(&target, "bin/hipcc"),
+            target.join("bin/hipcc")
+        );
+        // Missing everywhere: the row's own place, for the message.
+        assert_eq!(
+            installed_path(&target, "../../bin/gone"),
+            target.ancestors().nth(2).unwrap().join("bin/gone")
+        );
+        assert_eq!(
+            installed_path(&venv_sp, "../../../bin/gone"),
+            dir.path().join("venv/bin/gone")
+        );
+        let row = |path: &str| RecordRow {
+            path: path.to_owned(),
+            sha256: Some(sha256_file(&target.join("bin/hipcc")).unwrap().0),
+            size: Some(0),
+        };
+        let v = verify_rows(&target, &[row("../../bin/hipcc")]);
+        assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
     }
 }

@@ -1,5 +1,6 @@
 //! The result of `rocm-sdk test`: a list of checks, rendered as text (one
-//! line per check, then `N passed, N failed`) or as JSON.
+//! line per check, then `N passed, N failed`) or as JSON (schema in
+//! `docs/formats.md`).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -22,10 +23,14 @@ pub enum Category {
     Record,
     /// Every shared library loads in a fresh process.
     Libraries,
+    /// Every recorded library-table entry preloads through the Python API.
+    Preload,
     /// Every `DT_NEEDED` resolves through the file's own search path.
     Needed,
     /// Console scripts exist and reach their tools.
     Scripts,
+    /// The tools that need no GPU run and print what they should.
+    Tools,
     /// Devel paths exist, `hipconfig --rocmpath`, libraries mirrored.
     Devel,
     /// The profiler's tools run.
@@ -42,8 +47,10 @@ impl Category {
             Category::Versions => "versions",
             Category::Record => "record",
             Category::Libraries => "libraries",
+            Category::Preload => "preload",
             Category::Needed => "needed",
             Category::Scripts => "scripts",
+            Category::Tools => "tools",
             Category::Devel => "devel",
             Category::Profiler => "profiler",
         }
@@ -56,10 +63,26 @@ impl Category {
 pub enum Outcome {
     /// It holds.
     Passed,
-    /// It does not; the detail says why and what to do.
+    /// It holds on this machine but would not on another (a library taken
+    /// from the host system); the reason says what it relies on.
+    Warned,
+    /// It does not hold here; the reason says why and what to do.
     Failed,
-    /// It does not apply to this installation (counted in neither total).
+    /// It was not checked: it does not apply to this installation, or the
+    /// file is not loadable by design; the reason says which.
     Skipped,
+}
+
+impl Outcome {
+    /// The word that starts a text line: `PASS`, `WARN`, `SKIP`, `FAIL`.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Outcome::Passed => "PASS",
+            Outcome::Warned => "WARN",
+            Outcome::Failed => "FAIL",
+            Outcome::Skipped => "SKIP",
+        }
+    }
 }
 
 /// One check.
@@ -71,24 +94,31 @@ pub struct Check {
     pub name: String,
     /// How it ended.
     pub outcome: Outcome,
-    /// What was found: counts when it passed, the cause when it failed.
-    pub detail: String,
+    /// Why it ended so: what was found when it passed, what it relies on
+    /// when it warned, why it was not checked when skipped, the cause and
+    /// what to do when it failed.
+    pub reason: String,
 }
 
 impl Check {
     /// A check that holds.
-    pub fn passed(category: Category, name: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::new(category, name, Outcome::Passed, detail)
+    pub fn passed(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Passed, reason)
     }
 
-    /// A check that fails with `detail` as the cause.
-    pub fn failed(category: Category, name: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::new(category, name, Outcome::Failed, detail)
+    /// A check that holds here only, for `reason`.
+    pub fn warned(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Warned, reason)
     }
 
-    /// A check that does not apply.
-    pub fn skipped(category: Category, name: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self::new(category, name, Outcome::Skipped, detail)
+    /// A check that fails with `reason` as the cause.
+    pub fn failed(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Failed, reason)
+    }
+
+    /// A check that was not made, for `reason`.
+    pub fn skipped(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Skipped, reason)
     }
 
     /// Passed when `problems` is empty, else failed listing them.
@@ -109,13 +139,13 @@ impl Check {
         category: Category,
         name: impl Into<String>,
         outcome: Outcome,
-        detail: impl Into<String>,
+        reason: impl Into<String>,
     ) -> Self {
         Self {
             category,
             name: name.into(),
             outcome,
-            detail: detail.into(),
+            reason: reason.into(),
         }
     }
 }
@@ -135,8 +165,11 @@ pub(crate) fn summarize(problems: &[String]) -> String {
     text
 }
 
+/// The schema of [`Report::to_json`].
+pub const REPORT_SCHEMA: u32 = 1;
+
 /// Everything `rocm-sdk test` found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {
     /// The site-packages checked.
     pub site_packages: PathBuf,
@@ -152,17 +185,22 @@ impl Report {
         self.count(Outcome::Passed)
     }
 
+    /// How many checks hold here only.
+    pub fn warned(&self) -> usize {
+        self.count(Outcome::Warned)
+    }
+
     /// How many checks fail.
     pub fn failed(&self) -> usize {
         self.count(Outcome::Failed)
     }
 
-    /// How many checks did not apply.
+    /// How many checks were not made.
     pub fn skipped(&self) -> usize {
         self.count(Outcome::Skipped)
     }
 
-    /// True when no check failed.
+    /// True when no check failed (warnings and skips do not fail a run).
     pub fn is_ok(&self) -> bool {
         self.failed() == 0
     }
@@ -171,21 +209,26 @@ impl Report {
         self.checks.iter().filter(|c| c.outcome == outcome).count()
     }
 
-    /// One line per check (`PASS`/`FAIL`/`SKIP`, category, name, detail),
-    /// then the final line `N passed, N failed`.
+    /// One line per check (`PASS`/`WARN`/`SKIP`/`FAIL`, category, name,
+    /// reason), then `N warned` and `N skipped` when there are any, then the
+    /// final line `N passed, N failed`.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for check in &self.checks {
-            let mark = match check.outcome {
-                Outcome::Passed => "PASS",
-                Outcome::Failed => "FAIL",
-                Outcome::Skipped => "SKIP",
-            };
-            let _ = write!(out, "{mark} {}: {}", check.category.as_str(), check.name);
-            if !check.detail.is_empty() {
-                let _ = write!(out, " ({})", check.detail);
+            let _ = write!(
+                out,
+                "{} {}: {}",
+                check.outcome.mark(),
+                check.category.as_str(),
+                check.name
+            );
+            if !check.reason.is_empty() {
+                let _ = write!(out, " ({})", check.reason);
             }
             out.push('\n');
+        }
+        if self.warned() > 0 {
+            let _ = writeln!(out, "{} warned", self.warned());
         }
         if self.skipped() > 0 {
             let _ = writeln!(out, "{} skipped", self.skipped());
@@ -194,14 +237,22 @@ impl Report {
         out
     }
 
-    /// The report as JSON: `site_packages`, `version`, `checks` (each with
-    /// `category`, `name`, `outcome`, `detail`), `passed`, `failed`,
-    /// `skipped`.
+    /// The report as JSON (`docs/formats.md`): `schema`, `site_packages`,
+    /// `version`, `checks` (each with `category`, `name`, `outcome`,
+    /// `reason`), and the counts `passed`, `warned`, `skipped`, `failed`.
     pub fn to_json(&self) -> String {
-        let mut value = serde_json::to_value(self).expect("the report serialises");
-        value["passed"] = self.passed().into();
-        value["failed"] = self.failed().into();
-        value["skipped"] = self.skipped().into();
+        // Keys are inserted in sorted order, so the output is the same
+        // whether or not `serde_json` keeps insertion order.
+        let value = serde_json::json!({
+            "checks": self.checks,
+            "failed": self.failed(),
+            "passed": self.passed(),
+            "schema": REPORT_SCHEMA,
+            "site_packages": self.site_packages,
+            "skipped": self.skipped(),
+            "version": self.version,
+            "warned": self.warned(),
+        });
         let mut text = serde_json::to_string_pretty(&value).expect("JSON values serialise");
         text.push('\n');
         text
@@ -218,6 +269,11 @@ mod tests {
             version: Some("7.1.0".to_owned()),
             checks: vec![
                 Check::passed(Category::Record, "rocm-sdk-core 7.1.0", "3 files"),
+                Check::warned(
+                    Category::Needed,
+                    "_rocm_sdk_core/lib/libx.so",
+                    "NEEDED libtinfo.so.6 comes from the host system",
+                ),
                 Check::failed(
                     Category::Libraries,
                     "_rocm_sdk_core/lib/libx.so",
@@ -230,26 +286,64 @@ mod tests {
 
     #[test]
     fn text_ends_with_the_totals_line() {
-        let text = report().to_text();
-        assert_eq!(
-            text,
-            "PASS record: rocm-sdk-core 7.1.0 (3 files)\n\
-             FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)\n\
-             SKIP profiler: rocprof-sys-run (not installed)\n\
-             1 skipped\n\
-             1 passed, 1 failed\n"
-        );
+        insta::assert_snapshot!(report().to_text(), @r"
+        PASS record: rocm-sdk-core 7.1.0 (3 files)
+        WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
+        FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
+        SKIP profiler: rocprof-sys-run (not installed)
+        1 warned
+        1 skipped
+        1 passed, 1 failed
+        ");
     }
 
     #[test]
-    fn json_has_checks_and_totals() {
-        let value: serde_json::Value = serde_json::from_str(&report().to_json()).unwrap();
-        assert_eq!(value["passed"], 1);
-        assert_eq!(value["failed"], 1);
-        assert_eq!(value["skipped"], 1);
-        assert_eq!(value["checks"][1]["category"], "libraries");
-        assert_eq!(value["checks"][1]["outcome"], "failed");
-        assert_eq!(value["version"], "7.1.0");
+    fn json_has_outcome_and_reason_per_check_and_totals() {
+        insta::assert_snapshot!(report().to_json(), @r#"
+        {
+          "checks": [
+            {
+              "category": "record",
+              "name": "rocm-sdk-core 7.1.0",
+              "outcome": "passed",
+              "reason": "3 files"
+            },
+            {
+              "category": "needed",
+              "name": "_rocm_sdk_core/lib/libx.so",
+              "outcome": "warned",
+              "reason": "NEEDED libtinfo.so.6 comes from the host system"
+            },
+            {
+              "category": "libraries",
+              "name": "_rocm_sdk_core/lib/libx.so",
+              "outcome": "failed",
+              "reason": "cannot open"
+            },
+            {
+              "category": "profiler",
+              "name": "rocprof-sys-run",
+              "outcome": "skipped",
+              "reason": "not installed"
+            }
+          ],
+          "failed": 1,
+          "passed": 1,
+          "schema": 1,
+          "site_packages": "/sp",
+          "skipped": 1,
+          "version": "7.1.0",
+          "warned": 1
+        }
+        "#);
+    }
+
+    #[test]
+    fn warnings_and_skips_do_not_fail_a_run() {
+        let mut report = report();
+        report.checks.retain(|c| c.outcome != Outcome::Failed);
+        assert!(report.is_ok());
+        assert!(report.to_text().ends_with("1 passed, 0 failed\n"));
     }
 
     #[test]

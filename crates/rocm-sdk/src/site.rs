@@ -63,6 +63,34 @@ impl Site {
         read_document(path)
     }
 
+    /// The Python interpreter of the environment this site-packages belongs
+    /// to: for `X/lib/pythonA.B/site-packages` (a venv, a `--prefix` or the
+    /// system layout), `X/bin/pythonA.B` or `X/bin/python3` when it exists,
+    /// else `pythonA.B` from `PATH` (`--user`); `python3` from `PATH` when
+    /// the directory says nothing (`--target`).
+    pub fn python(&self) -> PathBuf {
+        let version = Some(&self.root)
+            .filter(|root| root.file_name().is_some_and(|f| f == "site-packages"))
+            .and_then(|root| root.parent())
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("python"))
+            .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'));
+        let Some(version) = version else {
+            return PathBuf::from("python3");
+        };
+        let named = format!("python{version}");
+        let bin = self
+            .root
+            .ancestors()
+            .nth(3)
+            .map(|prefix| prefix.join("bin"));
+        bin.into_iter()
+            .flat_map(|bin| [bin.join(&named), bin.join("python3")])
+            .find(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from(named))
+    }
+
     /// Whether `rocm-sdk-devel` is installed (its pure package exists).
     pub fn has_devel(&self) -> bool {
         self.root.join(devel_tar::DEVEL_PACKAGE_DIR).is_dir()
@@ -146,6 +174,26 @@ mod tests {
         let err = Site::from_executable(&bin).unwrap_err().to_string();
         assert!(err.contains("--site-packages"), "{err}");
         assert!(err.contains(BINARY_RELPATH), "{err}");
+    }
+
+    #[test]
+    fn the_interpreter_comes_from_the_environment_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("venv/lib/python3.12/site-packages");
+        fs::create_dir_all(&sp).unwrap();
+        // No interpreter beside it (a `--user` site): the same version from PATH.
+        assert_eq!(Site::new(&sp).python(), PathBuf::from("python3.12"));
+        let bin = dir.path().join("venv/bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("python3"), b"").unwrap();
+        assert_eq!(Site::new(&sp).python(), bin.join("python3"));
+        fs::write(bin.join("python3.12"), b"").unwrap();
+        assert_eq!(Site::new(&sp).python(), bin.join("python3.12"));
+        // A `--target` directory says nothing about its interpreter.
+        assert_eq!(
+            Site::new(dir.path().join("target")).python(),
+            PathBuf::from("python3")
+        );
     }
 
     #[test]

@@ -194,7 +194,7 @@ fn mirrored(cx: &Context<'_>, libraries: &Distribution, root: &Path) -> Check {
 }
 
 /// Regular files under `dir` (relative), without the package's own Python
-/// files and the device-link documents.
+/// files, its library record and the device-link documents.
 fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -210,7 +210,12 @@ fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
             .rsplit('/')
             .next()
             .unwrap_or_default();
-        let skip = top.is_some_and(|t| t == "__pycache__" || t == links_dir || t == "__init__.py");
+        let skip = top.is_some_and(|t| {
+            t == "__pycache__"
+                || t == links_dir
+                || t == "__init__.py"
+                || t == dist_info::libraries_record::FILE_NAME
+        });
         if skip {
             continue;
         }

@@ -1,6 +1,13 @@
 //! Every host shared library of the runtime packages loads in a fresh
 //! process (`dlopen` with `RTLD_NOW`, through the Python probe), with
 //! `LD_LIBRARY_PATH` cleared so only the libraries' own RPATHs count.
+//!
+//! Some libraries cannot be `dlopen`ed by design, and their bytes say so:
+//! `DF_1_NOOPEN` in `DT_FLAGS_1` (the loader refuses), or initial-exec
+//! thread-local storage (`DF_STATIC_TLS` in `DT_FLAGS` with a `PT_TLS`
+//! segment: sanitizer runtimes), which loads only at program start. The
+//! first are not loaded; the second are, and a failure is reported as
+//! skipped with the loader's words rather than failed.
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -19,6 +26,58 @@ const RUNTIME: [PackageKind; 3] = [
     PackageKind::Profiler,
 ];
 
+/// `DF_STATIC_TLS` of `DT_FLAGS`.
+const DF_STATIC_TLS: u64 = 0x10;
+/// `DF_1_NOOPEN` of `DT_FLAGS_1`.
+const DF_1_NOOPEN: u64 = 0x40;
+
+/// What a library's bytes say about loading it with `dlopen`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Loadability {
+    /// Nothing stands in the way.
+    Dlopen,
+    /// `DF_1_NOOPEN`: the loader refuses to `dlopen` it.
+    NoOpen,
+    /// Initial-exec thread-local storage of this many bytes: it needs room
+    /// in the static TLS block, which exists only at program start.
+    StaticTls(u64),
+}
+
+impl Loadability {
+    /// Decided from the file's dynamic flags and program headers.
+    pub(crate) fn of(elf: &ElfFile) -> Self {
+        if elf.dynamic_flags_1() & DF_1_NOOPEN != 0 {
+            return Self::NoOpen;
+        }
+        match elf.tls_size() {
+            Some(size) if elf.dynamic_flags() & DF_STATIC_TLS != 0 => Self::StaticTls(size),
+            _ => Self::Dlopen,
+        }
+    }
+
+    /// Why a library is not checked by loading it.
+    fn reason(self, loader: Option<&str>) -> String {
+        let mut reason = match self {
+            Self::Dlopen => String::new(),
+            Self::NoOpen => {
+                "not loadable by design: DT_FLAGS_1 has DF_1_NOOPEN, so the loader refuses to \
+                 dlopen it"
+                    .to_owned()
+            }
+            Self::StaticTls(size) => format!(
+                "not loadable by design: it uses initial-exec thread-local storage \
+                 (DT_FLAGS has DF_STATIC_TLS, PT_TLS of {size} bytes), so it loads only at \
+                 program start (linked in or LD_PRELOAD), not by dlopen into a running process"
+            ),
+        };
+        if let Some(loader) = loader {
+            reason.push_str("; the loader said: ");
+            reason.push_str(loader);
+        }
+        reason
+    }
+}
+
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let libraries = shared_libraries(&runtime_dirs(cx));
     if libraries.is_empty() {
@@ -29,25 +88,45 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         ));
         return;
     }
+    let (refused, to_load): (Vec<_>, Vec<_>) = libraries
+        .iter()
+        .map(|path| {
+            let loadability =
+                ElfFile::open(path).map_or(Loadability::Dlopen, |e| Loadability::of(&e));
+            (path.clone(), loadability)
+        })
+        .partition(|(_, l)| *l == Loadability::NoOpen);
     let timeout = u32::try_from(cx.options.load_timeout.as_secs())
         .unwrap_or(u32::MAX)
         .max(1);
-    match cx.probe.load(&libraries, cx.options.jobs, timeout) {
-        Ok(results) => {
-            for (library, result) in libraries.iter().zip(results) {
-                let name = cx.rel(library);
-                checks.push(match result {
-                    None => Check::passed(Category::Libraries, name, "loads"),
-                    Some(error) => Check::failed(Category::Libraries, name, error),
-                });
-            }
+    let paths: Vec<PathBuf> = to_load.iter().map(|(p, _)| p.clone()).collect();
+    let results = match cx.probe.load(&paths, cx.options.jobs, timeout) {
+        Ok(results) => results,
+        Err(e) => {
+            checks.push(Check::failed(
+                Category::Libraries,
+                "shared libraries",
+                e.to_string(),
+            ));
+            return;
         }
-        Err(e) => checks.push(Check::failed(
-            Category::Libraries,
-            "shared libraries",
-            e.to_string(),
-        )),
+    };
+    let mut found: Vec<Check> = refused
+        .iter()
+        .map(|(path, l)| Check::skipped(Category::Libraries, cx.rel(path), l.reason(None)))
+        .collect();
+    for ((library, loadability), result) in to_load.iter().zip(results) {
+        let name = cx.rel(library);
+        found.push(match (result, loadability) {
+            (None, _) => Check::passed(Category::Libraries, name, "loads"),
+            (Some(error), Loadability::StaticTls(_)) => {
+                Check::skipped(Category::Libraries, name, loadability.reason(Some(&error)))
+            }
+            (Some(error), _) => Check::failed(Category::Libraries, name, error),
+        });
     }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    checks.extend(found);
 }
 
 /// The platform directories of the installed runtime packages.
@@ -118,4 +197,69 @@ pub(crate) fn host_machine() -> u16 {
 mod object_elf {
     pub(super) const EM_X86_64: u16 = 62;
     pub(super) const EM_AARCH64: u16 = 183;
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::probe::PythonProbe;
+
+    /// Builds `lib{name}.so` from `source` with gcc (a TEST_PACKAGES of
+    /// xtask/src/ci.rs) and extra flags.
+    fn build(dir: &Path, name: &str, source: &str, flags: &[&str]) -> PathBuf {
+        let src = dir.join(format!("{name}.c"));
+        fs::write(&src, source).unwrap();
+        let out = dir.join(format!("lib{name}.so"));
+        let status = Command::new("gcc")
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .args(flags)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        out
+    }
+
+    #[test]
+    fn loadability_is_read_from_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let tls = build(
+            dir.path(),
+            "tls",
+            "__thread char block[1 << 20] __attribute__((tls_model(\"initial-exec\")));\n\
+             char *get(void) { return block; }\n",
+            &[],
+        );
+        let noopen = build(
+            dir.path(),
+            "noopen",
+            "int f(void) { return 1; }\n",
+            &["-Wl,-z,nodlopen"],
+        );
+        let plain = build(dir.path(), "plain", "int f(void) { return 1; }\n", &[]);
+        let of = |path: &Path| Loadability::of(&ElfFile::open(path).unwrap());
+        assert_eq!(of(&tls), Loadability::StaticTls(1 << 20));
+        assert_eq!(of(&noopen), Loadability::NoOpen);
+        assert_eq!(of(&plain), Loadability::Dlopen);
+        // What the bytes announce is what the loader does.
+        let loads = PythonProbe::new("python3", dir.path())
+            .load(&[tls, noopen, plain], 2, 30)
+            .unwrap();
+        assert!(
+            loads[0]
+                .as_deref()
+                .is_some_and(|e| e.contains("static TLS")),
+            "{loads:?}"
+        );
+        assert!(loads[1].is_some(), "{loads:?}");
+        assert_eq!(loads[2], None);
+        assert!(
+            Loadability::StaticTls(8)
+                .reason(Some("x"))
+                .ends_with("the loader said: x")
+        );
+    }
 }

@@ -1,5 +1,6 @@
 //! `rocm-sdk test`: the installation self-check (SPEC §11) plus RECORD
-//! hashes, version consistency and `DT_NEEDED` resolution.
+//! hashes, version consistency and `DT_NEEDED` resolution
+//! (`docs/rocm-sdk.md`).
 //!
 //! Each sub-module adds the checks of one concern to the report; none of
 //! them stops the others, so one run names every problem.
@@ -8,9 +9,11 @@ mod devel;
 mod libraries;
 mod needed;
 mod packages;
+mod preload;
 mod records;
 mod run;
 mod scripts;
+mod tools;
 mod versions;
 
 use std::path::{Path, PathBuf};
@@ -126,8 +129,10 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> Report {
     versions::check(&cx, &mut checks);
     records::check(&cx, &mut checks);
     libraries::check(&cx, &mut checks);
+    preload::check(&cx, &mut checks);
     needed::check(&cx, &mut checks);
     scripts::check(&cx, &mut checks);
+    tools::check(&cx, &mut checks);
     devel::check(&cx, &mut checks);
     scripts::profiler(&cx, &mut checks);
     finish(site, Some(version), checks)

@@ -44,8 +44,8 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
             &problems,
         );
         if !problems.is_empty() {
-            check.detail.push_str("; ");
-            check.detail.push_str(&reinstall(&dist.name, &dist.version));
+            check.reason.push_str("; ");
+            check.reason.push_str(&reinstall(&dist.name, &dist.version));
         }
         checks.push(check);
     }

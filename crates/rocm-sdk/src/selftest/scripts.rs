@@ -17,7 +17,7 @@ use dist_info::requirement::Platform;
 use super::Context;
 use super::run::{first_line, run};
 use crate::distributions::Distribution;
-use crate::record::read_record;
+use crate::record::{installed_path, read_record};
 use crate::report::{Category, Check};
 
 /// The profiler tools `rocm-sdk test` runs with `--version` (SPEC §11).
@@ -49,35 +49,26 @@ fn installed_scripts<'a>(cx: &'a Context<'_>) -> Vec<(&'a ConsoleScript, &'a Dis
         .collect()
 }
 
-/// Where pip wrote the script `name` of `dist`: the RECORD row
-/// `…/bin/{name}`, resolved against site-packages.
+/// Where the installer wrote the script `name` of `dist`: its RECORD row
+/// `bin/{name}` outside site-packages (`../../../bin/{name}` in a venv,
+/// `bin/{name}` in a `uv --target` directory), found with
+/// [`installed_path`] (which knows pip's `--target` layout). Rows of files
+/// inside packages (`_rocm_sdk_core/bin/{name}`) are not scripts.
 pub(super) fn script_path(cx: &Context<'_>, dist: &Distribution, name: &str) -> Option<PathBuf> {
     let rows = read_record(&dist.record()).ok()?;
     rows.iter()
-        .map(|r| Path::new(&r.path))
-        .find(|p| {
-            p.file_name().is_some_and(|f| f == name)
-                && p.parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|d| d == "bin" || d == "Scripts")
-        })
-        .map(|p| lexical_join(cx.sp(), p))
+        .find(|r| is_script_row(&r.path, name))
+        .map(|r| installed_path(cx.sp(), &r.path))
 }
 
-/// `base/rel` with `..` taken lexically (site-packages may be reached
-/// through a link, e.g. `lib64 -> lib`).
-fn lexical_join(base: &Path, rel: &Path) -> PathBuf {
-    let mut out = base.to_path_buf();
-    for component in rel.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(part) => out.push(part),
-            _ => {}
-        }
-    }
-    out
+/// `[../]*{bin,Scripts}/{name}`.
+fn is_script_row(row: &str, name: &str) -> bool {
+    let mut components: Vec<Component<'_>> = Path::new(row).components().collect();
+    let file = components.pop();
+    let dir = components.pop();
+    file == Some(Component::Normal(name.as_ref()))
+        && matches!(dir, Some(Component::Normal(d)) if d == "bin" || d == "Scripts")
+        && components.iter().all(|c| *c == Component::ParentDir)
 }
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
@@ -247,14 +238,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn script_rows_resolve_lexically() {
-        assert_eq!(
-            lexical_join(
-                Path::new("/v/lib/python3.12/site-packages"),
-                Path::new("../../../bin/hipcc")
-            ),
-            PathBuf::from("/v/bin/hipcc")
-        );
+    fn script_rows_are_outside_packages() {
+        assert!(is_script_row("../../../bin/hipcc", "hipcc"));
+        assert!(is_script_row("bin/hipcc", "hipcc"));
+        assert!(is_script_row("../../Scripts/hipcc", "hipcc"));
+        assert!(!is_script_row("_rocm_sdk_core/bin/hipcc", "hipcc"));
+        assert!(!is_script_row("../../../bin/hipcc", "hipconfig"));
+        assert!(!is_script_row("../../../share/hipcc", "hipcc"));
     }
 
     #[test]

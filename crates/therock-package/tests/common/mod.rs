@@ -134,18 +134,7 @@ impl Venv {
 
     /// Its site-packages.
     pub fn site_packages(&self) -> PathBuf {
-        let lib = self.root().join("lib");
-        let python = fs::read_dir(&lib)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("python")
-            })
-            .expect("venv has lib/pythonX.Y");
-        python.join("site-packages")
+        site_packages_of(&self.root())
     }
 
     /// Runs a program of the venv with `PATH` starting at its `bin/`.
@@ -183,6 +172,23 @@ impl Venv {
         files.sort();
         files
     }
+}
+
+/// `prefix/lib/pythonX.Y/site-packages` of a venv or an installation
+/// prefix.
+pub fn site_packages_of(prefix: &Path) -> PathBuf {
+    let lib = prefix.join("lib");
+    let python = fs::read_dir(&lib)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("python")
+        })
+        .unwrap_or_else(|| panic!("{} has no pythonX.Y", lib.display()));
+    python.join("site-packages")
 }
 
 fn walk_all(root: &Path, dir: &Path, out: &mut Vec<String>) {

@@ -1,0 +1,460 @@
+//! `rocm-sdk test` on packages built from a tree shaped like a real ROCm
+//! build: the kpack example plus a sanitizer runtime that cannot be
+//! `dlopen`ed (initial-exec TLS) and a library that needs a system library
+//! this machine has but neither the set nor the manylinux allow-list
+//! provides (`libtinfo.so.6`, Debian `libtinfo6`, a TEST_PACKAGES entry of
+//! `xtask/src/ci.rs`). A healthy install passes, with the right SKIP and
+//! WARN lines, in every layout pip and uv produce; a damaged one fails,
+//! naming the cause (docs/rocm-sdk.md).
+//!
+//! The tree is built once per test binary; every test installs into its
+//! own directories, so tests run in parallel.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use common::{Build, ok};
+use fixtures::ExampleMode;
+
+/// What a user installs.
+const REQUIREMENT: &str = "rocm[libraries,devel,profiler,device-gfx942]";
+
+/// The sanitizer-style runtime, where TheRock's clang keeps its runtimes.
+const SANITIZER: &str = "_rocm_sdk_core/lib/llvm/lib/clang/20/lib/linux/libclang_rt.asan-x86_64.so";
+/// The library whose `DT_NEEDED` is a host-only system library.
+const HOST_DEPENDENT: &str = "_rocm_sdk_core/lib/llvm/lib/liblldb.so.20";
+
+/// Compiles `source` into a shared library at `dest` with gcc.
+fn compile_library(dest: &Path, soname: &str, source: &str, flags: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("unit.c");
+    fs::write(&src, source).unwrap();
+    fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    ok(&Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O1", "-g0"])
+        .arg(format!("-Wl,-soname,{soname}"))
+        .arg("-o")
+        .arg(dest)
+        .arg(&src)
+        .args(flags)
+        .output()
+        .unwrap());
+}
+
+/// The kpack example's artifacts with the two files a real build has and
+/// the example lacks, added to the `amd-llvm` artifact (core).
+fn real_shaped_artifacts() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    &DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = dir.path().join("artifacts");
+        ok(&Command::new("cp")
+            .arg("-a")
+            .arg(common::artifacts(ExampleMode::Kpack))
+            .arg(&artifacts)
+            .output()
+            .unwrap());
+        let stage = artifacts.join("amd-llvm_lib_generic/compiler/amd-llvm/stage");
+        // A large initial-exec TLS block, as sanitizer runtimes have: the
+        // linker sets DF_STATIC_TLS and dlopen cannot find room for it.
+        compile_library(
+            &stage.join("lib/llvm/lib/clang/20/lib/linux/libclang_rt.asan-x86_64.so"),
+            "libclang_rt.asan-x86_64.so",
+            "__thread char asan_fake_stack[262144];\n\
+             char *__asan_fake_stack_of_thread(void) { return asan_fake_stack; }\n",
+            &["-ftls-model=initial-exec"],
+        );
+        compile_library(
+            &stage.join("lib/llvm/lib/liblldb.so.20"),
+            "liblldb.so.20",
+            "int tigetnum(const char *capname);\n\
+             int lldb_terminal_columns(void) { return tigetnum(\"cols\"); }\n",
+            &["-Wl,--no-as-needed", "-ltinfo"],
+        );
+        (dir, artifacts)
+    })
+    .1
+}
+
+/// The packages of [`real_shaped_artifacts`].
+fn real_build() -> &'static Build {
+    static BUILD: OnceLock<Build> = OnceLock::new();
+    BUILD.get_or_init(|| Build::from_artifacts(real_shaped_artifacts(), &[]))
+}
+
+/// `python -m pip install --no-index --find-links DIST args… REQUIREMENT`
+/// with the interpreter of `venv`.
+fn pip_install(venv: &Path, dist: &Path, args: &[&str], env: &[(&str, &Path)]) {
+    let mut command = Command::new(venv.join("bin/python"));
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "--no-index",
+        "--find-links",
+    ]);
+    command.arg(dist).args(args).arg(REQUIREMENT);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    ok(&command.env_remove("PYTHONPATH").output().unwrap());
+}
+
+/// `uv pip install --offline --no-index` with the interpreter of `venv`.
+fn uv_install(venv: &Path, dist: &Path, args: &[&str]) {
+    ok(&Command::new(common::uv())
+        .args(["pip", "install", "--offline", "--no-index", "--no-cache"])
+        .arg("--python")
+        .arg(venv.join("bin/python"))
+        .arg("--find-links")
+        .arg(dist)
+        .args(args)
+        .arg(REQUIREMENT)
+        .output()
+        .unwrap());
+}
+
+/// A fresh venv in its own temporary directory (`--system-site-packages`
+/// when a `--user` install must be visible to it).
+fn venv(system_site_packages: bool) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let mut command = Command::new("python3");
+    command.args(["-m", "venv"]);
+    if system_site_packages {
+        command.arg("--system-site-packages");
+    }
+    ok(&command.arg(&venv).output().unwrap());
+    (dir, venv)
+}
+
+/// Runs `program args` as a user would: no `LD_LIBRARY_PATH`, no
+/// interpreter chosen for it, `env` added.
+fn run(program: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("PYTHONPATH")
+        .env_remove("ROCM_SDK_PYTHON")
+        .env_remove("ROCM_SDK_TARGET_FAMILY");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", program.display()))
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Asserts `rocm-sdk test` passed a healthy install of the real-shaped
+/// tree: exit 0, no FAIL, the sanitizer runtime skipped for its TLS, the
+/// host-dependent library warned about by name, the public API and the
+/// tools checked.
+fn assert_healthy(out: &Output, layout: &str) {
+    let text = text(out);
+    assert_eq!(out.status.code(), Some(0), "{layout}:\n{text}");
+    assert!(!text.contains("\nFAIL "), "{layout}:\n{text}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.ends_with(" passed, 0 failed\n"), "{layout}:\n{text}");
+    let expected = [
+        format!(
+            "SKIP libraries: {SANITIZER} (not loadable by design: it uses initial-exec \
+             thread-local storage (DT_FLAGS has DF_STATIC_TLS, PT_TLS of"
+        ),
+        format!(
+            "WARN needed: {HOST_DEPENDENT} (NEEDED libtinfo.so.6 is taken from the host system ("
+        ),
+        format!("PASS libraries: {HOST_DEPENDENT} (loads)"),
+        "PASS preload: amdhip64 (_rocm_sdk_core/lib/libamdhip64.so.7)".to_owned(),
+        "PASS preload: amd_comgr (_rocm_sdk_core/lib/libamd_comgr.so.3)".to_owned(),
+        "PASS preload: hipfft (_rocm_sdk_libraries/lib/libhipfft.so.0)".to_owned(),
+        "SKIP preload: 24 library-table entries (not part of this ROCm build: hipfile".to_owned(),
+        "PASS tools: hipcc --version (HIP version: 7.1.0)".to_owned(),
+        "PASS tools: amdclang --version (clang version 20.0.0git".to_owned(),
+        "PASS tools: amdclang++ --version (clang version 20.0.0git".to_owned(),
+        "PASS tools: amdlld -flavor ld.lld --version (LLD 20.0.0 (compatible with GNU linkers))"
+            .to_owned(),
+        "PASS tools: roc-obj-ls -h (Usage: roc-obj-ls [-v|h] executable...)".to_owned(),
+        "PASS devel: hipconfig --rocmpath (".to_owned(),
+        "PASS profiler: rocprof-sys-run --version".to_owned(),
+        "1 warned\n".to_owned(),
+    ];
+    for line in expected {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&line)) || stdout.contains(&line),
+            "{layout}: no line starting {line:?}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
+    let (_dir, venv) = venv(false);
+    pip_install(&venv, &real_build().dist(), &[], &[]);
+    let rocm_sdk = venv.join("bin/rocm-sdk");
+    assert_healthy(&run(&rocm_sdk, &["test"], &[]), "pip venv");
+
+    let json = run(&rocm_sdk, &["test", "--json"], &[]);
+    assert_eq!(json.status.code(), Some(0), "{}", text(&json));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["schema"], 1);
+    assert_eq!(report["failed"], 0);
+    assert_eq!(report["warned"], 1);
+    let check = |name: &str| {
+        report["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name && c["category"] != "packages")
+            .unwrap_or_else(|| panic!("no check {name}: {report:#}"))
+            .clone()
+    };
+    let sanitizer = check(SANITIZER);
+    assert_eq!(sanitizer["outcome"], "skipped");
+    assert!(
+        sanitizer["reason"].as_str().unwrap().contains("static TLS"),
+        "the loader's words follow ours: {sanitizer}"
+    );
+    let needed = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["category"] == "needed" && c["name"] == HOST_DEPENDENT)
+        .unwrap();
+    assert_eq!(needed["outcome"], "warned");
+    assert!(needed["reason"].as_str().unwrap().contains("libtinfo.so.6"));
+    assert_eq!(check("hipfft")["outcome"], "passed");
+}
+
+#[test]
+fn every_way_of_launching_it_gives_the_same_report() {
+    let (_dir, venv) = venv(false);
+    pip_install(&venv, &real_build().dist(), &[], &[]);
+    let sp = common::site_packages_of(&venv);
+    // The first run unpacks the devel tree; the runs compared come after.
+    assert_healthy(&run(&venv.join("bin/rocm-sdk"), &["test"], &[]), "first");
+    let script = run(&venv.join("bin/rocm-sdk"), &["test"], &[]);
+    let module = run(&venv.join("bin/python"), &["-m", "rocm_sdk", "test"], &[]);
+    // The native program itself, from elsewhere, with no interpreter named
+    // and the venv not on PATH: it finds both from its own location.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let native = Command::new(sp.join("rocm_sdk_core/_bin/rocm-sdk"))
+        .arg("test")
+        .current_dir(elsewhere.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("ROCM_SDK_PYTHON")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert_healthy(&script, "rocm-sdk script");
+    for (how, out) in [("python -m rocm_sdk", &module), ("native", &native)] {
+        assert_eq!(out.status.code(), Some(0), "{how}:\n{}", text(out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&script.stdout),
+            "{how} differs from the rocm-sdk script"
+        );
+    }
+}
+
+#[test]
+fn a_pip_user_install_passes() {
+    let (dir, venv) = venv(true);
+    let base = dir.path().join("userbase");
+    pip_install(
+        &venv,
+        &real_build().dist(),
+        &["--user"],
+        &[("PYTHONUSERBASE", &base)],
+    );
+    let out = run(
+        &base.join("bin/rocm-sdk"),
+        &["test"],
+        &[("PYTHONUSERBASE", &base)],
+    );
+    assert_healthy(&out, "pip --user");
+}
+
+#[test]
+fn a_pip_prefix_install_passes() {
+    let (dir, venv) = venv(false);
+    let prefix = dir.path().join("prefix");
+    pip_install(
+        &venv,
+        &real_build().dist(),
+        &["--prefix", prefix.to_str().unwrap()],
+        &[],
+    );
+    let sp = common::site_packages_of(&prefix);
+    let out = run(
+        &prefix.join("bin/rocm-sdk"),
+        &["test"],
+        &[("PYTHONPATH", &sp)],
+    );
+    assert_healthy(&out, "pip --prefix");
+}
+
+#[test]
+fn a_pip_target_install_passes() {
+    let (dir, venv) = venv(false);
+    let target = dir.path().join("target");
+    pip_install(
+        &venv,
+        &real_build().dist(),
+        &["--target", target.to_str().unwrap()],
+        &[],
+    );
+    let out = run(
+        &target.join("bin/rocm-sdk"),
+        &["test"],
+        &[("PYTHONPATH", &target)],
+    );
+    assert_healthy(&out, "pip --target");
+}
+
+#[test]
+fn a_uv_venv_install_passes() {
+    let (_dir, venv) = venv(false);
+    uv_install(&venv, &real_build().dist(), &[]);
+    assert_healthy(&run(&venv.join("bin/rocm-sdk"), &["test"], &[]), "uv venv");
+}
+
+#[test]
+fn uv_target_and_prefix_installs_pass() {
+    let (dir, venv) = venv(false);
+    let target = dir.path().join("target");
+    uv_install(
+        &venv,
+        &real_build().dist(),
+        &["--target", target.to_str().unwrap()],
+    );
+    let out = run(
+        &target.join("bin/rocm-sdk"),
+        &["test"],
+        &[("PYTHONPATH", &target)],
+    );
+    assert_healthy(&out, "uv --target");
+
+    let prefix = dir.path().join("prefix");
+    uv_install(
+        &venv,
+        &real_build().dist(),
+        &["--prefix", prefix.to_str().unwrap()],
+    );
+    let sp = common::site_packages_of(&prefix);
+    let out = run(
+        &prefix.join("bin/rocm-sdk"),
+        &["test"],
+        &[("PYTHONPATH", &sp)],
+    );
+    assert_healthy(&out, "uv --prefix");
+}
+
+/// The FAIL lines of a run that must have failed.
+fn failures(out: &Output) -> Vec<String> {
+    let all = text(out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("FAIL "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_deleted_library_fails_the_preload_naming_the_file() {
+    let (_dir, venv) = venv(false);
+    pip_install(&venv, &real_build().dist(), &[], &[]);
+    let sp = common::site_packages_of(&venv);
+    fs::remove_file(sp.join("_rocm_sdk_core/lib/libamdhip64.so.7")).unwrap();
+    let out = run(&venv.join("bin/rocm-sdk"), &["test"], &[]);
+    let failed = failures(&out);
+    let preload = failed
+        .iter()
+        .find(|l| l.starts_with("FAIL preload: amdhip64 ("))
+        .unwrap_or_else(|| panic!("no preload failure for amdhip64:\n{}", text(&out)));
+    assert!(
+        preload.contains(
+            "_rocm_sdk_core/_libraries.json records _rocm_sdk_core/lib/libamdhip64.so.7, which \
+             is missing on disk; reinstall it: pip install --force-reinstall \"rocm-sdk-core==7.1.0\""
+        ),
+        "{preload}"
+    );
+    assert!(
+        preload.contains("raised"),
+        "the API's own error follows: {preload}"
+    );
+}
+
+#[test]
+fn find_libraries_failing_for_an_installed_package_fails_naming_the_cause() {
+    // Legacy libraries are per family: with a family the release does not
+    // offer in ROCM_SDK_TARGET_FAMILY, the API cannot pick the installed
+    // libraries package, while every file is in place.
+    let build = Build::new(ExampleMode::Legacy, &[]);
+    let (_dir, venv) = venv(false);
+    let family_dist = build.dist().join("gfx94X-dcgpu");
+    let mut command = Command::new(venv.join("bin/python"));
+    ok(&command
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-index",
+            "--find-links",
+        ])
+        .arg(&family_dist)
+        .arg("--find-links")
+        .arg(build.dist())
+        .arg("rocm[libraries]")
+        .output()
+        .unwrap());
+    let healthy = run(&venv.join("bin/rocm-sdk"), &["test"], &[]);
+    assert_eq!(healthy.status.code(), Some(0), "{}", text(&healthy));
+    let mut command = Command::new(venv.join("bin/rocm-sdk"));
+    let out = command
+        .arg("test")
+        .env_remove("LD_LIBRARY_PATH")
+        .env("ROCM_SDK_TARGET_FAMILY", "gfx000")
+        .output()
+        .unwrap();
+    let failed = failures(&out);
+    assert!(
+        failed.iter().all(|l| l.starts_with("FAIL preload: ")),
+        "only the API check fails: {failed:#?}"
+    );
+    let hipfft = failed
+        .iter()
+        .find(|l| l.starts_with("FAIL preload: hipfft ("))
+        .unwrap_or_else(|| panic!("no preload failure for hipfft:\n{}", text(&out)));
+    assert!(
+        hipfft.contains("rocm_sdk.find_libraries(\"hipfft\") / preload_libraries raised "),
+        "{hipfft}"
+    );
+    assert!(
+        hipfft.contains("gfx000"),
+        "the API's message names the cause: {hipfft}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("PASS preload: amdhip64"),
+        "core entries do not depend on the family:\n{}",
+        text(&out)
+    );
+}
