@@ -236,7 +236,10 @@ fn make_site(sp: &Path) -> usize {
     write_dist(
         sp,
         "rocm_sdk_devel-7.1.0.dist-info",
-        &format!("rocm_sdk_devel/_devel.tar,sha256={digest},{}\n", bytes.len()),
+        &format!(
+            "rocm_sdk_devel/_devel.tar,sha256={digest},{}\n",
+            bytes.len()
+        ),
     );
     entries.len()
 }

@@ -226,7 +226,9 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
         }
     }
     for (path, source) in sources {
-        model.members.insert(path, Kind::HardLink { target: source });
+        model
+            .members
+            .insert(path, Kind::HardLink { target: source });
     }
     implicit.remove(DEVEL_ROOT);
     model.implicit_dirs = implicit;

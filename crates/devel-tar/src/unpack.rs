@@ -296,7 +296,8 @@ impl Plan {
                     plan.symlinks.push((path.clone(), target.clone()));
                 }
                 Resolved::File(file) => {
-                    plan.hard_links.push((path.clone(), tree.regular_file(file)));
+                    plan.hard_links
+                        .push((path.clone(), tree.regular_file(file)));
                 }
             }
             plan.record.push(path.clone());

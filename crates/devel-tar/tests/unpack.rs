@@ -305,11 +305,21 @@ fn hostile_members_are_refused_before_anything_is_written() {
 #[test]
 fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
     let ok: (&str, tar::EntryType, &[u8], &str) = ("_rocm_sdk_devel/f", F, b"fine", "");
-    let (a, b, c) = ("_rocm_sdk_devel/a", "_rocm_sdk_devel/b", "_rocm_sdk_devel/c");
+    let (a, b, c) = (
+        "_rocm_sdk_devel/a",
+        "_rocm_sdk_devel/b",
+        "_rocm_sdk_devel/c",
+    );
     // h00 -> f, h01 -> h00, ..., h40 -> h39: from h40, 41 hard links.
-    let chain: Vec<String> = (0..=40).map(|i| format!("_rocm_sdk_devel/h{i:02}")).collect();
+    let chain: Vec<String> = (0..=40)
+        .map(|i| format!("_rocm_sdk_devel/h{i:02}"))
+        .collect();
     let mut long = vec![ok, (chain[0].as_str(), H, b"", "_rocm_sdk_devel/f")];
-    long.extend(chain.windows(2).map(|w| (w[1].as_str(), H, &b""[..], w[0].as_str())));
+    long.extend(
+        chain
+            .windows(2)
+            .map(|w| (w[1].as_str(), H, &b""[..], w[0].as_str())),
+    );
     let cases: Vec<(&str, Vec<(&str, tar::EntryType, &[u8], &str)>, &str)> = vec![
         (
             "two-member cycle",
@@ -338,7 +348,11 @@ fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
         for attempt in 1..=2 {
             let out = unpack_within(&site.sp, Duration::from_mins(1));
             let stderr = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(1), "{what}, run {attempt}: {stderr}");
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{what}, run {attempt}: {stderr}"
+            );
             assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
             assert!(stderr.contains(reason), "{what}: {stderr}");
             assert!(
@@ -358,10 +372,7 @@ fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
 fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
     let tar = write_tar(&devel_entries(), Compression::None);
     // The same length and still a well-formed tar: only a file's bytes differ.
-    let at = tar
-        .windows(11)
-        .position(|w| w == b"echo hipcc\n")
-        .unwrap();
+    let at = tar.windows(11).position(|w| w == b"echo hipcc\n").unwrap();
     let mut tampered = tar.clone();
     tampered[at..at + 10].copy_from_slice(b"echo HIPCC");
     let row = format!(
@@ -396,7 +407,10 @@ fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
             .err()
             .unwrap_or_else(|| panic!("{what}: the tar was unpacked"));
         let text = err.to_string();
-        assert!(text.contains(&tar_path.display().to_string()), "{what}: {text}");
+        assert!(
+            text.contains(&tar_path.display().to_string()),
+            "{what}: {text}"
+        );
         assert!(text.contains(reason), "{what}: {text}");
         assert!(
             text.contains("pip install --force-reinstall rocm-sdk-devel"),

@@ -258,11 +258,7 @@ pub enum Resolved {
 /// above site-packages, more than [`MAX_LINKS`] links, and a path the view
 /// answers [`Node::Unknown`] for. A missing path ends the walk as
 /// [`Resolved::Missing`].
-pub fn resolve_link(
-    tree: &impl TreeView,
-    link: &str,
-    text: &str,
-) -> Result<Resolved, LinkProblem> {
+pub fn resolve_link(tree: &impl TreeView, link: &str, text: &str) -> Result<Resolved, LinkProblem> {
     check_link_text(text)?;
     let mut dir: Vec<String> = link.split('/').map(str::to_owned).collect();
     dir.pop();
@@ -442,8 +438,14 @@ mod tests {
         let r = |link: &str, text: &str| resolve_link(&t, link, text);
         let file = |p: &str| Ok(Resolved::File(p.to_owned()));
         assert_eq!(r("_rocm_sdk_devel/lib/a", "b"), file("_core/lib/x.so.1"));
-        assert_eq!(r("_rocm_sdk_devel/lib/g", "f"), file("_rocm_sdk_devel/lib/f"));
-        assert_eq!(r("_rocm_sdk_devel/lib/g", "./f/."), file("_rocm_sdk_devel/lib/f"));
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/g", "f"),
+            file("_rocm_sdk_devel/lib/f")
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/g", "./f/."),
+            file("_rocm_sdk_devel/lib/f")
+        );
         assert_eq!(
             r("_rocm_sdk_devel/lib/d", "../../_core"),
             Ok(Resolved::Dir("_core".into()))
@@ -491,7 +493,10 @@ mod tests {
     #[test]
     fn forty_links_are_followed_forty_one_are_a_loop() {
         // d/l0 -> l1 -> ... -> l40 -> end: 41 links.
-        let mut nodes = vec![("d".to_owned(), Node::Dir), ("d/end".to_owned(), Node::File)];
+        let mut nodes = vec![
+            ("d".to_owned(), Node::Dir),
+            ("d/end".to_owned(), Node::File),
+        ];
         for i in 0..=MAX_LINKS {
             let next = if i == MAX_LINKS {
                 "end".to_owned()
@@ -538,7 +543,10 @@ mod tests {
         );
         assert_eq!(
             hard_link_source("self", "self", member),
-            Err(LinkProblem::HardLinkCycle(vec!["self".into(), "self".into()]))
+            Err(LinkProblem::HardLinkCycle(vec![
+                "self".into(),
+                "self".into()
+            ]))
         );
         assert_eq!(
             hard_link_source("x", "to_dir", member),

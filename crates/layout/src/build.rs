@@ -347,7 +347,7 @@ impl Planner<'_, '_> {
         index: &RuntimeIndex,
         family: Option<(&String, &str)>,
     ) -> PackagePlan {
-        let tree = plan_devel(catalog, &self.facts, index);
+        let (tree, dropped) = plan_devel(catalog, &self.facts, index);
         PackagePlan {
             kind: PackageKind::Devel,
             dist_name: self.dist_name(PackageKind::Devel, None),
@@ -363,7 +363,7 @@ impl Planner<'_, '_> {
             }],
             devel_tree: tree,
             soname_aliases: Vec::new(),
-            dropped: Vec::new(),
+            dropped,
         }
     }
 
