@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
-use dist_info::devel_tree::{self, Member, check_link_text};
+use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 
 use crate::compression::{Compression, READ_BUFFER};
 use crate::error::Error;
@@ -214,9 +214,9 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
     for (path, kind) in &model.members {
         if let Kind::HardLink { target } = kind {
             let member = |p: &str| match model.members.get(p) {
-                Some(Kind::File { .. }) => Member::File,
-                Some(Kind::HardLink { target }) => Member::HardLink(target),
-                _ => Member::Other,
+                Some(Kind::File { .. }) => HardLinkNode::File,
+                Some(Kind::HardLink { target }) => HardLinkNode::HardLink(target),
+                _ => HardLinkNode::Other,
             };
             let source = devel_tree::hard_link_source(path, target, member)
                 .map_err(|problem| refuse(path, problem.to_string()))?;

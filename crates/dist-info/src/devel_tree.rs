@@ -305,7 +305,7 @@ fn segments(text: &str) -> VecDeque<String> {
 
 /// What a tar member is, for following hard links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Member<'a> {
+pub enum HardLinkNode<'a> {
     /// A regular file.
     File,
     /// A hard link to this member.
@@ -320,12 +320,12 @@ pub enum Member<'a> {
 /// [`MAX_LINKS`], and a cycle (named member by member).
 ///
 /// ```
-/// use dist_info::devel_tree::{LinkProblem, Member, hard_link_source};
+/// use dist_info::devel_tree::{HardLinkNode, LinkProblem, hard_link_source};
 /// let member = |p: &str| match p {
-///     "f" => Member::File,
-///     "a" => Member::HardLink("b"),
-///     "b" => Member::HardLink("a"),
-///     _ => Member::Other,
+///     "f" => HardLinkNode::File,
+///     "a" => HardLinkNode::HardLink("b"),
+///     "b" => HardLinkNode::HardLink("a"),
+///     _ => HardLinkNode::Other,
 /// };
 /// assert_eq!(hard_link_source("h", "f", member), Ok("f"));
 /// assert_eq!(
@@ -336,7 +336,7 @@ pub enum Member<'a> {
 pub fn hard_link_source<'a>(
     link: &'a str,
     target: &'a str,
-    member: impl Fn(&str) -> Member<'a>,
+    member: impl Fn(&str) -> HardLinkNode<'a>,
 ) -> Result<&'a str, LinkProblem> {
     let mut chain = vec![link];
     let mut current = target;
@@ -347,15 +347,15 @@ pub fn hard_link_source<'a>(
             return Err(LinkProblem::HardLinkCycle(cycle));
         }
         match member(current) {
-            Member::File => return Ok(current),
-            Member::HardLink(next) => {
+            HardLinkNode::File => return Ok(current),
+            HardLinkNode::HardLink(next) => {
                 if chain.len() == MAX_LINKS {
                     return Err(LinkProblem::HardLinkChainTooLong);
                 }
                 chain.push(current);
                 current = next;
             }
-            Member::Other => return Err(LinkProblem::HardLinkTarget(current.to_owned())),
+            HardLinkNode::Other => return Err(LinkProblem::HardLinkTarget(current.to_owned())),
         }
     }
 }
@@ -521,17 +521,17 @@ mod tests {
         // h0 -> f, h1 -> h0, ...: `h{n}` starts a chain of n + 1 hard links.
         let chain: Vec<String> = (0..=MAX_LINKS).map(|n| format!("h{n}")).collect();
         let member = |p: &str| match p {
-            "f" => Member::File,
-            "dir" => Member::Other,
-            "a" => Member::HardLink("b"),
-            "b" => Member::HardLink("c"),
-            "c" => Member::HardLink("a"),
-            "self" => Member::HardLink("self"),
-            "to_dir" => Member::HardLink("dir"),
+            "f" => HardLinkNode::File,
+            "dir" => HardLinkNode::Other,
+            "a" => HardLinkNode::HardLink("b"),
+            "b" => HardLinkNode::HardLink("c"),
+            "c" => HardLinkNode::HardLink("a"),
+            "self" => HardLinkNode::HardLink("self"),
+            "to_dir" => HardLinkNode::HardLink("dir"),
             _ => match chain.iter().position(|h| h == p) {
-                Some(0) => Member::HardLink("f"),
-                Some(n) => Member::HardLink(&chain[n - 1]),
-                None => Member::Other,
+                Some(0) => HardLinkNode::HardLink("f"),
+                Some(n) => HardLinkNode::HardLink(&chain[n - 1]),
+                None => HardLinkNode::Other,
             },
         };
         assert_eq!(hard_link_source("x", "f", member), Ok("f"));
