@@ -26,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use base64::Engine as _;
 use bench_support::{measure, median, print_row};
 
 use devel_tar::{Compression, DevelLinks, DevelTarWriter, WriteOptions};
@@ -228,10 +229,17 @@ fn make_site(sp: &Path) -> usize {
     w.finish().expect("finish").persist().expect("persist");
     fs::set_permissions(&tar, fs::Permissions::from_mode(0o644)).expect("chmod");
     write_dist(sp, "rocm_sdk_core-7.1.0.dist-info", &core_record);
+    // The row pip writes for the tar: the unpack checks the tar against it.
+    let bytes = fs::read(&tar).expect("read tar");
+    let digest = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
     write_dist(
         sp,
         "rocm_sdk_devel-7.1.0.dist-info",
-        "rocm_sdk_devel/_devel.tar,,\n",
+        &format!(
+            "rocm_sdk_devel/_devel.tar,sha256={digest},{}\n",
+            bytes.len()
+        ),
     );
     entries.len()
 }

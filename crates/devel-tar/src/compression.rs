@@ -1,8 +1,11 @@
 //! The three encodings of the devel tar and their file names.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
+
+/// Bytes read from the tar file at a time.
+pub(crate) const READ_BUFFER: usize = 1 << 20;
 
 /// How the devel tar is compressed (SPEC §9). Each has a fixed file name
 /// inside `rocm_sdk_devel/`, so the unpacker knows the codec from the name.
@@ -48,11 +51,18 @@ impl Compression {
 
     /// Opens `path` for reading the plain tar stream.
     pub(crate) fn open(self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
-        let file = BufReader::with_capacity(1 << 20, File::open(path)?);
+        self.decoder(BufReader::with_capacity(READ_BUFFER, File::open(path)?))
+    }
+
+    /// The plain tar stream of the encoded bytes `input`.
+    pub(crate) fn decoder<'r>(
+        self,
+        input: impl BufRead + Send + 'r,
+    ) -> io::Result<Box<dyn Read + Send + 'r>> {
         Ok(match self {
-            Compression::None => Box::new(file),
-            Compression::Xz { .. } => Box::new(liblzma::read::XzDecoder::new_multi_decoder(file)),
-            Compression::Zstd { .. } => Box::new(zstd::Decoder::with_buffer(file)?),
+            Compression::None => Box::new(input),
+            Compression::Xz { .. } => Box::new(liblzma::read::XzDecoder::new_multi_decoder(input)),
+            Compression::Zstd { .. } => Box::new(zstd::Decoder::with_buffer(input)?),
         })
     }
 

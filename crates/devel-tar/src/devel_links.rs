@@ -2,10 +2,11 @@
 
 use std::path::Path;
 
+use dist_info::devel_tree::{check_link_text, check_relpath};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::layout::{check_relpath, devel_link_target};
+use crate::layout::devel_link_target;
 
 /// Where device wheels keep their links documents, relative to
 /// site-packages.
@@ -85,9 +86,8 @@ impl DevelLinks {
         for link in &doc.links {
             check_relpath(&link.relpath)
                 .map_err(|reason| format!("relpath {:?}: {reason}", link.relpath))?;
-            if link.target.is_empty() || link.target.starts_with('/') {
-                return Err(format!("target {:?} is not relative", link.target));
-            }
+            check_link_text(&link.target)
+                .map_err(|problem| format!("target of {:?}: {problem}", link.relpath))?;
         }
         Ok(doc)
     }

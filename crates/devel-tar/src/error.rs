@@ -19,13 +19,15 @@ pub enum Error {
         source: io::Error,
     },
 
-    /// A devel relpath given to the writer is not a clean relative path.
+    /// A devel relpath or link given to the writer breaks the rules of
+    /// the devel tree (`dist_info::devel_tree`), which the install would
+    /// refuse.
     #[error("invalid devel path {path:?}: {reason}")]
     InvalidRelpath {
-        /// The offending relpath.
+        /// The offending relpath (`relpath -> text` for a link).
         path: String,
         /// Why it was refused.
-        reason: &'static str,
+        reason: String,
     },
 
     /// Members must reach the writer in sorted order so the tar is
@@ -115,6 +117,34 @@ pub enum Error {
         /// The tar file.
         tar: PathBuf,
         /// What was wrong.
+        reason: String,
+    },
+
+    /// The tar is not the file pip installed: its size or sha256 differs
+    /// from its RECORD row.
+    #[error(
+        "the devel tar {} changed after it was installed ({reason}); nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",
+        tar.display()
+    )]
+    TarModified {
+        /// The tar file.
+        tar: PathBuf,
+        /// What differs.
+        reason: String,
+    },
+
+    /// RECORD does not vouch for the tar, so it cannot be checked.
+    #[error(
+        "the devel tar {} cannot be checked: {} {reason}; nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",
+        tar.display(),
+        record.display()
+    )]
+    TarUnrecorded {
+        /// The tar file.
+        tar: PathBuf,
+        /// The devel distribution's RECORD.
+        record: PathBuf,
+        /// What RECORD lacks ("does not list it", ...).
         reason: String,
     },
 

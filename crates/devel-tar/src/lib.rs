@@ -2,14 +2,17 @@
 //! unpacked into site-packages at install time, and kept in step with the
 //! installed device wheels (device-link reconcile).
 //!
+//! What a member or link may be is `dist_info::devel_tree`, the predicate
+//! the build and this crate's install side share.
+//!
 //! Build side: [`DevelTarWriter`] streams a deterministic tar whose members
 //! all start with `_rocm_sdk_devel/`; [`devel_link_target`] is the one place
 //! the relative "link to a runtime file" rule is written; [`DevelLinks`] is
 //! the `.devel_links/{T}.json` document of a device wheel.
 //!
 //! Install side: [`unpack`] expands `rocm_sdk_devel/_devel.tar*` into
-//! `SP/_rocm_sdk_devel/` (hard links, RECORD, locking, crash recovery,
-//! hostile-input checks), [`reconcile_device_links`] links device-wheel files
+//! `SP/_rocm_sdk_devel/` (hard links, RECORD, locking, crash recovery, the
+//! tar checked against its RECORD row, hostile-input checks), [`reconcile_device_links`] links device-wheel files
 //! into the tree, and [`ensure`] does both, as `rocm-sdk init` needs.
 //! The protocol is documented in `docs/devel-tar.md`.
 //!
@@ -27,6 +30,7 @@ mod compression;
 mod devel_links;
 mod error;
 mod extract;
+mod integrity;
 mod layout;
 mod lock;
 mod reconcile;

@@ -9,6 +9,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use dist_info::devel_tree::device_link_source;
 use serde::{Deserialize, Serialize};
 
 use crate::devel_links::{DEVEL_LINKS_DIR, DevelLinks};
@@ -191,7 +192,7 @@ fn link_device(
         let doc = DevelLinks::read(&doc_path)?;
         for link in doc.links {
             let dest = format!("{DEVEL_ROOT}/{}", link.relpath);
-            let source = join_inside(&dest, &link.target).ok_or_else(|| {
+            let source = device_link_source(&dest, &link.target).ok_or_else(|| {
                 Error::InvalidDevelLinks {
                     path: doc_path.clone(),
                     reason: format!(
@@ -306,26 +307,6 @@ fn make_parents(root: &Path, dest: &str, created: &mut BTreeSet<String>) -> Resu
     Ok(())
 }
 
-/// `target` taken relative to the directory of `link`, normalised; `None`
-/// when it climbs out of site-packages or lands in the devel tree.
-fn join_inside(link: &str, target: &str) -> Option<String> {
-    if target.starts_with('/') {
-        return None;
-    }
-    let mut parts: Vec<&str> = link.split('/').collect();
-    parts.pop();
-    for segment in target.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    (parts.len() > 1 && parts[0] != DEVEL_ROOT).then(|| parts.join("/"))
-}
-
 fn read_state(root: &Path) -> Option<State> {
     let text = fs::read_to_string(root.join(STATE)).ok()?;
     match serde_json::from_str(&text) {
@@ -351,23 +332,4 @@ fn write_replacing(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
 fn write_replacing_in_place(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
     let dest = root.join(rel);
     fs::write(&dest, text).map_err(|e| Error::io("write", &dest, e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn join_inside_normalises_and_refuses_escapes() {
-        assert_eq!(
-            join_inside(
-                "_rocm_sdk_devel/lib/k.co",
-                "../../_rocm_sdk_libraries/lib/k.co"
-            ),
-            Some("_rocm_sdk_libraries/lib/k.co".into())
-        );
-        assert_eq!(join_inside("_rocm_sdk_devel/k", "../../x"), None);
-        assert_eq!(join_inside("_rocm_sdk_devel/k", "/x"), None);
-        assert_eq!(join_inside("_rocm_sdk_devel/k", "other"), None);
-    }
 }

@@ -1,6 +1,6 @@
-//! Appending paths to a distribution's RECORD the way pip reads it: one CSV
-//! row `path,,` per file, in the RECORD's own line-ending style, each path
-//! once.
+//! A distribution's RECORD the way pip reads and writes it: appending one
+//! CSV row `path,,` per file, in the RECORD's own line-ending style, each
+//! path once; and reading the row of one file.
 
 use std::collections::HashSet;
 use std::fs::OpenOptions;
@@ -47,11 +47,37 @@ pub(crate) fn append<'a>(
 
 /// The first fields (paths) of every row of a RECORD.
 pub(crate) fn listed_paths(record: &[u8]) -> impl Iterator<Item = String> + '_ {
+    rows(record).filter_map(|fields| fields.into_iter().next())
+}
+
+/// What a RECORD row says about one file (each field as written, possibly
+/// empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Row {
+    /// `algorithm=digest`.
+    pub(crate) hash: String,
+    /// The size in bytes.
+    pub(crate) size: String,
+}
+
+/// The row of `path` in a RECORD, if it lists the path.
+pub(crate) fn row_of(record: &[u8], path: &str) -> Option<Row> {
+    rows(record).find_map(|fields| {
+        let mut fields = fields.into_iter();
+        (fields.next()? == path).then(|| Row {
+            hash: fields.next().unwrap_or_default(),
+            size: fields.next().unwrap_or_default(),
+        })
+    })
+}
+
+/// The CSV fields of every non-empty row.
+fn rows(record: &[u8]) -> impl Iterator<Item = Vec<String>> + '_ {
     record
         .split(|&b| b == b'\n')
         .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
         .filter(|line| !line.is_empty())
-        .map(|line| first_field(&String::from_utf8_lossy(line)))
+        .map(|line| fields(&String::from_utf8_lossy(line)))
 }
 
 /// True when the first line of `record` ends with CRLF.
@@ -62,26 +88,25 @@ fn uses_crlf(record: &[u8]) -> bool {
         .is_some_and(|i| i > 0 && record[i - 1] == b'\r')
 }
 
-/// The first CSV field of a row (quotes removed, `""` unescaped).
-fn first_field(line: &str) -> String {
-    let Some(rest) = line.strip_prefix('"') else {
-        return line.split(',').next().unwrap_or("").to_owned();
-    };
-    let mut field = String::new();
-    let mut chars = rest.chars().peekable();
+/// The fields of one CSV row (quotes removed, `""` unescaped), as Python's
+/// `csv` reads them.
+fn fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '"' {
-            if chars.peek() == Some(&'"') {
+        let field = fields.last_mut().expect("never empty");
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
                 chars.next();
                 field.push('"');
-            } else {
-                break;
             }
-        } else {
-            field.push(c);
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => field.push(c),
         }
     }
-    field
+    fields
 }
 
 /// A path as one CSV field, quoted only when it must be (as Python's `csv`).
@@ -109,6 +134,26 @@ mod tests {
             "a/b.py,sha256=x,3\r\n\"c,d\",,\r\n\"e\"\"f\",,\r\ng,,\r\n"
         );
         assert_eq!(append(&record, ["g", "e\"f"]).unwrap(), 0);
+    }
+
+    #[test]
+    fn the_row_of_one_path() {
+        let record = b"\"a,b\",sha256=x,3\r\nrocm_sdk_devel/_devel.tar,sha256=abc,12\r\nc,,\r\n";
+        assert_eq!(
+            row_of(record, "rocm_sdk_devel/_devel.tar"),
+            Some(Row {
+                hash: "sha256=abc".into(),
+                size: "12".into()
+            })
+        );
+        assert_eq!(
+            row_of(record, "a,b").map(|r| r.hash),
+            Some("sha256=x".into())
+        );
+        assert_eq!(row_of(record, "c").map(|r| r.hash), Some(String::new()));
+        assert_eq!(row_of(record, "d"), None);
+        let paths: Vec<String> = listed_paths(record).collect();
+        assert_eq!(paths, ["a,b", "rocm_sdk_devel/_devel.tar", "c"]);
     }
 
     #[test]

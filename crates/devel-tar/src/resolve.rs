@@ -1,87 +1,91 @@
-//! Resolving a devel link against the *final* tree: members of the archive
-//! for paths under `_rocm_sdk_devel/`, the real file system for the rest of
-//! site-packages. Chains are followed the way the kernel would follow them,
-//! so the answer does not depend on member order, and any path that climbs
-//! out of site-packages is refused.
+//! The final tree as the install sees it, for following devel links with
+//! `dist_info::devel_tree::resolve_link`: members of the archive for paths
+//! under `_rocm_sdk_devel/`, the real file system for the rest of
+//! site-packages. Links are followed against this final tree, so the answer
+//! does not depend on member order.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+use dist_info::devel_tree::{Node, TreeView};
 
 use crate::layout::DEVEL_ROOT;
 use crate::scan::{Kind, Model};
 
-/// Where a link finally leads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Resolved {
-    /// A regular file of the archive (site-packages-relative path).
-    TreeFile(String),
-    /// A regular file elsewhere in site-packages (relative path).
-    DiskFile(String),
-    /// A directory, in the tree or on disk.
-    Directory,
-    /// Nothing there (or a file used as a directory).
-    Missing,
+/// Site-packages after the unpack: the archive's tree and, around it, what
+/// is on disk.
+#[derive(Debug)]
+pub(crate) struct FinalTree<'m> {
+    model: &'m Model,
+    disk: DiskView,
 }
 
-/// Why a link cannot be followed safely.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Unsafe {
-    Escapes,
-    Absolute(String),
-    Loop,
-}
+impl<'m> FinalTree<'m> {
+    pub(crate) fn new(model: &'m Model, site_packages: &Path) -> Self {
+        Self {
+            model,
+            disk: DiskView::new(site_packages),
+        }
+    }
 
-impl Unsafe {
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            Unsafe::Escapes => "the link leads outside site-packages".to_owned(),
-            Unsafe::Absolute(t) => format!("the link chain reaches the absolute path {t:?}"),
-            Unsafe::Loop => "the link chain loops (more than 40 links)".to_owned(),
+    /// The regular member a tree file resolves to: a tar hard link stands
+    /// for the file its chain ends at (which the scan recorded).
+    pub(crate) fn regular_file(&self, path: String) -> String {
+        match self.model.members.get(&path) {
+            Some(Kind::HardLink { target }) => target.clone(),
+            _ => path,
         }
     }
 }
 
-const MAX_LINKS: usize = 40;
-
-/// What a path outside the tree is on disk.
-#[derive(Debug, Clone)]
-enum OnDisk {
-    Missing,
-    Symlink(String),
-    Dir,
-    File,
+impl TreeView for FinalTree<'_> {
+    fn node(&self, path: &str) -> Node<'_> {
+        let in_tree = path
+            .strip_prefix(DEVEL_ROOT)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        if !in_tree {
+            return self.disk.node(path);
+        }
+        match self.model.members.get(path) {
+            Some(Kind::Symlink { target }) => Node::Symlink(Cow::Borrowed(target)),
+            Some(Kind::File { .. } | Kind::HardLink { .. }) => Node::File,
+            _ if self.model.is_dir(path) => Node::Dir,
+            _ => Node::Missing,
+        }
+    }
 }
 
 /// Site-packages outside the tree, each path looked at once: every devel
 /// link into a runtime package crosses the same few directories.
 #[derive(Debug)]
-pub(crate) struct DiskView {
+struct DiskView {
     root: PathBuf,
-    seen: RefCell<HashMap<String, OnDisk>>,
+    seen: RefCell<HashMap<String, Node<'static>>>,
 }
 
 impl DiskView {
-    pub(crate) fn new(root: &Path) -> Self {
+    fn new(root: &Path) -> Self {
         Self {
             root: root.to_path_buf(),
             seen: RefCell::new(HashMap::new()),
         }
     }
 
-    fn lookup(&self, path: &str) -> OnDisk {
+    fn node(&self, path: &str) -> Node<'static> {
         if let Some(known) = self.seen.borrow().get(path) {
             return known.clone();
         }
         let full = self.root.join(path);
         let found = match std::fs::symlink_metadata(&full) {
-            Err(_) => OnDisk::Missing,
+            Err(_) => Node::Missing,
             Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&full) {
-                Ok(t) => OnDisk::Symlink(t.to_string_lossy().into_owned()),
-                Err(_) => OnDisk::Missing,
+                Ok(t) => Node::Symlink(Cow::Owned(t.to_string_lossy().into_owned())),
+                Err(_) => Node::Missing,
             },
-            Ok(m) if m.is_dir() => OnDisk::Dir,
-            Ok(_) => OnDisk::File,
+            Ok(m) if m.is_dir() => Node::Dir,
+            Ok(_) => Node::File,
         };
         self.seen
             .borrow_mut()
@@ -90,100 +94,10 @@ impl DiskView {
     }
 }
 
-/// Resolves `target`, the text of the link at `link` (site-packages-relative),
-/// against `model` and site-packages as `disk` sees it.
-pub(crate) fn resolve(
-    model: &Model,
-    disk: &DiskView,
-    link: &str,
-    target: &str,
-) -> Result<Resolved, Unsafe> {
-    let mut cur: Vec<String> = link.split('/').map(str::to_owned).collect();
-    cur.pop();
-    let mut pending: VecDeque<String> = split(target)?;
-    let mut followed = 0;
-    while let Some(segment) = pending.pop_front() {
-        match segment.as_str() {
-            "." => continue,
-            ".." => {
-                if cur.pop().is_none() {
-                    return Err(Unsafe::Escapes);
-                }
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(segment);
-        let path = cur.join("/");
-        let in_tree = cur[0] == DEVEL_ROOT;
-        let next_link = if in_tree {
-            match model.members.get(&path) {
-                Some(Kind::Symlink { target }) => Some(target.clone()),
-                Some(Kind::File { .. } | Kind::HardLink { .. }) => {
-                    return Ok(file_or_missing(&pending, || {
-                        Resolved::TreeFile(final_file(model, &path))
-                    }));
-                }
-                _ if model.is_dir(&path) => None,
-                _ => return Ok(Resolved::Missing),
-            }
-        } else {
-            match disk.lookup(&path) {
-                OnDisk::Missing => return Ok(Resolved::Missing),
-                OnDisk::Symlink(text) => Some(text),
-                OnDisk::Dir => None,
-                OnDisk::File => {
-                    return Ok(file_or_missing(&pending, || {
-                        Resolved::DiskFile(path.clone())
-                    }));
-                }
-            }
-        };
-        if let Some(text) = next_link {
-            followed += 1;
-            if followed > MAX_LINKS {
-                return Err(Unsafe::Loop);
-            }
-            cur.pop();
-            let mut spliced = split(&text)?;
-            spliced.extend(pending.drain(..));
-            pending = spliced;
-        }
-    }
-    Ok(Resolved::Directory)
-}
-
-fn split(target: &str) -> Result<VecDeque<String>, Unsafe> {
-    if target.starts_with('/') {
-        return Err(Unsafe::Absolute(target.to_owned()));
-    }
-    Ok(target
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect())
-}
-
-/// A file is only a valid end of the walk when nothing follows it.
-fn file_or_missing(pending: &VecDeque<String>, file: impl FnOnce() -> Resolved) -> Resolved {
-    if pending.iter().all(|s| s == ".") {
-        file()
-    } else {
-        Resolved::Missing
-    }
-}
-
-/// The regular file a tar hard-link chain ends at (checked by the scan).
-pub(crate) fn final_file(model: &Model, path: &str) -> String {
-    let mut current = path;
-    while let Some(Kind::HardLink { target }) = model.members.get(current) {
-        current = target;
-    }
-    current.to_owned()
-}
-
 #[cfg(test)]
 mod tests {
+    use dist_info::devel_tree::{LinkProblem, Resolved, resolve_link};
+
     use super::*;
 
     fn model(members: &[(&str, Kind)]) -> Model {
@@ -201,14 +115,16 @@ mod tests {
     }
 
     #[test]
-    fn chains_and_escapes() {
+    fn members_inside_the_tree_disk_outside() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("_core/lib")).unwrap();
         std::fs::write(dir.path().join("_core/lib/x.so.1"), "x").unwrap();
+        std::os::unix::fs::symlink("/etc", dir.path().join("_core/abs")).unwrap();
+        // On disk, but the archive's view of the tree wins.
+        std::fs::create_dir_all(dir.path().join("_rocm_sdk_devel/stale")).unwrap();
         let m = model(&[
             ("_rocm_sdk_devel/lib", Kind::Dir { mode: 0o755 }),
-            ("_rocm_sdk_devel/lib/a", link("b")),
-            ("_rocm_sdk_devel/lib/b", link("../../_core/lib/x.so.1")),
+            ("_rocm_sdk_devel/lib/a", link("../../_core/lib/x.so.1")),
             (
                 "_rocm_sdk_devel/lib/f",
                 Kind::File {
@@ -216,42 +132,38 @@ mod tests {
                     mtime: 0,
                 },
             ),
-            ("_rocm_sdk_devel/lib/g", link("f")),
-            ("_rocm_sdk_devel/lib/d", link("../../_core")),
-            ("_rocm_sdk_devel/lib/loop", link("loop")),
+            (
+                "_rocm_sdk_devel/lib/h",
+                Kind::HardLink {
+                    target: "_rocm_sdk_devel/lib/f".into(),
+                },
+            ),
         ]);
-        let disk = DiskView::new(dir.path());
-        let r = |link: &str, t: &str| resolve(&m, &disk, link, t);
+        let tree = FinalTree::new(&m, dir.path());
+        let r = |link: &str, t: &str| resolve_link(&tree, link, t);
         assert_eq!(
-            r("_rocm_sdk_devel/lib/a", "b"),
-            Ok(Resolved::DiskFile("_core/lib/x.so.1".into()))
+            r("_rocm_sdk_devel/lib/b", "a"),
+            Ok(Resolved::File("_core/lib/x.so.1".into()))
         );
         assert_eq!(
-            r("_rocm_sdk_devel/lib/g", "f"),
-            Ok(Resolved::TreeFile("_rocm_sdk_devel/lib/f".into()))
+            r("_rocm_sdk_devel/lib/b", "h"),
+            Ok(Resolved::File("_rocm_sdk_devel/lib/h".into()))
         );
         assert_eq!(
-            r("_rocm_sdk_devel/lib/d", "../../_core"),
-            Ok(Resolved::Directory)
+            tree.regular_file("_rocm_sdk_devel/lib/h".into()),
+            "_rocm_sdk_devel/lib/f"
         );
         assert_eq!(
-            r("_rocm_sdk_devel/lib/e", "d/lib/x.so.1"),
-            Ok(Resolved::DiskFile("_core/lib/x.so.1".into()))
+            r("_rocm_sdk_devel/lib/b", "../stale"),
+            Ok(Resolved::Missing)
         );
         assert_eq!(
-            r("_rocm_sdk_devel/lib/e", "d/../../x"),
-            Err(Unsafe::Escapes)
+            r("_rocm_sdk_devel/lib/b", "../../_core/abs/passwd"),
+            Err(LinkProblem::Absolute("/etc".into()))
         );
         assert_eq!(
-            r("_rocm_sdk_devel/lib/e", "../../../etc"),
-            Err(Unsafe::Escapes)
+            r("_rocm_sdk_devel/lib/b", "../../_core/lib"),
+            Ok(Resolved::Dir("_core/lib".into()))
         );
-        assert_eq!(r("_rocm_sdk_devel/lib/e", "nothing"), Ok(Resolved::Missing));
-        assert_eq!(r("_rocm_sdk_devel/lib/e", "f/x"), Ok(Resolved::Missing));
-        assert_eq!(r("_rocm_sdk_devel/lib/loop", "loop"), Err(Unsafe::Loop));
-        assert!(matches!(
-            r("_rocm_sdk_devel/lib/e", "/etc"),
-            Err(Unsafe::Absolute(_))
-        ));
     }
 }

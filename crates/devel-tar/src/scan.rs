@@ -1,14 +1,19 @@
 //! First pass over the devel tar: read every header (no contents), refuse
-//! anything unsafe, and build the model of the final tree. Nothing is written
-//! before this pass has seen the whole archive.
+//! anything unsafe, check the file against its RECORD row, and build the
+//! model of the final tree. Nothing is written before this pass has seen the
+//! whole archive.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, BufReader, Read};
 use std::path::Path;
 
-use crate::compression::Compression;
+use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
+
+use crate::compression::{Compression, READ_BUFFER};
 use crate::error::Error;
-use crate::layout::{DEVEL_ROOT, check_relpath};
+use crate::integrity::{HashingReader, Recorded};
+use crate::layout::DEVEL_ROOT;
 
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +28,8 @@ pub(crate) enum Kind {
     Symlink {
         target: String,
     },
-    /// A tar hard link to another member (archive path).
+    /// A tar hard link. Once the scan is complete, `target` is the regular
+    /// member its chain ends at (the archive may chain hard links).
     HardLink {
         target: String,
     },
@@ -65,15 +71,42 @@ impl Model {
 }
 
 /// Reads the whole archive at `tar` and returns its model, or the first
-/// reason to refuse it.
-pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error> {
+/// reason to refuse it. The file must match `recorded`, its RECORD row: a
+/// mismatch is reported before any other finding, since a changed file
+/// explains them all.
+pub(crate) fn scan(
+    tar: &Path,
+    compression: Compression,
+    recorded: &Recorded,
+) -> Result<Model, Error> {
+    let file = File::open(tar).map_err(|e| Error::read("open", tar, e))?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::read("inspect", tar, e))?
+        .len();
+    recorded.check_size(tar, size)?;
+    let mut raw = HashingReader::new(file);
+    let scanned = read_members(tar, compression, &mut raw);
+    raw.drain().map_err(|e| Error::read("read", tar, e))?;
+    recorded.check(tar, &raw)?;
+    let mut model = scanned?;
+    check_tree(&mut model, tar)?;
+    Ok(model)
+}
+
+/// Every member of the archive read from `raw`, checked one by one.
+fn read_members(
+    tar: &Path,
+    compression: Compression,
+    raw: &mut HashingReader<File>,
+) -> Result<Model, Error> {
     let corrupt = |reason: String| Error::CorruptTar {
         tar: tar.to_path_buf(),
         reason,
     };
     let reader = compression
-        .open(tar)
-        .map_err(|e| Error::read("open", tar, e))?;
+        .decoder(BufReader::with_capacity(READ_BUFFER, raw))
+        .map_err(|e| corrupt(e.to_string()))?;
     let mut counted = Counting {
         inner: reader,
         count: 0,
@@ -104,11 +137,8 @@ pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error>
                 },
                 tar::EntryType::Symlink => {
                     let target = link_text(&entry).map_err(&unsafe_member)?;
-                    if target.starts_with('/') {
-                        return Err(unsafe_member(format!(
-                            "symlink to the absolute path {target:?}"
-                        )));
-                    }
+                    check_link_text(&target)
+                        .map_err(|p| unsafe_member(format!("link to {target:?}: {p}")))?;
                     Kind::Symlink { target }
                 }
                 tar::EntryType::Link => {
@@ -146,13 +176,12 @@ pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error>
     }
     // Drain to the end so a codec verifies its trailer and checksum.
     io::copy(&mut counted, &mut io::sink()).map_err(|e| corrupt(e.to_string()))?;
-    check_tree(&mut model, tar)?;
     Ok(model)
 }
 
 /// Parents must be directories (never a link, through which a later member
-/// would be written outside the tree); hard links must name a regular file
-/// of the tree.
+/// would be written outside the tree); hard links must lead to a regular
+/// file of the tree (`dist_info::devel_tree::hard_link_source`).
 fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
     let refuse = |member: &str, reason: String| Error::UnsafeMember {
         tar: tar.to_path_buf(),
@@ -179,24 +208,27 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
             }
         }
     }
+    // Each hard link is pointed at the regular member its chain ends at, so
+    // later stages never follow chains.
+    let mut sources = Vec::new();
     for (path, kind) in &model.members {
         if let Kind::HardLink { target } = kind {
-            let mut current = target;
-            for _ in 0..=model.members.len() {
-                match model.members.get(current) {
-                    Some(Kind::HardLink { target }) => current = target,
-                    Some(Kind::File { .. }) => break,
-                    _ => {
-                        return Err(refuse(
-                            path,
-                            format!(
-                                "hard link to {target}, which is not a regular file of the devel tree"
-                            ),
-                        ));
-                    }
-                }
+            let member = |p: &str| match model.members.get(p) {
+                Some(Kind::File { .. }) => HardLinkNode::File,
+                Some(Kind::HardLink { target }) => HardLinkNode::HardLink(target),
+                _ => HardLinkNode::Other,
+            };
+            let source = devel_tree::hard_link_source(path, target, member)
+                .map_err(|problem| refuse(path, problem.to_string()))?;
+            if source != target {
+                sources.push((path.clone(), source.to_owned()));
             }
         }
+    }
+    for (path, source) in sources {
+        model
+            .members
+            .insert(path, Kind::HardLink { target: source });
     }
     implicit.remove(DEVEL_ROOT);
     model.implicit_dirs = implicit;
@@ -204,15 +236,11 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
 }
 
 /// A member name as a clean site-packages-relative path under the devel
-/// root.
+/// root (`dist_info::devel_tree::member_path`).
 pub(crate) fn member_path(raw: &str) -> Result<String, String> {
-    let trimmed = raw.strip_prefix("./").unwrap_or(raw);
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    check_relpath(trimmed).map_err(|r| format!("{r} in the member name"))?;
-    if trimmed != DEVEL_ROOT && !trimmed.starts_with(&format!("{DEVEL_ROOT}/")) {
-        return Err(format!("outside {DEVEL_ROOT}/"));
-    }
-    Ok(trimmed.to_owned())
+    devel_tree::member_path(raw)
+        .map(str::to_owned)
+        .map_err(|problem| problem.to_string())
 }
 
 fn header_mode(header: &tar::Header) -> u32 {
@@ -220,15 +248,12 @@ fn header_mode(header: &tar::Header) -> u32 {
     header.mode().unwrap_or(0o644) & 0o777
 }
 
+/// The link name of a symlink or hard link, as UTF-8.
 fn link_text<R: Read>(entry: &tar::Entry<'_, R>) -> Result<String, String> {
     let bytes = entry
         .link_name_bytes()
         .ok_or_else(|| "link without a target".to_owned())?;
-    let text = String::from_utf8(bytes.into_owned()).map_err(|_| "link target is not UTF-8")?;
-    if text.is_empty() || text.chars().any(char::is_control) {
-        return Err(format!("invalid link target {text:?}"));
-    }
-    Ok(text)
+    String::from_utf8(bytes.into_owned()).map_err(|_| "link target is not UTF-8".to_owned())
 }
 
 /// Counts the bytes of the plain tar stream handed to the tar reader.

@@ -2,8 +2,9 @@
 //! `SP/_rocm_sdk_devel/` (SPEC §9).
 //!
 //! Protocol (see `docs/devel-tar.md`): fast exit when the tar is gone; else
-//! lock, re-check, scan the whole archive (refusing unsafe members before
-//! anything is written), plan every link against the final tree, append
+//! lock, re-check, scan the whole archive (checking it against its RECORD
+//! row and refusing unsafe members before anything is written), plan every
+//! link against the final tree, append
 //! every path to RECORD, clear a stale tree left by an interrupted run,
 //! write directories, files, then links in sorted order, and remove the tar
 //! last. The tar's presence means "not (fully) unpacked".
@@ -12,12 +13,15 @@ use std::fs;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 
+use dist_info::devel_tree::{Resolved, resolve_link};
+
 use crate::error::Error;
 use crate::extract;
-use crate::layout::{DEVEL_ROOT, is_compiler_symlink};
+use crate::integrity::Recorded;
+use crate::layout::{DEVEL_PACKAGE_DIR, DEVEL_ROOT, is_compiler_symlink};
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
-use crate::resolve::{DiskView, Resolved, final_file, resolve};
+use crate::resolve::FinalTree;
 use crate::scan::{self, Kind, Model};
 use crate::site::Site;
 use crate::warning::Warning;
@@ -146,7 +150,12 @@ pub fn unpack(
     let Some((tar, compression)) = site.tar() else {
         return already_unpacked(&site);
     };
-    let model = scan::scan(&tar, compression)?;
+    let recorded = Recorded::read(
+        &site.record(),
+        &tar,
+        &format!("{DEVEL_PACKAGE_DIR}/{}", compression.file_name()),
+    )?;
+    let model = scan::scan(&tar, compression, &recorded)?;
     let plan = Plan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
@@ -250,28 +259,27 @@ impl Plan {
             record: Vec::new(),
             warnings: Vec::new(),
         };
-        let disk = DiskView::new(&site.root);
+        let tree = FinalTree::new(model, &site.root);
         for (path, kind) in &model.members {
-            let target = match kind {
+            let (resolved, target) = match kind {
                 Kind::Dir { .. } => continue,
                 Kind::File { .. } => {
                     plan.record.push(path.clone());
                     continue;
                 }
-                Kind::HardLink { target } | Kind::Symlink { target } => target,
+                // The scan pointed every tar hard link at its regular file.
+                Kind::HardLink { target } => (Resolved::File(target.clone()), target),
+                Kind::Symlink { target } => {
+                    let resolved = resolve_link(&tree, path, target).map_err(|problem| {
+                        Error::UnsafeMember {
+                            tar: tar.to_path_buf(),
+                            member: path.clone(),
+                            reason: format!("link to {target:?}: {problem}"),
+                        }
+                    })?;
+                    (resolved, target)
+                }
             };
-            let resolved = if let Kind::HardLink { .. } = kind {
-                // A tar hard link names a regular file of the archive (the
-                // scan checked it).
-                Ok(Resolved::TreeFile(final_file(model, target)))
-            } else {
-                resolve(model, &disk, path, target)
-            }
-            .map_err(|why| Error::UnsafeMember {
-                tar: tar.to_path_buf(),
-                member: path.clone(),
-                reason: format!("link to {target:?}: {}", why.describe()),
-            })?;
             let relpath = path.strip_prefix(&format!("{DEVEL_ROOT}/")).unwrap_or(path);
             match resolved {
                 Resolved::Missing => {
@@ -281,14 +289,15 @@ impl Plan {
                     });
                     continue;
                 }
-                Resolved::Directory => plan.symlinks.push((path.clone(), target.clone())),
-                Resolved::TreeFile(_) | Resolved::DiskFile(_)
+                Resolved::Dir(_) => plan.symlinks.push((path.clone(), target.clone())),
+                Resolved::File(_)
                     if is_compiler_symlink(relpath) && matches!(kind, Kind::Symlink { .. }) =>
                 {
                     plan.symlinks.push((path.clone(), target.clone()));
                 }
-                Resolved::TreeFile(file) | Resolved::DiskFile(file) => {
-                    plan.hard_links.push((path.clone(), file));
+                Resolved::File(file) => {
+                    plan.hard_links
+                        .push((path.clone(), tree.regular_file(file)));
                 }
             }
             plan.record.push(path.clone());

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::compression::{Compression, Encoder};
 use crate::error::Error;
-use crate::layout::{DEVEL_ROOT, check_relpath, devel_link_target};
+use dist_info::devel_tree::{check_link_text, check_relpath};
+
+use crate::layout::{DEVEL_ROOT, devel_link_target};
 
 /// Options of [`DevelTarWriter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,14 +136,14 @@ impl<W: Write> DevelTarWriter<W> {
     }
 
     /// Adds a symlink whose text is `target`, verbatim (a soname alias or a
-    /// symlink of the source tree).
+    /// symlink of the source tree). The text must pass
+    /// `dist_info::devel_tree::check_link_text`; where the link leads is the
+    /// caller's plan to check (`resolve_link`), since it needs the whole tree.
     pub fn add_symlink(&mut self, relpath: &str, target: &str) -> Result<(), Error> {
-        if target.is_empty() || target.starts_with('/') || target.chars().any(char::is_control) {
-            return Err(Error::InvalidRelpath {
-                path: format!("{relpath} -> {target}"),
-                reason: "a devel symlink target must be a non-empty relative path",
-            });
-        }
+        check_link_text(target).map_err(|problem| Error::InvalidRelpath {
+            path: format!("{relpath} -> {target}"),
+            reason: problem.to_string(),
+        })?;
         let name = self.next_name(relpath)?;
         let mut header = self.header(tar::EntryType::Symlink, 0o777);
         if self.poisoned {
@@ -159,9 +161,9 @@ impl<W: Write> DevelTarWriter<W> {
         relpath: &str,
         owner_platform_pkg: &str,
     ) -> Result<(), Error> {
-        check_relpath(owner_platform_pkg).map_err(|reason| Error::InvalidRelpath {
+        check_relpath(owner_platform_pkg).map_err(|problem| Error::InvalidRelpath {
             path: owner_platform_pkg.to_owned(),
-            reason,
+            reason: problem.to_string(),
         })?;
         self.add_symlink(relpath, &devel_link_target(relpath, owner_platform_pkg))
     }
@@ -183,9 +185,9 @@ impl<W: Write> DevelTarWriter<W> {
 
     /// Validates ordering and returns the member name.
     fn next_name(&mut self, relpath: &str) -> Result<String, Error> {
-        check_relpath(relpath).map_err(|reason| Error::InvalidRelpath {
+        check_relpath(relpath).map_err(|problem| Error::InvalidRelpath {
             path: relpath.to_owned(),
-            reason,
+            reason: problem.to_string(),
         })?;
         if let Some(previous) = self.previous.as_deref()
             && previous >= relpath

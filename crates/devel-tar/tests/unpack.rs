@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use common::{
     Entry, Node, Site, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
-    unpack_concurrently, unpack_example, write_tar,
+    unpack_concurrently, unpack_example, unpack_within, write_tar,
 };
 use devel_tar::{Compression, Error, UnpackOptions, UnpackOutcome, Warning, ensure, unpack};
 
@@ -294,6 +294,129 @@ fn hostile_members_are_refused_before_anything_is_written() {
     ];
     for (what, members) in cases {
         assert_refused(&members, what);
+    }
+}
+
+/// Hard-link cycles and chains longer than the bound are refused with the
+/// members named, instead of being followed forever while the lock is held.
+/// Each unpack runs as a child process with a deadline, so a hang fails the
+/// test rather than the suite; every case runs twice, so a first refusal
+/// that kept the lock would show as a hang of the second.
+#[test]
+fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
+    let ok: (&str, tar::EntryType, &[u8], &str) = ("_rocm_sdk_devel/f", F, b"fine", "");
+    let (a, b, c) = (
+        "_rocm_sdk_devel/a",
+        "_rocm_sdk_devel/b",
+        "_rocm_sdk_devel/c",
+    );
+    // h00 -> f, h01 -> h00, ..., h40 -> h39: from h40, 41 hard links.
+    let chain: Vec<String> = (0..=40)
+        .map(|i| format!("_rocm_sdk_devel/h{i:02}"))
+        .collect();
+    let mut long = vec![ok, (chain[0].as_str(), H, b"", "_rocm_sdk_devel/f")];
+    long.extend(
+        chain
+            .windows(2)
+            .map(|w| (w[1].as_str(), H, &b""[..], w[0].as_str())),
+    );
+    let cases: Vec<(&str, Vec<(&str, tar::EntryType, &[u8], &str)>, &str)> = vec![
+        (
+            "two-member cycle",
+            vec![ok, (a, H, b"", b), (b, H, b"", a)],
+            "hard links form a cycle: _rocm_sdk_devel/a -> _rocm_sdk_devel/b -> _rocm_sdk_devel/a",
+        ),
+        (
+            "three-member cycle",
+            vec![ok, (a, H, b"", b), (b, H, b"", c), (c, H, b"", a)],
+            "hard links form a cycle: _rocm_sdk_devel/a -> _rocm_sdk_devel/b -> _rocm_sdk_devel/c -> _rocm_sdk_devel/a",
+        ),
+        (
+            "a link to itself",
+            vec![ok, (a, H, b"", a)],
+            "hard links form a cycle: _rocm_sdk_devel/a -> _rocm_sdk_devel/a",
+        ),
+        (
+            "a chain longer than the bound",
+            long,
+            "member \"_rocm_sdk_devel/h40\" of",
+        ),
+    ];
+    for (what, members, reason) in cases {
+        let site = Site::with_devel(&raw_tar(&members), "_devel.tar");
+        let before = snapshot(&site.sp);
+        for attempt in 1..=2 {
+            let out = unpack_within(&site.sp, Duration::from_mins(1));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{what}, run {attempt}: {stderr}"
+            );
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{what}: {stderr}");
+            assert!(stderr.contains(reason), "{what}: {stderr}");
+            assert!(
+                stderr.contains("hard links form a cycle") || stderr.contains("longer than 40"),
+                "{what}: {stderr}"
+            );
+            assert!(stderr.contains("rocm_sdk_devel/_devel.tar"), "{stderr}");
+            assert_eq!(snapshot(&site.sp), before, "{what}: something was written");
+        }
+    }
+}
+
+/// A devel tar whose bytes differ from what pip installed (its RECORD
+/// row), or that RECORD does not vouch for, is refused before anything is
+/// written, with the remedy.
+#[test]
+fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
+    let tar = write_tar(&devel_entries(), Compression::None);
+    // The same length and still a well-formed tar: only a file's bytes differ.
+    let at = tar.windows(11).position(|w| w == b"echo hipcc\n").unwrap();
+    let mut tampered = tar.clone();
+    tampered[at..at + 10].copy_from_slice(b"echo HIPCC");
+    let row = format!(
+        "rocm_sdk_devel/_devel.tar,{},{}\n",
+        common::record_hash(&tar),
+        tar.len()
+    );
+    let cases: Vec<(&str, Option<&[u8]>, Option<String>, &str)> = vec![
+        ("content changed", Some(&tampered), None, "sha256"),
+        (
+            "a row without a hash",
+            None,
+            Some(format!("rocm_sdk_devel/_devel.tar,,{}\n", tar.len())),
+            "RECORD",
+        ),
+        ("no row", None, Some(String::new()), "RECORD"),
+    ];
+    for (what, bytes, new_row, reason) in cases {
+        let site = Site::with_devel(&tar, "_devel.tar");
+        let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
+        if let Some(bytes) = bytes {
+            fs::write(&tar_path, bytes).unwrap();
+        }
+        if let Some(new_row) = new_row {
+            let record = site.dist_info("rocm_sdk_devel").join("RECORD");
+            let text = fs::read_to_string(&record).unwrap();
+            assert!(text.contains(&row));
+            fs::write(&record, text.replace(&row, &new_row)).unwrap();
+        }
+        let before = snapshot(&site.sp);
+        let err = unpack(&site.sp, &mut UnpackOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{what}: the tar was unpacked"));
+        let text = err.to_string();
+        assert!(
+            text.contains(&tar_path.display().to_string()),
+            "{what}: {text}"
+        );
+        assert!(text.contains(reason), "{what}: {text}");
+        assert!(
+            text.contains("pip install --force-reinstall rocm-sdk-devel"),
+            "{what}: {text}"
+        );
+        assert_eq!(snapshot(&site.sp), before, "{what}: something was written");
     }
 }
 

@@ -1,6 +1,7 @@
 //! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, versions, requirements and extras of the
-//! `rocm` selector, target selection, and the `_dist_info.json` document.
+//! `rocm` selector, target selection, the `_dist_info.json` document, and
+//! the safety rules of the devel tree that the build and the install share.
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
 //! the environment and pass values in.
@@ -26,6 +27,7 @@
 //! ```
 
 pub mod console_scripts;
+pub mod devel_tree;
 pub mod document;
 pub mod families;
 pub mod libraries_record;

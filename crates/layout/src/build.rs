@@ -352,7 +352,7 @@ impl Planner<'_, '_> {
         index: &RuntimeIndex,
         family: Option<(&String, &str)>,
     ) -> PackagePlan {
-        let tree = plan_devel(catalog, &self.facts, index);
+        let (tree, dropped) = plan_devel(catalog, &self.facts, index);
         PackagePlan {
             kind: PackageKind::Devel,
             dist_name: self.dist_name(PackageKind::Devel, None),
@@ -368,7 +368,7 @@ impl Planner<'_, '_> {
             }],
             devel_tree: tree,
             soname_aliases: Vec::new(),
-            dropped: Vec::new(),
+            dropped,
         }
     }
 

@@ -1,12 +1,22 @@
 //! The devel tree (SPEC §9, build side).
+//!
+//! Every link of the planned tree is followed with the predicate the
+//! install applies (`dist_info::devel_tree::resolve_link`), through
+//! site-packages as the build knows it: the planned tree and the runtime
+//! files its links point at. A link the install would refuse (out of
+//! site-packages, to an absolute path, a loop, or anywhere outside what the
+//! packages install) is left out with a warning naming it, so the build
+//! never writes a tarball `rocm-sdk init` refuses (docs/devel-tar.md).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use artifacts::{Catalog, EntryKind};
 use devel_tar::devel_link_target;
+use dist_info::devel_tree::{DEVEL_ROOT, Node, TreeView, device_link_source, resolve_link};
 
 use crate::facts::{Facts, FileClass};
-use crate::plan::{DevelEntry, LinkReason, SonameAlias, SourceRef};
+use crate::plan::{DevelEntry, Dropped, LinkReason, SonameAlias, SourceRef};
 use crate::runtime::split;
 
 /// The devel tree's package marker. The tree is the platform package
@@ -45,13 +55,17 @@ impl RuntimeIndex {
     }
 }
 
-/// The devel tree of `catalog` beside the runtime packages of `index`.
+/// The devel tree of `catalog` beside the runtime packages of `index`,
+/// sorted by relpath, and the links left out because the install would
+/// refuse them.
 pub(crate) fn plan_devel(
     catalog: &Catalog,
     facts: &Facts,
     index: &RuntimeIndex,
-) -> Vec<DevelEntry> {
+) -> (Vec<DevelEntry>, Vec<Dropped>) {
     let mut tree: BTreeMap<String, DevelEntry> = BTreeMap::new();
+    // Where each entry came from, for warnings.
+    let mut artifacts: BTreeMap<&str, String> = BTreeMap::new();
     let link = |relpath: &str, target: String, why| DevelEntry::Symlink {
         relpath: relpath.to_owned(),
         target,
@@ -90,6 +104,7 @@ pub(crate) fn plan_devel(
                 source,
             }
         };
+        artifacts.insert(relpath, entry.artifact().to_string());
         tree.insert(relpath.to_owned(), planned);
     }
     // An alias whose SONAME file exists only in a runtime package (shipped
@@ -106,5 +121,105 @@ pub(crate) fn plan_devel(
             what: "platform package marker".to_owned(),
             bytes: Vec::new(),
         });
-    tree.into_values().collect()
+    let refused = refused_links(&tree);
+    let mut dropped = Vec::with_capacity(refused.len());
+    for (relpath, reason) in refused {
+        let origin = artifacts.get(relpath.as_str()).map_or("", String::as_str);
+        tracing::warn!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        tree.remove(&relpath);
+        dropped.push(Dropped { relpath, reason });
+    }
+    (tree.into_values().collect(), dropped)
+}
+
+/// The links of `tree` the install would refuse, with the reason. Each is
+/// judged against the whole planned tree; a link whose chain passes through
+/// a refused one is refused itself, so leaving them all out changes nothing
+/// for the links that stay.
+fn refused_links(tree: &BTreeMap<String, DevelEntry>) -> Vec<(String, String)> {
+    let site = PlannedSite::new(tree);
+    tree.values()
+        .filter_map(|entry| {
+            let DevelEntry::Symlink {
+                relpath, target, ..
+            } = entry
+            else {
+                return None;
+            };
+            let problem = resolve_link(&site, &format!("{DEVEL_ROOT}/{relpath}"), target).err()?;
+            Some((relpath.clone(), format!("symlink to {target:?}: {problem}")))
+        })
+        .collect()
+}
+
+/// Site-packages as the build knows it: the planned devel tree, and the
+/// runtime files its runtime links point at (with their directories).
+/// Anything else in site-packages is [`Node::Unknown`]: a link that leads
+/// there would depend on what happens to be installed.
+struct PlannedSite<'t> {
+    tree: &'t BTreeMap<String, DevelEntry>,
+    /// Directories of the tree without an entry of their own (relpaths).
+    implicit_dirs: BTreeSet<String>,
+    /// Site-packages paths of the runtime files linked to.
+    runtime_files: BTreeSet<String>,
+    /// Their directories.
+    runtime_dirs: BTreeSet<String>,
+}
+
+impl<'t> PlannedSite<'t> {
+    fn new(tree: &'t BTreeMap<String, DevelEntry>) -> Self {
+        let mut site = Self {
+            tree,
+            implicit_dirs: BTreeSet::new(),
+            runtime_files: BTreeSet::new(),
+            runtime_dirs: BTreeSet::new(),
+        };
+        for (relpath, entry) in tree {
+            site.implicit_dirs
+                .extend(parents(relpath).map(str::to_owned));
+            if let DevelEntry::Symlink {
+                target,
+                why: LinkReason::RuntimeFile,
+                ..
+            } = entry
+                && let Some(file) = device_link_source(&format!("{DEVEL_ROOT}/{relpath}"), target)
+            {
+                site.runtime_dirs.extend(parents(&file).map(str::to_owned));
+                site.runtime_files.insert(file);
+            }
+        }
+        site
+    }
+}
+
+impl TreeView for PlannedSite<'_> {
+    fn node(&self, path: &str) -> Node<'_> {
+        if path == DEVEL_ROOT {
+            return Node::Dir;
+        }
+        if let Some(relpath) = path
+            .strip_prefix(DEVEL_ROOT)
+            .and_then(|p| p.strip_prefix('/'))
+        {
+            return match self.tree.get(relpath) {
+                Some(DevelEntry::Dir { .. }) => Node::Dir,
+                Some(DevelEntry::File { .. } | DevelEntry::Generated { .. }) => Node::File,
+                Some(DevelEntry::Symlink { target, .. }) => Node::Symlink(Cow::Borrowed(target)),
+                None if self.implicit_dirs.contains(relpath) => Node::Dir,
+                None => Node::Missing,
+            };
+        }
+        if self.runtime_files.contains(path) {
+            Node::File
+        } else if self.runtime_dirs.contains(path) {
+            Node::Dir
+        } else {
+            Node::Unknown
+        }
+    }
+}
+
+/// The proper ancestors of a `/`-separated path, deepest last.
+fn parents(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/').map(move |(i, _)| &path[..i])
 }

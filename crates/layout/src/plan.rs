@@ -92,7 +92,7 @@ pub struct SonameAlias {
     pub soname: String,
 }
 
-/// Why an entry is left out of a runtime package.
+/// Why an entry is left out of a package (runtime or devel).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Dropped {
     /// The relpath.

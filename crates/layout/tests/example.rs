@@ -256,3 +256,61 @@ fn every_package_ships_the_selector_document_unchanged() {
         }
     }
 }
+
+/// A devel link the install would refuse (out of site-packages, absolute, a
+/// loop, or to a path no package installs) is left out of the devel tree
+/// with its reason; a harmless link beside them stays.
+#[test]
+fn devel_links_the_install_would_refuse_are_left_out() {
+    let copy = kpack_without(&[]);
+    let include = copy
+        .path()
+        .join("core-hip_dev_generic/core/clr/stage/include/hip");
+    let links = [
+        ("escape", "../../../../../../../etc/passwd"),
+        ("absolute", "/etc/passwd"),
+        ("loop_a", "loop_b"),
+        ("loop_b", "loop_a"),
+        ("beside", "../../../x"),
+        ("through_loop", "loop_a/x"),
+        ("fine", "hip_runtime.h"),
+    ];
+    for (name, target) in links {
+        std::os::unix::fs::symlink(target, include.join(name)).unwrap();
+    }
+    let dir = ArtifactDir::open(copy.path()).unwrap();
+    let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "linux_x86_64")).unwrap();
+    let devel = plan
+        .packages
+        .iter()
+        .find(|p| p.kind == dist_info::package::PackageKind::Devel)
+        .unwrap();
+    let in_tree = |name: &str| {
+        let relpath = format!("include/hip/{name}");
+        devel.devel_tree.iter().any(|e| e.relpath() == relpath)
+    };
+    assert!(in_tree("fine"));
+    let dropped: Vec<(&str, &str)> = devel
+        .dropped
+        .iter()
+        .map(|d| (d.relpath.as_str(), d.reason.as_str()))
+        .collect();
+    for (name, why) in [
+        ("absolute", "absolute path \"/etc/passwd\""),
+        ("beside", "outside the devel tree"),
+        ("escape", "outside site-packages"),
+        ("loop_a", "more than 40 links"),
+        ("loop_b", "more than 40 links"),
+        ("through_loop", "more than 40 links"),
+    ] {
+        assert!(!in_tree(name), "{name} is in the devel tree");
+        let relpath = format!("include/hip/{name}");
+        assert!(
+            dropped
+                .iter()
+                .any(|(p, r)| *p == relpath && r.contains(why)),
+            "{name}: {dropped:?}"
+        );
+    }
+    assert_eq!(dropped.len(), 6, "{dropped:?}");
+}

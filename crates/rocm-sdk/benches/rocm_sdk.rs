@@ -327,6 +327,25 @@ impl Install {
             }
         }
         writer.finish().unwrap();
+        // The devel RECORD vouches for the new tar, as pip's would.
+        let (digest, size) = rocm_sdk::record::sha256_file(&tar).unwrap();
+        for (record, bytes) in &self.saved_records {
+            let text = String::from_utf8_lossy(bytes);
+            if !text.contains("rocm_sdk_devel/_devel.tar,") {
+                continue;
+            }
+            let rows: String = text
+                .lines()
+                .map(|row| {
+                    if row.starts_with("rocm_sdk_devel/_devel.tar,") {
+                        format!("rocm_sdk_devel/_devel.tar,sha256={digest},{size}\n")
+                    } else {
+                        format!("{row}\n")
+                    }
+                })
+                .collect();
+            fs::write(record, rows).unwrap();
+        }
         self.save();
     }
 }

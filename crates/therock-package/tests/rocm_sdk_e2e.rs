@@ -626,14 +626,22 @@ fn commands_answer_and_errors_say_what_to_do() {
     );
     fs::write(&record, saved).unwrap();
 
-    // A corrupt devel tarball.
+    // A devel tarball truncated after install: its RECORD row says so.
     let tar = sp.join("rocm_sdk_devel/_devel.tar");
     let bytes = fs::read(&tar).unwrap();
     fs::write(&tar, &bytes[..bytes.len() / 2]).unwrap();
     let out = venv.run("rocm-sdk", &["path", "--root"]);
     let text = out_text(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("corrupt or truncated"), "{text}");
+    assert!(text.contains("changed after it was installed"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{} bytes, RECORD lists {}",
+            bytes.len() / 2,
+            bytes.len()
+        )),
+        "{text}"
+    );
     assert!(
         text.contains("pip install --force-reinstall rocm-sdk-devel"),
         "{text}"

@@ -176,7 +176,7 @@ impl Site {
             fs::create_dir_all(full.parent().unwrap()).unwrap();
             fs::write(&full, data).unwrap();
             fs::set_permissions(&full, fs::Permissions::from_mode(*mode)).unwrap();
-            let _ = write!(record, "{path},sha256=x,{}{eol}", data.len());
+            let _ = write!(record, "{path},{},{}{eol}", record_hash(data), data.len());
         }
         let metadata =
             format!("Metadata-Version: 2.1{eol}Name: {name}{eol}Version: {version}{eol}");
@@ -184,7 +184,8 @@ impl Site {
         fs::write(self.sp.join(&dist_info).join("METADATA"), &metadata).unwrap();
         let _ = write!(
             record,
-            "{dist_info}/METADATA,sha256=x,{}{eol}",
+            "{dist_info}/METADATA,{},{}{eol}",
+            record_hash(metadata.as_bytes()),
             metadata.len()
         );
         let _ = write!(record, "{dist_info}/RECORD,,{eol}");
@@ -205,6 +206,17 @@ impl Site {
     pub fn record(&self, name: &str) -> String {
         fs::read_to_string(self.dist_info(name).join("RECORD")).unwrap()
     }
+}
+
+/// The RECORD hash field of `data`, as pip writes it.
+pub fn record_hash(data: &[u8]) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(data);
+    format!(
+        "sha256={}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
+    )
 }
 
 /// What a path is, for comparing trees: hard links are identified by the
@@ -376,6 +388,31 @@ pub fn unpack_example() -> PathBuf {
         path.display()
     );
     path
+}
+
+/// Runs the unpack example on `sp` and returns its output, or panics when it
+/// has not finished after `deadline` (killing it first): a hang fails the
+/// test instead of stalling the suite.
+pub fn unpack_within(sp: &Path, deadline: std::time::Duration) -> std::process::Output {
+    let mut child = std::process::Command::new(unpack_example())
+        .arg(sp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the unpack of {} did not finish within {deadline:?}",
+                sp.display()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Runs `processes` unpack processes on `sp` at once and asserts that every

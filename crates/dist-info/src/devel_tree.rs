@@ -1,0 +1,600 @@
+//! What a devel tree may hold (SPEC §9, §15): the one safety predicate that
+//! the build (planning and writing `_devel.tar`) and the install (scanning
+//! and unpacking it into site-packages) both apply, so the build never
+//! writes a member or a link that the install would refuse.
+//!
+//! The rules, in one place:
+//! - a member path is a clean relative path ([`check_relpath`]) at or under
+//!   [`DEVEL_ROOT`] ([`member_path`]);
+//! - a link text is non-empty, relative and free of control characters
+//!   ([`check_link_text`]);
+//! - a symlink is followed the way the kernel would, through the final tree
+//!   ([`resolve_link`]): never above site-packages, never to an absolute
+//!   path, never through more than [`MAX_LINKS`] links (a loop), and never to
+//!   a path the tree cannot vouch for ([`Node::Unknown`]);
+//! - a tar hard link ends at a regular member within [`MAX_LINKS`] links and
+//!   never loops ([`hard_link_source`]);
+//! - a device link names a file of another package of site-packages, never
+//!   one of the devel tree ([`device_link_source`]);
+//! - links to files become hard links when unpacked, except the compiler
+//!   drivers directly in `bin/` ([`is_compiler_symlink`]).
+//!
+//! Pure: paths are `/`-separated and relative to site-packages, and the
+//! tree a link is followed through is described by the caller
+//! ([`TreeView`]): the install looks at the archive and the disk, the build
+//! at its plan and the runtime files its links point at.
+//!
+//! ```
+//! use dist_info::devel_tree::{Node, Resolved, TreeView, resolve_link};
+//!
+//! struct Tiny;
+//! impl TreeView for Tiny {
+//!     fn node(&self, path: &str) -> Node<'_> {
+//!         match path {
+//!             "_rocm_sdk_devel/lib" => Node::Dir,
+//!             "_rocm_sdk_devel/lib/libx.so.1" => Node::File,
+//!             "_rocm_sdk_devel/lib/a" => Node::Symlink("b".into()),
+//!             "_rocm_sdk_devel/lib/b" => Node::Symlink("a".into()),
+//!             _ => Node::Missing,
+//!         }
+//!     }
+//! }
+//! assert_eq!(
+//!     resolve_link(&Tiny, "_rocm_sdk_devel/lib/libx.so", "libx.so.1"),
+//!     Ok(Resolved::File("_rocm_sdk_devel/lib/libx.so.1".into()))
+//! );
+//! assert!(resolve_link(&Tiny, "_rocm_sdk_devel/lib/up", "../../../etc").is_err());
+//! assert!(resolve_link(&Tiny, "_rocm_sdk_devel/lib/a", "b").is_err()); // a loop
+//! ```
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+
+/// Top directory of the devel tree in site-packages; every member of the
+/// devel tar starts with it.
+pub const DEVEL_ROOT: &str = "_rocm_sdk_devel";
+
+/// Links followed before a chain counts as a loop (Linux's `MAXSYMLINKS`);
+/// also the longest chain of tar hard links accepted.
+pub const MAX_LINKS: usize = 40;
+
+/// Links directly in `_rocm_sdk_devel/bin/` that stay symlinks when unpacked
+/// (the compiler drivers find their resources through their own path).
+pub const COMPILER_SYMLINKS: &[&str] = &[
+    "amdclang",
+    "amdclang++",
+    "amdclang-cl",
+    "amdclang-cpp",
+    "amdflang",
+    "amdlld",
+    "amdllvm",
+];
+
+/// True when `relpath` (inside the devel tree, e.g. `bin/amdclang`) names one
+/// of the [`COMPILER_SYMLINKS`], which stay symlinks on unpack.
+///
+/// ```
+/// assert!(dist_info::devel_tree::is_compiler_symlink("bin/amdclang++"));
+/// assert!(!dist_info::devel_tree::is_compiler_symlink("lib/llvm/bin/amdclang"));
+/// ```
+pub fn is_compiler_symlink(relpath: &str) -> bool {
+    relpath
+        .strip_prefix("bin/")
+        .is_some_and(|name| COMPILER_SYMLINKS.contains(&name))
+}
+
+/// Why a path is not acceptable as a member of the devel tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PathProblem {
+    /// Nothing at all.
+    #[error("empty path")]
+    Empty,
+    /// Starts with `/`.
+    #[error("absolute path")]
+    Absolute,
+    /// Holds `\` (a separator on Windows).
+    #[error("backslash in path")]
+    Backslash,
+    /// Holds a control character (RECORD is line based).
+    #[error("control character in path")]
+    ControlCharacter,
+    /// A doubled or trailing `/`.
+    #[error("empty segment (doubled or trailing `/`)")]
+    EmptySegment,
+    /// A `.` or `..` segment.
+    #[error("`.` or `..` segment")]
+    DotSegment,
+    /// Not `_rocm_sdk_devel` nor below it.
+    #[error("outside _rocm_sdk_devel/")]
+    OutsideDevelRoot,
+}
+
+/// Checks that `relpath` is a clean relative path: non-empty `/`-separated
+/// normal segments, no `.`/`..`, no leading or doubled `/`, no backslash, no
+/// control characters.
+///
+/// ```
+/// use dist_info::devel_tree::{PathProblem, check_relpath};
+/// assert_eq!(check_relpath("lib/libfoo.so"), Ok(()));
+/// assert_eq!(check_relpath("lib/../x"), Err(PathProblem::DotSegment));
+/// ```
+pub fn check_relpath(relpath: &str) -> Result<(), PathProblem> {
+    if relpath.is_empty() {
+        return Err(PathProblem::Empty);
+    }
+    if relpath.starts_with('/') {
+        return Err(PathProblem::Absolute);
+    }
+    if relpath.contains('\\') {
+        return Err(PathProblem::Backslash);
+    }
+    if relpath.chars().any(char::is_control) {
+        return Err(PathProblem::ControlCharacter);
+    }
+    for segment in relpath.split('/') {
+        match segment {
+            "" => return Err(PathProblem::EmptySegment),
+            "." | ".." => return Err(PathProblem::DotSegment),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A tar member name as its clean site-packages-relative path: a leading
+/// `./` and a trailing `/` are dropped, and what remains must be a clean
+/// relative path at or under [`DEVEL_ROOT`].
+///
+/// ```
+/// use dist_info::devel_tree::member_path;
+/// assert_eq!(member_path("./_rocm_sdk_devel/lib/"), Ok("_rocm_sdk_devel/lib"));
+/// assert!(member_path("_rocm_sdk_core/x").is_err());
+/// ```
+pub fn member_path(raw: &str) -> Result<&str, PathProblem> {
+    let trimmed = raw.strip_prefix("./").unwrap_or(raw);
+    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+    check_relpath(trimmed)?;
+    let under_root = trimmed
+        .strip_prefix(DEVEL_ROOT)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    if under_root {
+        Ok(trimmed)
+    } else {
+        Err(PathProblem::OutsideDevelRoot)
+    }
+}
+
+/// Why a link of the devel tree is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkProblem {
+    /// The link text is empty or holds a control character.
+    #[error("the link text {0:?} is empty or holds a control character")]
+    InvalidText(String),
+    /// The link, or a link it leads through, is absolute.
+    #[error("it reaches the absolute path {0:?}")]
+    Absolute(String),
+    /// The chain climbs above site-packages.
+    #[error("it leads outside site-packages")]
+    LeavesSitePackages,
+    /// The chain reaches a path the tree cannot vouch for (the build's view
+    /// knows only the devel tree and the runtime files it links to).
+    #[error("it leads to {0}, outside the devel tree and the runtime files it links to")]
+    LeavesPackages(String),
+    /// More than [`MAX_LINKS`] symlinks in the chain.
+    #[error("it follows more than {MAX_LINKS} links (a loop)")]
+    TooManyLinks,
+    /// Tar hard links that lead back to themselves, in order
+    /// (`a -> b -> a`).
+    #[error("hard links form a cycle: {}", .0.join(" -> "))]
+    HardLinkCycle(Vec<String>),
+    /// More than [`MAX_LINKS`] tar hard links in a row.
+    #[error("the chain of hard links is longer than {MAX_LINKS}")]
+    HardLinkChainTooLong,
+    /// A tar hard link chain reaches something that is not a regular member.
+    #[error("hard link to {0}, which is not a regular file of the devel tree")]
+    HardLinkTarget(String),
+}
+
+/// Checks a symlink text: non-empty, relative, no control characters.
+///
+/// ```
+/// use dist_info::devel_tree::{LinkProblem, check_link_text};
+/// assert_eq!(check_link_text("libfoo.so.1"), Ok(()));
+/// assert_eq!(
+///     check_link_text("/etc/passwd"),
+///     Err(LinkProblem::Absolute("/etc/passwd".into()))
+/// );
+/// ```
+pub fn check_link_text(text: &str) -> Result<(), LinkProblem> {
+    if text.is_empty() || text.chars().any(char::is_control) {
+        Err(LinkProblem::InvalidText(text.to_owned()))
+    } else if text.starts_with('/') {
+        Err(LinkProblem::Absolute(text.to_owned()))
+    } else {
+        Ok(())
+    }
+}
+
+/// What a path of site-packages is, as a [`TreeView`] sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Node<'a> {
+    /// Nothing there.
+    Missing,
+    /// A directory.
+    Dir,
+    /// A regular file (or a tar hard link to one).
+    File,
+    /// A symlink with this text.
+    Symlink(Cow<'a, str>),
+    /// A path the view cannot vouch for: a link that leads there is refused
+    /// ([`LinkProblem::LeavesPackages`]).
+    Unknown,
+}
+
+/// Site-packages as one side sees it, path by path (relative, `/`-separated,
+/// never empty).
+pub trait TreeView {
+    /// What `path` is.
+    fn node(&self, path: &str) -> Node<'_>;
+}
+
+/// Where a link finally leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// A regular file at this path.
+    File(String),
+    /// A directory at this path (`""` is site-packages itself).
+    Dir(String),
+    /// Nothing (or a file used as a directory): the link dangles.
+    Missing,
+}
+
+/// Follows the link at `link` whose text is `text` through `tree`, segment
+/// by segment as the kernel would (a link's text is taken relative to the
+/// link's directory and spliced in front of what remains), so the answer
+/// never depends on the order members were seen in.
+///
+/// Refused: any text of the chain that [`check_link_text`] refuses, a `..`
+/// above site-packages, more than [`MAX_LINKS`] links, and a path the view
+/// answers [`Node::Unknown`] for. A missing path ends the walk as
+/// [`Resolved::Missing`].
+pub fn resolve_link(tree: &impl TreeView, link: &str, text: &str) -> Result<Resolved, LinkProblem> {
+    check_link_text(text)?;
+    let mut dir: Vec<String> = link.split('/').map(str::to_owned).collect();
+    dir.pop();
+    let mut pending = segments(text);
+    let mut followed = 0;
+    while let Some(segment) = pending.pop_front() {
+        match segment.as_str() {
+            "." => continue,
+            ".." => {
+                dir.pop().ok_or(LinkProblem::LeavesSitePackages)?;
+                continue;
+            }
+            _ => {}
+        }
+        dir.push(segment);
+        let path = dir.join("/");
+        let next = match tree.node(&path) {
+            Node::Unknown => return Err(LinkProblem::LeavesPackages(path)),
+            Node::Dir => continue,
+            // A file is only the end of the walk when nothing follows it.
+            Node::File if pending.iter().all(|s| s == ".") => return Ok(Resolved::File(path)),
+            Node::Missing | Node::File => return Ok(Resolved::Missing),
+            Node::Symlink(next) => next.into_owned(),
+        };
+        followed += 1;
+        if followed > MAX_LINKS {
+            return Err(LinkProblem::TooManyLinks);
+        }
+        check_link_text(&next)?;
+        dir.pop();
+        let mut spliced = segments(&next);
+        spliced.append(&mut pending);
+        pending = spliced;
+    }
+    Ok(Resolved::Dir(dir.join("/")))
+}
+
+fn segments(text: &str) -> VecDeque<String> {
+    text.split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// What a tar member is, for following hard links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HardLinkNode<'a> {
+    /// A regular file.
+    File,
+    /// A hard link to this member.
+    HardLink(&'a str),
+    /// Anything else (directory, symlink) or nothing.
+    Other,
+}
+
+/// The regular member that the tar hard link `link` (to `target`) finally
+/// names, following further hard links through `member`. Refused: a chain
+/// that reaches anything but a regular member, one longer than
+/// [`MAX_LINKS`], and a cycle (named member by member).
+///
+/// ```
+/// use dist_info::devel_tree::{HardLinkNode, LinkProblem, hard_link_source};
+/// let member = |p: &str| match p {
+///     "f" => HardLinkNode::File,
+///     "a" => HardLinkNode::HardLink("b"),
+///     "b" => HardLinkNode::HardLink("a"),
+///     _ => HardLinkNode::Other,
+/// };
+/// assert_eq!(hard_link_source("h", "f", member), Ok("f"));
+/// assert_eq!(
+///     hard_link_source("a", "b", member),
+///     Err(LinkProblem::HardLinkCycle(vec!["a".into(), "b".into(), "a".into()]))
+/// );
+/// ```
+pub fn hard_link_source<'a>(
+    link: &'a str,
+    target: &'a str,
+    member: impl Fn(&str) -> HardLinkNode<'a>,
+) -> Result<&'a str, LinkProblem> {
+    let mut chain = vec![link];
+    let mut current = target;
+    loop {
+        if let Some(start) = chain.iter().position(|p| *p == current) {
+            let mut cycle: Vec<String> = chain[start..].iter().map(|p| (*p).to_owned()).collect();
+            cycle.push(current.to_owned());
+            return Err(LinkProblem::HardLinkCycle(cycle));
+        }
+        match member(current) {
+            HardLinkNode::File => return Ok(current),
+            HardLinkNode::HardLink(next) => {
+                if chain.len() == MAX_LINKS {
+                    return Err(LinkProblem::HardLinkChainTooLong);
+                }
+                chain.push(current);
+                current = next;
+            }
+            HardLinkNode::Other => return Err(LinkProblem::HardLinkTarget(current.to_owned())),
+        }
+    }
+}
+
+/// The site-packages path of the file a device link names: `target` taken
+/// relative to the directory of `link` (a path in the devel tree) and
+/// normalised. `None` when it is absolute, climbs out of site-packages,
+/// names no file of a package directory, or lands in the devel tree.
+///
+/// ```
+/// use dist_info::devel_tree::device_link_source;
+/// assert_eq!(
+///     device_link_source("_rocm_sdk_devel/lib/k.co", "../../_rocm_sdk_libraries/lib/k.co").as_deref(),
+///     Some("_rocm_sdk_libraries/lib/k.co")
+/// );
+/// assert_eq!(device_link_source("_rocm_sdk_devel/k", "other"), None);
+/// ```
+pub fn device_link_source(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for segment in target.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    (parts.len() > 1 && parts[0] != DEVEL_ROOT).then(|| parts.join("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// A tree given as a table of paths.
+    struct Table(BTreeMap<String, Node<'static>>);
+
+    impl TreeView for Table {
+        fn node(&self, path: &str) -> Node<'_> {
+            self.0.get(path).cloned().unwrap_or(Node::Missing)
+        }
+    }
+
+    fn table(nodes: &[(&str, Node<'static>)]) -> Table {
+        Table(
+            nodes
+                .iter()
+                .map(|(p, n)| ((*p).to_owned(), n.clone()))
+                .collect(),
+        )
+    }
+
+    fn link(text: &str) -> Node<'static> {
+        Node::Symlink(Cow::Owned(text.to_owned()))
+    }
+
+    #[test]
+    fn chains_escapes_and_loops() {
+        let t = table(&[
+            ("_core", Node::Dir),
+            ("_core/lib", Node::Dir),
+            ("_core/lib/x.so.1", Node::File),
+            ("_rocm_sdk_devel", Node::Dir),
+            ("_rocm_sdk_devel/lib", Node::Dir),
+            ("_rocm_sdk_devel/lib/a", link("b")),
+            ("_rocm_sdk_devel/lib/b", link("../../_core/lib/x.so.1")),
+            ("_rocm_sdk_devel/lib/f", Node::File),
+            ("_rocm_sdk_devel/lib/d", link("../../_core")),
+            ("_rocm_sdk_devel/lib/loop", link("loop")),
+            ("_rocm_sdk_devel/lib/abs", link("/etc")),
+            ("foreign", Node::Unknown),
+        ]);
+        let r = |link: &str, text: &str| resolve_link(&t, link, text);
+        let file = |p: &str| Ok(Resolved::File(p.to_owned()));
+        assert_eq!(r("_rocm_sdk_devel/lib/a", "b"), file("_core/lib/x.so.1"));
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/g", "f"),
+            file("_rocm_sdk_devel/lib/f")
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/g", "./f/."),
+            file("_rocm_sdk_devel/lib/f")
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/d", "../../_core"),
+            Ok(Resolved::Dir("_core".into()))
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "d/lib/x.so.1"),
+            file("_core/lib/x.so.1")
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "d/../../x"),
+            Err(LinkProblem::LeavesSitePackages)
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "../../../etc"),
+            Err(LinkProblem::LeavesSitePackages)
+        );
+        assert_eq!(r("_rocm_sdk_devel/lib/e", "nothing"), Ok(Resolved::Missing));
+        assert_eq!(r("_rocm_sdk_devel/lib/e", "f/x"), Ok(Resolved::Missing));
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/loop", "loop"),
+            Err(LinkProblem::TooManyLinks)
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "abs/x"),
+            Err(LinkProblem::Absolute("/etc".into()))
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "/etc"),
+            Err(LinkProblem::Absolute("/etc".into()))
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "../../foreign/x"),
+            Err(LinkProblem::LeavesPackages("foreign".into()))
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "a\nb"),
+            Err(LinkProblem::InvalidText("a\nb".into()))
+        );
+        assert!(matches!(
+            r("_rocm_sdk_devel/lib/e", ""),
+            Err(LinkProblem::InvalidText(_))
+        ));
+    }
+
+    #[test]
+    fn forty_links_are_followed_forty_one_are_a_loop() {
+        // d/l0 -> l1 -> ... -> l40 -> end: 41 links.
+        let mut nodes = vec![
+            ("d".to_owned(), Node::Dir),
+            ("d/end".to_owned(), Node::File),
+        ];
+        for i in 0..=MAX_LINKS {
+            let next = if i == MAX_LINKS {
+                "end".to_owned()
+            } else {
+                format!("l{}", i + 1)
+            };
+            nodes.push((format!("d/l{i}"), Node::Symlink(Cow::Owned(next))));
+        }
+        let t = Table(nodes.into_iter().collect());
+        assert_eq!(
+            resolve_link(&t, "d/x", "l1"),
+            Ok(Resolved::File("d/end".into()))
+        );
+        assert_eq!(
+            resolve_link(&t, "d/x", "l0"),
+            Err(LinkProblem::TooManyLinks)
+        );
+    }
+
+    #[test]
+    fn hard_link_chains_are_bounded_and_cycles_named() {
+        // h0 -> f, h1 -> h0, ...: `h{n}` starts a chain of n + 1 hard links.
+        let chain: Vec<String> = (0..=MAX_LINKS).map(|n| format!("h{n}")).collect();
+        let member = |p: &str| match p {
+            "f" => HardLinkNode::File,
+            "dir" => HardLinkNode::Other,
+            "a" => HardLinkNode::HardLink("b"),
+            "b" => HardLinkNode::HardLink("c"),
+            "c" => HardLinkNode::HardLink("a"),
+            "self" => HardLinkNode::HardLink("self"),
+            "to_dir" => HardLinkNode::HardLink("dir"),
+            _ => match chain.iter().position(|h| h == p) {
+                Some(0) => HardLinkNode::HardLink("f"),
+                Some(n) => HardLinkNode::HardLink(&chain[n - 1]),
+                None => HardLinkNode::Other,
+            },
+        };
+        assert_eq!(hard_link_source("x", "f", member), Ok("f"));
+        assert_eq!(
+            hard_link_source("a", "b", member),
+            Err(LinkProblem::HardLinkCycle(
+                ["a", "b", "c", "a"].map(String::from).to_vec()
+            ))
+        );
+        assert_eq!(
+            hard_link_source("self", "self", member),
+            Err(LinkProblem::HardLinkCycle(vec![
+                "self".into(),
+                "self".into()
+            ]))
+        );
+        assert_eq!(
+            hard_link_source("x", "to_dir", member),
+            Err(LinkProblem::HardLinkTarget("dir".into()))
+        );
+        assert_eq!(
+            hard_link_source("x", "missing", member),
+            Err(LinkProblem::HardLinkTarget("missing".into()))
+        );
+        assert_eq!(hard_link_source(&chain[39], &chain[38], member), Ok("f"));
+        assert_eq!(
+            hard_link_source(&chain[40], &chain[39], member),
+            Err(LinkProblem::HardLinkChainTooLong)
+        );
+        let cycle = LinkProblem::HardLinkCycle(["a", "b", "a"].map(String::from).to_vec());
+        assert_eq!(cycle.to_string(), "hard links form a cycle: a -> b -> a");
+    }
+
+    #[test]
+    fn relpaths_and_member_names() {
+        assert!(check_relpath("lib/x.so").is_ok());
+        for bad in ["", "/a", "a/../b", "a//b", "a/", "./a", "a\nb", "a\\b"] {
+            assert!(check_relpath(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(member_path("_rocm_sdk_devel/"), Ok("_rocm_sdk_devel"));
+        assert_eq!(
+            member_path("_rocm_sdk_develx/a"),
+            Err(PathProblem::OutsideDevelRoot)
+        );
+        assert_eq!(
+            member_path("_rocm_sdk_devel/../x"),
+            Err(PathProblem::DotSegment)
+        );
+        assert_eq!(member_path("/_rocm_sdk_devel"), Err(PathProblem::Absolute));
+    }
+
+    #[test]
+    fn device_links_stay_in_site_packages_and_out_of_the_devel_tree() {
+        assert_eq!(
+            device_link_source(
+                "_rocm_sdk_devel/lib/k.co",
+                "../../_rocm_sdk_libraries/lib/k.co"
+            ),
+            Some("_rocm_sdk_libraries/lib/k.co".into())
+        );
+        assert_eq!(device_link_source("_rocm_sdk_devel/k", "../../x"), None);
+        assert_eq!(device_link_source("_rocm_sdk_devel/k", "/x"), None);
+        assert_eq!(device_link_source("_rocm_sdk_devel/k", "other"), None);
+        assert_eq!(device_link_source("_rocm_sdk_devel/k", "../top"), None);
+    }
+}

@@ -1,0 +1,255 @@
+//! The devel tarball end to end against hostile input (docs/devel-tar.md,
+//! "Safety rules"): what the build leaves out, and what `rocm-sdk init`
+//! refuses, with one line naming the file, site-packages left as it was and
+//! the lock released.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::{Build, Venv, artifacts, ok, therock_package};
+use fixtures::ExampleMode;
+
+/// The kpack example built once, unchanged.
+fn build() -> &'static Build {
+    static BUILD: OnceLock<Build> = OnceLock::new();
+    BUILD.get_or_init(|| Build::new(ExampleMode::Kpack, &[]))
+}
+
+/// A venv with `rocm-sdk-devel` (and so core) installed from `dist`, not
+/// yet unpacked.
+fn devel_installed(dist: &Path) -> Venv {
+    let venv = Venv::new();
+    ok(&venv.pip_install(dist, &["rocm-sdk-devel"]));
+    venv
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `rocm-sdk init` in `venv` (the native program inside core, which finds
+/// site-packages from its own location), killed and reported as a failure
+/// when it has not finished after a minute: a hang fails the test, not the
+/// suite.
+fn init_within_a_minute(venv: &Venv) -> Output {
+    let native = venv.site_packages().join("rocm_sdk_core/_bin/rocm-sdk");
+    let mut child = Command::new(native)
+        .arg("init")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_mins(1) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rocm-sdk init did not finish within a minute");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Every path under `sp` with its size (links as their text), for "left as
+/// it was" comparisons.
+fn listing(sp: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![sp.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(sp).unwrap().display().to_string();
+            if meta.is_dir() {
+                if rel != "__pycache__" && !rel.ends_with("/__pycache__") {
+                    stack.push(path);
+                }
+                out.push(format!("{rel}/"));
+            } else if meta.file_type().is_symlink() {
+                out.push(format!(
+                    "{rel} -> {}",
+                    fs::read_link(&path).unwrap().display()
+                ));
+            } else {
+                out.push(format!("{rel} {}", fs::read(&path).unwrap().len()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Asserts a refused init: exit 1, one line naming the tar and saying each
+/// of `words`, nothing changed in site-packages; then a second init is
+/// refused the same way (the first released the lock).
+fn assert_init_refused(venv: &Venv, words: &[&str]) {
+    let sp = venv.site_packages();
+    let before = listing(&sp);
+    for run in 1..=2 {
+        let out = init_within_a_minute(venv);
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(1), "run {run}: {said}");
+        assert_eq!(said.trim_end().lines().count(), 1, "run {run}: {said}");
+        assert!(said.contains("rocm_sdk_devel/_devel.tar"), "{said}");
+        for word in words {
+            assert!(said.contains(word), "{word:?} missing: {said}");
+        }
+        assert_eq!(listing(&sp), before, "run {run} changed site-packages");
+        assert!(!sp.join("_rocm_sdk_devel").exists());
+    }
+}
+
+/// Links of a dev artifact that the install would refuse: one out of
+/// site-packages, a loop, one into a directory no package installs, and a
+/// link through the loop. The build leaves them out with a warning naming
+/// each, and `rocm-sdk init` unpacks the rest.
+#[test]
+fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", artifacts(ExampleMode::Kpack).display()))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let include = copy
+        .path()
+        .join("core-hip_dev_generic/core/clr/stage/include/hip");
+    let refused = [
+        ("escape", "../../../../../../../../etc/passwd"),
+        ("loop_a", "loop_b"),
+        ("loop_b", "loop_a"),
+        ("beside", "../../../x"),
+        ("through_loop", "loop_a/x"),
+    ];
+    for (name, target) in refused.iter().chain(&[("kept", "hip_runtime.h")]) {
+        std::os::unix::fs::symlink(target, include.join(name)).unwrap();
+    }
+
+    let dest = tempfile::tempdir().unwrap();
+    let built = therock_package(&[
+        "build",
+        "--artifact-dir",
+        copy.path().to_str().unwrap(),
+        "--dest-dir",
+        dest.path().to_str().unwrap(),
+    ]);
+    ok(&built);
+    let venv = devel_installed(&dest.path().join("dist"));
+    let out = init_within_a_minute(&venv);
+    assert!(out.status.success(), "{}", text(&out));
+    let hip = venv.site_packages().join("_rocm_sdk_devel/include/hip");
+    assert!(hip.join("kept").is_file());
+    for (name, _) in refused {
+        assert!(
+            fs::symlink_metadata(hip.join(name)).is_err(),
+            "{name} was unpacked"
+        );
+    }
+    let log = String::from_utf8_lossy(&built.stderr);
+    for (name, _) in refused {
+        let named = format!("include/hip/{name} in core-hip_dev_generic");
+        assert!(
+            log.lines()
+                .any(|l| l.contains(&named) && l.contains("left out of the devel tarball")),
+            "no warning names {named}:\n{log}"
+        );
+    }
+}
+
+/// A `_devel.tar` changed after pip installed it (same size, one byte of a
+/// header file's content) is refused before anything is written.
+#[test]
+fn init_refuses_a_devel_tar_changed_after_install() {
+    let venv = devel_installed(&build().dist());
+    let tar = venv.site_packages().join("rocm_sdk_devel/_devel.tar");
+    let mut bytes = fs::read(&tar).unwrap();
+    let at = bytes
+        .windows(7)
+        .position(|w| w == b"#pragma")
+        .expect("a header in the tar");
+    bytes[at] = b'/';
+    fs::write(&tar, &bytes).unwrap();
+    assert_init_refused(
+        &venv,
+        &[
+            "changed after it was installed",
+            "sha256",
+            "pip install --force-reinstall rocm-sdk-devel",
+        ],
+    );
+}
+
+/// A devel tar whose hard links form a cycle, installed with a RECORD that
+/// vouches for it (as a broken or hostile build would ship it): refused
+/// with the members named, and neither this init nor the next hangs.
+#[test]
+fn init_refuses_a_hard_link_cycle_without_hanging() {
+    let venv = devel_installed(&build().dist());
+    let sp = venv.site_packages();
+    let tar = sp.join("rocm_sdk_devel/_devel.tar");
+    let mut builder = tar::Builder::new(Vec::new());
+    let mut member = |name: &str, kind: tar::EntryType, link: &str, data: &[u8]| {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_mode(0o644);
+        header.set_size(data.len() as u64);
+        if kind == tar::EntryType::Link {
+            builder.append_link(&mut header, name, link).unwrap();
+        } else {
+            builder.append_data(&mut header, name, data).unwrap();
+        }
+    };
+    member("_rocm_sdk_devel/", tar::EntryType::Directory, "", b"");
+    member("_rocm_sdk_devel/f", tar::EntryType::Regular, "", b"data");
+    member(
+        "_rocm_sdk_devel/a",
+        tar::EntryType::Link,
+        "_rocm_sdk_devel/b",
+        b"",
+    );
+    member(
+        "_rocm_sdk_devel/b",
+        tar::EntryType::Link,
+        "_rocm_sdk_devel/a",
+        b"",
+    );
+    fs::write(&tar, builder.into_inner().unwrap()).unwrap();
+    vouch_for_the_tar(&venv, &tar);
+    assert_init_refused(
+        &venv,
+        &["hard links form a cycle: _rocm_sdk_devel/a -> _rocm_sdk_devel/b -> _rocm_sdk_devel/a"],
+    );
+}
+
+/// Rewrites the tar's RECORD row with its current sha256 and size, as pip
+/// would have written it for this file.
+fn vouch_for_the_tar(venv: &Venv, tar: &Path) {
+    let script = r#"
+import base64, hashlib, pathlib, sys
+sp, tar = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+data = tar.read_bytes()
+digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+row = f"rocm_sdk_devel/_devel.tar,sha256={digest},{len(data)}"
+record = next(sp.glob("rocm_sdk_devel-*.dist-info")) / "RECORD"
+lines = [row if l.startswith("rocm_sdk_devel/_devel.tar,") else l
+         for l in record.read_text().splitlines()]
+record.write_text("\n".join(lines) + "\n")
+"#;
+    let sp: PathBuf = venv.site_packages();
+    ok(&venv.run(
+        "python",
+        &["-c", script, sp.to_str().unwrap(), tar.to_str().unwrap()],
+    ));
+}
