@@ -244,3 +244,10 @@ def initialize_process(
                     f"could not preload the libraries of {PRELOAD_ENV}={value!r}: {e}; "
                     f"correct or unset that environment variable"
                 ) from e
+
+
+# One warning when the installer reused a `rocm` wheel selected for another
+# machine (docs/python.md, "Stale selections"); cheap, never raises.
+from ._selection_record import warn_if_stale as _warn_if_stale  # noqa: E402
+
+_warn_if_stale()

@@ -153,7 +153,17 @@ class BackendHooksTest(TempDirTest):
             self.assertFalse(any("__pycache__" in n or "build_backend" in n for n in names))
             self.assertEqual(
                 json.loads(zf.read("rocm_sdk/_selection.json")),
-                {"source": "environment", "target": "gfx942"},
+                {
+                    "schema": 1,
+                    "target": "gfx942",
+                    "source": "environment",
+                    "requested": "gfx942",
+                    "gpu_archs": None,
+                    "available_targets": ["gfx1100", "gfx942"],
+                    "default_target": "gfx1100",
+                    "sys_platform": sys.platform,
+                    "machine": os.uname().machine,
+                },
             )
             self.assertEqual(
                 zf.read("rocm-7.1.0.dist-info/entry_points.txt").decode(),
@@ -192,9 +202,10 @@ class BackendHooksTest(TempDirTest):
         wheel = self.build()
         with zipfile.ZipFile(wheel) as zf:
             fields, _ = read_metadata(zf.read("rocm-7.1.0.dist-info/METADATA").decode())
+            record = json.loads(zf.read("rocm_sdk/_selection.json"))
             self.assertEqual(
-                json.loads(zf.read("rocm_sdk/_selection.json")),
-                {"source": "detected", "target": "gfx1100"},
+                (record["target"], record["source"], record["requested"], record["gpu_archs"]),
+                ("gfx1100", "detected", "", ["gfx1100"]),
             )
         self.assertIn('rocm-sdk-device-gfx1100==7.1.0; extra == "device"', fields["Requires-Dist"])
         self.assertEqual(self.stderr.getvalue(), "rocm: target gfx1100 (detected)\n")
