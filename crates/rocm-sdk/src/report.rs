@@ -60,6 +60,9 @@ pub enum Outcome {
     Failed,
     /// It does not apply to this installation (counted in neither total).
     Skipped,
+    /// It works here but deserves attention; the detail says why and what
+    /// to do (counted in neither total).
+    Warned,
 }
 
 /// One check.
@@ -84,6 +87,11 @@ impl Check {
     /// A check that fails with `detail` as the cause.
     pub fn failed(category: Category, name: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::new(category, name, Outcome::Failed, detail)
+    }
+
+    /// A check that works here but deserves attention.
+    pub fn warned(category: Category, name: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Warned, detail)
     }
 
     /// A check that does not apply.
@@ -162,6 +170,11 @@ impl Report {
         self.count(Outcome::Skipped)
     }
 
+    /// How many checks warned.
+    pub fn warned(&self) -> usize {
+        self.count(Outcome::Warned)
+    }
+
     /// True when no check failed.
     pub fn is_ok(&self) -> bool {
         self.failed() == 0
@@ -180,6 +193,7 @@ impl Report {
                 Outcome::Passed => "PASS",
                 Outcome::Failed => "FAIL",
                 Outcome::Skipped => "SKIP",
+                Outcome::Warned => "WARN",
             };
             let _ = write!(out, "{mark} {}: {}", check.category.as_str(), check.name);
             if !check.detail.is_empty() {
@@ -189,6 +203,9 @@ impl Report {
         }
         if self.skipped() > 0 {
             let _ = writeln!(out, "{} skipped", self.skipped());
+        }
+        if self.warned() > 0 {
+            let _ = writeln!(out, "{} warned", self.warned());
         }
         let _ = writeln!(out, "{} passed, {} failed", self.passed(), self.failed());
         out
@@ -202,6 +219,7 @@ impl Report {
         value["passed"] = self.passed().into();
         value["failed"] = self.failed().into();
         value["skipped"] = self.skipped().into();
+        value["warned"] = self.warned().into();
         let mut text = serde_json::to_string_pretty(&value).expect("JSON values serialise");
         text.push('\n');
         text
@@ -250,6 +268,30 @@ mod tests {
         assert_eq!(value["checks"][1]["category"], "libraries");
         assert_eq!(value["checks"][1]["outcome"], "failed");
         assert_eq!(value["version"], "7.1.0");
+    }
+
+    #[test]
+    fn warnings_are_marked_and_counted_apart() {
+        let mut report = report();
+        report.checks.push(Check::warned(
+            Category::Installation,
+            "rocm target selection",
+            "reinstall",
+        ));
+        let text = report.to_text();
+        assert!(
+            text.ends_with(
+                "WARN installation: rocm target selection (reinstall)\n\
+                 1 skipped\n\
+                 1 warned\n\
+                 1 passed, 1 failed\n"
+            ),
+            "{text}"
+        );
+        let value: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(value["warned"], 1);
+        assert_eq!(value["checks"][3]["outcome"], "warned");
+        assert!(!report.is_ok());
     }
 
     #[test]

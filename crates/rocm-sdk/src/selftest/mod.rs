@@ -11,6 +11,7 @@ mod packages;
 mod records;
 mod run;
 mod scripts;
+mod selection;
 mod versions;
 
 use std::path::{Path, PathBuf};
@@ -119,6 +120,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> Report {
         options,
     };
     installation(&cx, &mut checks);
+    selection::check(&cx, &mut checks);
     // Unpack first: it appends to RECORD and creates the tree the later
     // checks look at.
     devel::unpack(&cx, &mut checks);
