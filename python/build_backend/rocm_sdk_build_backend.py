@@ -19,7 +19,9 @@ Layout of the sdist this file lives in (`backend-path = ["build_backend"]`):
     rocm-V/build_backend/rocm_sdk_build_backend.py
     rocm-V/rocm_sdk/*.py, rocm_sdk/_dist_info.json
 
-The wheel is `rocm-V-py3-none-any.whl`: `rocm_sdk/` plus
+The wheel is `rocm-V-py3-none-{platform}.whl` (`linux_x86_64`,
+`win_amd64`: the choice depends on the machine, so an installer's cache
+never hands it to another platform): `rocm_sdk/` plus
 `rocm_sdk/_selection.json` (the target chosen and every input the choice
 read: read by `rocm_sdk._dist_info.determine_target_family`, and compared
 with the installing machine by `rocm_sdk/_selection_record.py`, since
@@ -196,12 +198,25 @@ def _metadata_text(doc: dict, metadata) -> str:
     return text
 
 
+def _platform_tag() -> str:
+    """This machine's generic platform tag (`linux_x86_64`, `win_amd64`),
+    the one every installer accepts for it: the wheel is pure Python, but
+    what it selected holds for this platform only."""
+    import sysconfig
+
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def _wheel_tag() -> str:
+    return f"py3-none-{_platform_tag()}"
+
+
 def _wheel_text() -> str:
     return (
         "Wheel-Version: 1.0\n"
         f"Generator: {GENERATOR}\n"
         "Root-Is-Purelib: true\n"
-        "Tag: py3-none-any\n"
+        f"Tag: {_wheel_tag()}\n"
     )
 
 
@@ -276,7 +291,7 @@ def _record_hash(data: bytes) -> str:
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) -> str:
-    """PEP 517: writes `rocm-V-py3-none-any.whl` and returns its file name.
+    """PEP 517: writes `rocm-V-py3-none-{platform}.whl` and returns its file name.
 
     With `metadata_directory` (from `prepare_metadata_for_build_wheel`), its
     files and its target are reused, so the wheel matches what the frontend
@@ -302,7 +317,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) 
     entries.sort()
     entries += [(f"{dist_info}/{n}", data) for n, data in sorted(meta_files.items())]
 
-    file_name = f"{DIST_NAME}-{version.replace('-', '_')}-py3-none-any.whl"
+    file_name = f"{DIST_NAME}-{version.replace('-', '_')}-{_wheel_tag()}.whl"
     out_dir = Path(wheel_directory)
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / file_name

@@ -88,3 +88,19 @@ class TempDirTest(unittest.TestCase):
 
     def tearDown(self) -> None:
         self._tmp.cleanup()
+
+
+def tool_from_pypi(package: str, program: str) -> Path:
+    """`program` from PyPI's `package`, installed once into a venv under the
+    workspace's `target/` (git-ignored), so tests run the real tool."""
+    venv = REPO_ROOT / "target" / "python-tools" / package
+    path = venv / "bin" / program
+    if not path.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+             "--disable-pip-version-check", package],
+            check=True,
+            timeout=600,
+        )
+    return path

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import unittest
 import zipfile
@@ -130,7 +131,8 @@ class BackendHooksTest(TempDirTest):
 
     def test_wheel_is_complete_and_recorded(self) -> None:
         wheel = self.build()
-        self.assertEqual(wheel.name, "rocm-7.1.0-py3-none-any.whl")
+        tag = f"py3-none-{sysconfig.get_platform().replace('-', '_').replace('.', '_')}"
+        self.assertEqual(wheel.name, f"rocm-7.1.0-{tag}.whl")
         with zipfile.ZipFile(wheel) as zf:
             names = zf.namelist()
             self.assertEqual(names[-1], "rocm-7.1.0.dist-info/RECORD")
@@ -169,7 +171,7 @@ class BackendHooksTest(TempDirTest):
                 zf.read("rocm-7.1.0.dist-info/entry_points.txt").decode(),
                 "[console_scripts]\nrocm-sdk = rocm_sdk.__main__:main\n",
             )
-            self.assertIn(b"Tag: py3-none-any", zf.read("rocm-7.1.0.dist-info/WHEEL"))
+            self.assertIn(f"Tag: {tag}\n".encode(), zf.read("rocm-7.1.0.dist-info/WHEEL"))
 
     def test_wheel_reuses_prepared_metadata(self) -> None:
         name = self.backend.prepare_metadata_for_build_wheel(str(self.tmp / "meta"))

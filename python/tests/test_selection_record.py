@@ -13,7 +13,14 @@ from unittest import mock
 
 from rocm_sdk import _detect, _selection_record as sr
 
-from .support import TempDirTest, copy_package, load_fixture, run_python, write_document
+from .support import (
+    TempDirTest,
+    copy_package,
+    load_fixture,
+    run_python,
+    tool_from_pypi,
+    write_document,
+)
 
 AVAILABLE = ["gfx1100", "gfx942"]
 
@@ -289,23 +296,33 @@ class SharedPipCacheTest(TempDirTest):
             )
         self.cache = self.tmp / "pip-cache"
 
+    def installer(self, venv: Path, *, cache: bool) -> list[str]:
+        """The install command (pip) for `venv`, before its requirements."""
+        cache_flag = [] if cache else ["--no-cache-dir"]
+        return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                "install", *cache_flag]
+
     def install(self, name: str, target: str, *, cache: bool = True):
         import subprocess
 
         venv = self.tmp / name
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "ROCM_SDK_"))}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PIP_", "UV_", "ROCM_SDK_"))}
         env.pop("PYTHONPATH", None)
-        env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_CACHE_DIR=str(self.cache))
+        env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_CACHE_DIR=str(self.cache),
+                   UV_CACHE_DIR=str(self.cache))
         env[sr.TARGET_ENV] = target
-        cache_flag = [] if cache else ["--no-cache-dir"]
         p = subprocess.run(
-            [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
-             *cache_flag, "--no-index", "--find-links", str(self.links), "rocm[device]"],
+            [*self.installer(venv, cache=cache), "--no-index", "--find-links", str(self.links),
+             "rocm[device]"],
             env=env, capture_output=True, text=True, timeout=300,
         )
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        return venv, p.stdout
+        return venv, p.stdout + p.stderr
+
+    #: What the installer says when it takes the wheel from its cache.
+    reused = r"Using cached rocm-7\.1\.0-py3-none-linux_\w+\.whl"
 
     def devices(self, venv: Path) -> list[str]:
         (site,) = venv.glob("lib/python*/site-packages")
@@ -325,7 +342,7 @@ class SharedPipCacheTest(TempDirTest):
         self.assertEqual(self.devices(a), ["rocm_sdk_device_gfx942-7.1.0.dist-info"])
         b, log = self.install("venv-b", "gfx1100")
         # The bug: the cached wheel was reused, with A's target.
-        self.assertIn("cached rocm-7.1.0-py3-none-any.whl", log)
+        self.assertRegex(log, self.reused)
         self.assertEqual(self.devices(b), ["rocm_sdk_device_gfx942-7.1.0.dist-info"])
         p = self.import_rocm_sdk(b, "gfx1100")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -336,10 +353,40 @@ class SharedPipCacheTest(TempDirTest):
             p.stderr,
         )
         self.assertIn(
-            'pip install --no-cache-dir --force-reinstall "rocm[device]==7.1.0"', p.stderr
+            'pip install --no-cache-dir --force-reinstall "rocm[device]==7.1.0" '
+            '(uv: uv pip install --reinstall --no-cache "rocm[device]==7.1.0")',
+            p.stderr,
         )
         # A agrees with itself; the remedy gives B its own target, silently.
         self.assertEqual(self.import_rocm_sdk(a, "gfx942").stderr, "")
         c, _ = self.install("venv-c", "gfx1100", cache=False)
         self.assertEqual(self.devices(c), ["rocm_sdk_device_gfx1100-7.1.0.dist-info"])
         self.assertEqual(self.import_rocm_sdk(c, "gfx1100").stderr, "")
+
+    def test_a_wheel_cached_for_another_platform_is_not_reused(self) -> None:
+        self.install("venv-a", "gfx942")
+        platform_tag = __import__("sysconfig").get_platform().replace("-", "_")
+        (cached,) = self.cache.rglob("rocm-7.1.0-*.whl")
+        self.assertEqual(cached.name, f"rocm-7.1.0-py3-none-{platform_tag}.whl")
+        # The same cache seen from a node of another architecture.
+        foreign = "linux_riscv64" if platform_tag != "linux_riscv64" else "linux_x86_64"
+        cached.rename(cached.with_name(f"rocm-7.1.0-py3-none-{foreign}.whl"))
+        b, log = self.install("venv-b", "gfx1100")
+        self.assertNotRegex(log, self.reused)
+        self.assertEqual(self.devices(b), ["rocm_sdk_device_gfx1100-7.1.0.dist-info"])
+
+
+@unittest.skipUnless(os.name == "posix", "needs a POSIX venv layout")
+class SharedUvCacheTest(SharedPipCacheTest):
+    """The same with uv (installed from PyPI into `target/python-tools`)."""
+
+    reused = r"(?s)^(?!.*Built rocm).*\+ rocm-sdk-device-gfx942"
+
+    def installer(self, venv: Path, *, cache: bool) -> list[str]:
+        uv = tool_from_pypi("uv", "uv")
+        return [str(uv), "pip", "install", "--python", str(venv / "bin" / "python"),
+                *([] if cache else ["--no-cache"])]
+
+    # uv keeps built wheels in a layout of its own; its tag rule is the same
+    # (a wheel only for a platform it supports), shown with pip above.
+    test_a_wheel_cached_for_another_platform_is_not_reused = None
