@@ -3,17 +3,23 @@
 use crate::cmd::{have, run};
 
 /// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
-/// check ELF edits; `gcc` builds the example's real ELF files; `python3` and
-/// `python3-venv` let wheel-writer's tests `pip install` wheels into a venv.
+/// check ELF edits; `gcc` builds the example's real ELF files; `g++` builds
+/// libFuzzer for the fuzz targets; `python3` and `python3-venv` let
+/// wheel-writer's tests `pip install` wheels into a venv.
 const TEST_PACKAGES: &[&str] = &[
     "binutils",
     "gcc",
+    "g++",
     "libc6-dev",
     "zstd",
     "xz-utils",
     "python3",
     "python3-venv",
 ];
+
+/// Seconds each fuzz target runs in CI (six targets: two minutes, plus
+/// building them).
+const CI_FUZZ_SECONDS: u64 = 20;
 
 /// Exactly what `.ci/run` runs.
 pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
@@ -44,7 +50,10 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
             "-t",
             "python",
         ],
-    )
+    )?;
+    // Every reader of untrusted input, briefly; a crash fails CI and leaves
+    // its input in fuzz/artifacts/<target>/.
+    crate::fuzz::run_targets(crate::fuzz::TARGETS, CI_FUZZ_SECONDS)
 }
 
 /// Installs the Debian packages the tests need when any is missing.
