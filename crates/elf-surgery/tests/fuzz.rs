@@ -12,8 +12,8 @@ mod common;
 use std::fs;
 use std::io::Cursor;
 
-use common::{Linker, Rng, build_small_lib, corpus_request};
-use elf_surgery::{ElfFile, ErrorKind, Unchanged};
+use common::{APPENDED, Linker, Rng, build_small_lib, corpus_request};
+use elf_surgery::{ElfFile, ErrorKind, SearchPathEdit, Unchanged};
 
 const ITERATIONS: usize = 1500;
 
@@ -183,4 +183,36 @@ fn random_inputs_never_panic() {
             }
         }
     }
+}
+
+/// The inputs coverage-guided fuzzing found (`fuzz/fuzz_targets/elf_edit.rs`),
+/// kept in `tests/fuzz-inputs/`: the first byte picks the request as the
+/// fuzz target does, the rest is the file. Each must be refused without a
+/// panic or a verification failure, or edited soundly.
+#[test]
+fn inputs_found_by_fuzzing() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-inputs");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let data = fs::read(&path).unwrap();
+        let (&choice, bytes) = data.split_first().expect("an input has a request byte");
+        let request = match choice % 3 {
+            0 => SearchPathEdit::append(APPENDED).force_rpath(),
+            1 => SearchPathEdit::append(APPENDED),
+            _ => SearchPathEdit::set(APPENDED).force_rpath(),
+        };
+        let mut source = Cursor::new(bytes);
+        if let Ok(elf) = ElfFile::parse(&mut source) {
+            if let Err(e) = elf.plan_edit(&mut source, &request) {
+                assert!(
+                    !matches!(e.kind(), ErrorKind::Verification(_)),
+                    "{}: planner bug: {e}",
+                    path.display()
+                );
+            }
+        }
+        seen += 1;
+    }
+    assert!(seen > 0, "no inputs in {}", dir.display());
 }
