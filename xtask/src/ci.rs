@@ -18,7 +18,7 @@ const TEST_PACKAGES: &[&str] = &[
 ];
 
 /// Seconds each fuzz target runs in CI (six targets: two minutes, plus
-/// building them).
+/// a quick build of them).
 const CI_FUZZ_SECONDS: u64 = 20;
 
 /// Exactly what `.ci/run` runs.
@@ -53,7 +53,11 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
     )?;
     // Every reader of untrusted input, briefly; a crash fails CI and leaves
     // its input in fuzz/artifacts/<target>/.
-    crate::fuzz::run_targets(crate::fuzz::TARGETS, CI_FUZZ_SECONDS)
+    crate::fuzz::run_targets(
+        crate::fuzz::TARGETS,
+        CI_FUZZ_SECONDS,
+        crate::fuzz::Build::Quick,
+    )
 }
 
 /// Installs the Debian packages the tests need when any is missing.

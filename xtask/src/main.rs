@@ -48,7 +48,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "fuzz",
         fuzz::fuzz,
-        "run the cargo-fuzz targets [--seconds N] [target...] (nightly; default 60 s each)",
+        "run the cargo-fuzz targets [--quick] [--seconds N] [target...] (nightly; 60 s each)",
     ),
     (
         "deny",
