@@ -128,9 +128,11 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/rocm_sdk");
         let mut missing = Vec::new();
         for entry in std::fs::read_dir(&dir).unwrap() {
-            let name = entry.unwrap().file_name().into_string().unwrap();
+            let file = entry.unwrap().path();
+            let name = file.file_name().unwrap().to_str().unwrap();
             let path = format!("rocm_sdk/{name}");
-            if name.ends_with(".py") && !SDIST.iter().any(|(p, _)| *p == path) {
+            if file.extension().is_some_and(|e| e == "py") && !SDIST.iter().any(|(p, _)| *p == path)
+            {
                 missing.push(path);
             }
         }
