@@ -19,9 +19,13 @@ Layout of the sdist this file lives in (`backend-path = ["build_backend"]`):
     rocm-V/build_backend/rocm_sdk_build_backend.py
     rocm-V/rocm_sdk/*.py, rocm_sdk/_dist_info.json
 
-The wheel is `rocm-V-py3-none-any.whl`: `rocm_sdk/` plus
-`rocm_sdk/_selection.json` (the target chosen, read by
-`rocm_sdk._dist_info.determine_target_family`), and a `.dist-info` with
+The wheel is `rocm-V-py3-none-{platform}.whl` (`linux_x86_64`,
+`win_amd64`: the choice depends on the machine, so an installer's cache
+never hands it to another platform): `rocm_sdk/` plus
+`rocm_sdk/_selection.json` (the target chosen and every input the choice
+read: read by `rocm_sdk._dist_info.determine_target_family`, and compared
+with the installing machine by `rocm_sdk/_selection_record.py`, since
+installers cache this wheel by the sdist alone), and a `.dist-info` with
 METADATA 2.4 (the static fields of PKG-INFO plus the computed ones),
 WHEEL, entry_points.txt (`rocm-sdk`) and RECORD (sha256).
 """
@@ -100,9 +104,12 @@ def _document() -> dict:
     return doc
 
 
-def _select(doc: dict) -> tuple[object, dict | None]:
-    """The selector and the chosen target (`{"target", "source"}` or None)."""
+def _select(doc: dict) -> tuple[object, dict]:
+    """The selector and the selection record (`rocm_sdk/_selection_record.py`):
+    the chosen target (None when the release offers none), its source, and
+    every input the choice read."""
     selector_mod = _load_sibling("_selector")
+    record_mod = _load_sibling("_selection_record")
     selector = selector_mod.Selector.from_document(doc)
     requested = os.environ.get(selector_mod.TARGET_ENV)
     detected = None
@@ -115,16 +122,27 @@ def _select(doc: dict) -> tuple[object, dict | None]:
         selection = selector.select_target(requested, detected)
     except selector_mod.TargetNotAvailableError as e:
         raise BuildError(str(e)) from None
-    if selection is None:
-        return selector, None
-    sys.stderr.write(f"rocm: target {selection.target} ({selection.source})\n")
-    return selector, {"target": selection.target, "source": selection.source}
+    if selection is not None:
+        sys.stderr.write(f"rocm: target {selection.target} ({selection.source})\n")
+    record = record_mod.make_record(
+        target=selection.target if selection else None,
+        source=selection.source if selection else None,
+        requested=requested,
+        gpu_output=detected,
+        available_targets=selector.available_targets,
+        default_target=selector.default_target,
+        sys_platform=sys.platform,
+        machine_name=record_mod.machine(),
+    )
+    return selector, record
 
 
-def _metadata_for(selector, chosen: dict | None):
+def _metadata_for(selector, record: dict):
     selector_mod = _load_sibling("_selector")
     selection = (
-        selector_mod.Selection(chosen["target"], chosen["source"]) if chosen is not None else None
+        selector_mod.Selection(record["target"], record["source"])
+        if record.get("target") is not None
+        else None
     )
     return selector.metadata(selection)
 
@@ -180,12 +198,25 @@ def _metadata_text(doc: dict, metadata) -> str:
     return text
 
 
+def _platform_tag() -> str:
+    """This machine's generic platform tag (`linux_x86_64`, `win_amd64`),
+    the one every installer accepts for it: the wheel is pure Python, but
+    what it selected holds for this platform only."""
+    import sysconfig
+
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def _wheel_tag() -> str:
+    return f"py3-none-{_platform_tag()}"
+
+
 def _wheel_text() -> str:
     return (
         "Wheel-Version: 1.0\n"
         f"Generator: {GENERATOR}\n"
         "Root-Is-Purelib: true\n"
-        "Tag: py3-none-any\n"
+        f"Tag: {_wheel_tag()}\n"
     )
 
 
@@ -204,13 +235,13 @@ def _dist_info_name(version: str) -> str:
 
 def _metadata_files(doc: dict) -> dict[str, bytes]:
     """The `.dist-info` files (RECORD aside) for an install on this machine."""
-    selector, chosen = _select(doc)
-    metadata = _metadata_for(selector, chosen)
+    selector, record = _select(doc)
+    metadata = _metadata_for(selector, record)
     return {
         "METADATA": _metadata_text(doc, metadata).encode(),
         "WHEEL": _wheel_text().encode(),
         "entry_points.txt": _entry_points_text().encode(),
-        METADATA_SELECTION_NAME: _json_bytes(chosen),
+        METADATA_SELECTION_NAME: _json_bytes(record),
     }
 
 
@@ -260,7 +291,7 @@ def _record_hash(data: bytes) -> str:
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) -> str:
-    """PEP 517: writes `rocm-V-py3-none-any.whl` and returns its file name.
+    """PEP 517: writes `rocm-V-py3-none-{platform}.whl` and returns its file name.
 
     With `metadata_directory` (from `prepare_metadata_for_build_wheel`), its
     files and its target are reused, so the wheel matches what the frontend
@@ -280,13 +311,13 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) 
         }
     else:
         meta_files = _metadata_files(doc)
-    chosen = json.loads(meta_files.get(METADATA_SELECTION_NAME, b"null"))
+    record = json.loads(meta_files.get(METADATA_SELECTION_NAME, b"null"))
     entries = _source_files()
-    entries.append((f"{PURE_PACKAGE}/{SELECTION_NAME}", _json_bytes(chosen)))
+    entries.append((f"{PURE_PACKAGE}/{SELECTION_NAME}", _json_bytes(record)))
     entries.sort()
     entries += [(f"{dist_info}/{n}", data) for n, data in sorted(meta_files.items())]
 
-    file_name = f"{DIST_NAME}-{version.replace('-', '_')}-py3-none-any.whl"
+    file_name = f"{DIST_NAME}-{version.replace('-', '_')}-{_wheel_tag()}.whl"
     out_dir = Path(wheel_directory)
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / file_name

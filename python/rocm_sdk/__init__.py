@@ -324,3 +324,10 @@ def initialize_process(
                     f"{PRELOAD_ENV}='{value}'. Check this environment variable and unset "
                     f"it if not correct/needed. The cause: {e}"
                 ) from e
+
+
+# One warning when the installer reused a `rocm` wheel selected for another
+# machine (docs/python.md, "Stale selections"); cheap, never raises.
+from ._selection_record import warn_if_stale as _warn_if_stale  # noqa: E402
+
+_warn_if_stale()

@@ -14,15 +14,20 @@ an `offload-arch` found on `PATH` that is not one of our trampolines:
    and inside the `.exe` launcher on Windows), run with a timeout.
 
 Both produce `offload-arch`-style text: one arch per line.
+
+Only `os` is imported up front: `import rocm_sdk` and every devel tool's
+launch read the kernel's list (`_selection_record.py`), and neither may
+pay for `subprocess`, `logging` or `pathlib` there.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import subprocess
-from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Sequence
 
 __all__ = [
     "KFD_TOPOLOGY_NODES",
@@ -33,10 +38,8 @@ __all__ = [
     "run_offload_arch",
 ]
 
-_log = logging.getLogger(__name__)
-
 #: Where the amdgpu kernel driver describes each agent.
-KFD_TOPOLOGY_NODES = Path("/sys/class/kfd/kfd/topology/nodes")
+KFD_TOPOLOGY_NODES = "/sys/class/kfd/kfd/topology/nodes"
 
 #: Bytes of a candidate `offload-arch` read to recognise our trampolines.
 _SNIFF_LIMIT = 4 * 1024 * 1024
@@ -59,17 +62,24 @@ def arch_from_gfx_target_version(value: int) -> str | None:
     return f"gfx{major}{minor:x}{stepping:x}"
 
 
-def kfd_gpu_archs(nodes_dir: Path = KFD_TOPOLOGY_NODES) -> list[str]:
+def _debug(message: str, *args: object) -> None:
+    import logging
+
+    logging.getLogger(__name__).debug(message, *args)
+
+
+def kfd_gpu_archs(nodes_dir: str | os.PathLike = KFD_TOPOLOGY_NODES) -> list[str]:
     """The archs of the GPU nodes under `nodes_dir`, in node order, each once."""
     try:
-        nodes = [p for p in nodes_dir.iterdir() if p.name.isdigit()]
+        nodes = [n for n in os.listdir(nodes_dir) if n.isdigit()]
     except OSError:
         return []
     archs: list[str] = []
-    for node in sorted(nodes, key=lambda p: int(p.name)):
+    for node in sorted(nodes, key=int):
         try:
-            text = (node / "properties").read_text()
-        except OSError:
+            with open(os.path.join(nodes_dir, node, "properties"), encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, ValueError):
             continue
         for line in text.splitlines():
             key, _, value = line.partition(" ")
@@ -98,6 +108,8 @@ def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) 
     real program rather than one of our console scripts."""
     if not path_value:
         return None
+    from pathlib import Path
+
     name = "offload-arch.exe" if windows else "offload-arch"
     for entry in path_value.split(os.pathsep):
         if not entry:
@@ -106,7 +118,7 @@ def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) 
         if not candidate.is_file() or not os.access(candidate, os.X_OK):
             continue
         if _is_our_trampoline(candidate):
-            _log.debug("skipping %s: it is a rocm-sdk-core console script", candidate)
+            _debug("skipping %s: it is a rocm-sdk-core console script", candidate)
             continue
         return candidate
     return None
@@ -114,6 +126,8 @@ def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) 
 
 def run_offload_arch(program: Path, timeout: float = 10.0) -> str | None:
     """`program`'s standard output, or None when it fails or times out."""
+    import subprocess
+
     try:
         done = subprocess.run(
             [str(program)],
@@ -124,10 +138,10 @@ def run_offload_arch(program: Path, timeout: float = 10.0) -> str | None:
             check=False,
         )
     except (OSError, subprocess.SubprocessError) as e:
-        _log.debug("%s did not run: %s", program, e)
+        _debug("%s did not run: %s", program, e)
         return None
     if done.returncode != 0:
-        _log.debug("%s exited with %s", program, done.returncode)
+        _debug("%s exited with %s", program, done.returncode)
         return None
     return done.stdout.decode("utf-8", "replace")
 
@@ -136,16 +150,16 @@ def detect_gpu_archs(
     *,
     path_value: str | None,
     windows: bool,
-    nodes_dir: Path = KFD_TOPOLOGY_NODES,
+    nodes_dir: str | os.PathLike = KFD_TOPOLOGY_NODES,
 ) -> str | None:
     """`offload-arch`-style text for this machine's GPUs, or None when none
     can be found. Never runs one of our console scripts."""
     archs: Sequence[str] = [] if windows else kfd_gpu_archs(nodes_dir)
     if archs:
-        _log.debug("the amdgpu driver reports %s", ", ".join(archs))
+        _debug("the amdgpu driver reports %s", ", ".join(archs))
         return "".join(f"{a}\n" for a in archs)
     program = find_foreign_offload_arch(path_value, windows=windows)
     if program is None:
-        _log.debug("no GPU in %s and no offload-arch on PATH", nodes_dir)
+        _debug("no GPU in %s and no offload-arch on PATH", nodes_dir)
         return None
     return run_offload_arch(program)

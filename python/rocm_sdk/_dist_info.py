@@ -65,7 +65,8 @@ if _VERBOSE:
     _detect_log.setLevel(logging.DEBUG)
 
 #: The file the sdist's build backend writes next to this module: the
-#: target chosen when `rocm` was installed (`{"target": ..., "source": ...}`).
+#: target chosen when `rocm` was installed and what the choice read (the
+#: selection record, docs/formats.md; `_selection_record.py` reads it too).
 SELECTION_FILE_NAME = "_selection.json"
 
 _PACKAGE_DIR = Path(os.path.abspath(__file__)).parent

@@ -16,7 +16,14 @@ What a script runs (`relpath` inside the tree):
   `SP/_rocm_sdk_core{nonce}/{relpath}`.
 - a tool absent from the tree: one line naming the path, exit status 127.
 
-Only `os`, `sys` and `json` are imported on the warm path.
+Before a devel tool runs, the `rocm` wheel's selection record is compared
+with this machine (`rocm_sdk/_selection_record.py`; a non-ROCm
+`offload-arch` only when devel is unpacked first): a mismatch is one
+warning line on stderr, and the tool still runs.
+
+Only `os`, `sys` and `json` are imported on the warm path (plus
+`importlib.util`, to load the selection check by path, when `rocm` is
+installed).
 """
 
 import os
@@ -101,6 +108,31 @@ def _run_init():
         )
 
 
+#: The selection check of the `rocm` wheel, loaded by path so that the
+#: `rocm_sdk` package (and what it imports) stays out of the warm path.
+SELECTION_CHECK = os.path.join("rocm_sdk", "_selection_record.py")
+
+
+def warn_if_stale_selection(name, full):
+    """One line on stderr when the installed `rocm` wheel was selected for
+    another machine; never fails the launch."""
+    path = os.path.join(_SITE, SELECTION_CHECK)
+    if not os.path.isfile(path):
+        return
+    try:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("_rocm_sdk_core_selection_check", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        message = module.check(os.path.dirname(path), full=full)
+    except Exception:  # noqa: BLE001 - a broken record must not stop the tool
+        return
+    if message:
+        sys.stderr.write(f"{name}: warning: {message}\n")
+
+
 def _existing(root, relpath):
     path = os.path.join(root, *relpath.split("/"))
     for candidate in (path, path + ".exe") if _WINDOWS else (path,):
@@ -114,7 +146,9 @@ def resolve(script):
     None when the tool is absent from the tree."""
     relpath = script["relpath"]
     if not script.get("system_info") and os.path.isdir(os.path.join(_SITE, DEVEL_PACKAGE)):
-        if devel_needs_init(_SITE):
+        cold = devel_needs_init(_SITE)
+        warn_if_stale_selection(script["name"], full=cold)
+        if cold:
             _run_init()
         tool = _existing(os.path.join(_SITE, DEVEL_TREE), relpath)
         if tool is not None:

@@ -116,3 +116,19 @@ class SiteTest(TempDirTest):
         path = self.site / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
+
+
+def tool_from_pypi(package: str, program: str) -> Path:
+    """`program` from PyPI's `package`, installed once into a venv under the
+    workspace's `target/` (git-ignored), so tests run the real tool."""
+    venv = REPO_ROOT / "target" / "python-tools" / package
+    path = venv / "bin" / program
+    if not path.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+             "--disable-pip-version-check", package],
+            check=True,
+            timeout=600,
+        )
+    return path

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import unittest
 import zipfile
@@ -130,7 +131,8 @@ class BackendHooksTest(TempDirTest):
 
     def test_wheel_is_complete_and_recorded(self) -> None:
         wheel = self.build()
-        self.assertEqual(wheel.name, "rocm-7.1.0-py3-none-any.whl")
+        tag = f"py3-none-{sysconfig.get_platform().replace('-', '_').replace('.', '_')}"
+        self.assertEqual(wheel.name, f"rocm-7.1.0-{tag}.whl")
         with zipfile.ZipFile(wheel) as zf:
             names = zf.namelist()
             self.assertEqual(names[-1], "rocm-7.1.0.dist-info/RECORD")
@@ -153,13 +155,23 @@ class BackendHooksTest(TempDirTest):
             self.assertFalse(any("__pycache__" in n or "build_backend" in n for n in names))
             self.assertEqual(
                 json.loads(zf.read("rocm_sdk/_selection.json")),
-                {"source": "environment", "target": "gfx942"},
+                {
+                    "schema": 1,
+                    "target": "gfx942",
+                    "source": "environment",
+                    "requested": "gfx942",
+                    "gpu_archs": None,
+                    "available_targets": ["gfx1100", "gfx942"],
+                    "default_target": "gfx1100",
+                    "sys_platform": sys.platform,
+                    "machine": os.uname().machine,
+                },
             )
             self.assertEqual(
                 zf.read("rocm-7.1.0.dist-info/entry_points.txt").decode(),
                 "[console_scripts]\nrocm-sdk = rocm_sdk.__main__:main\n",
             )
-            self.assertIn(b"Tag: py3-none-any", zf.read("rocm-7.1.0.dist-info/WHEEL"))
+            self.assertIn(f"Tag: {tag}\n".encode(), zf.read("rocm-7.1.0.dist-info/WHEEL"))
 
     def test_wheel_reuses_prepared_metadata(self) -> None:
         name = self.backend.prepare_metadata_for_build_wheel(str(self.tmp / "meta"))
@@ -198,9 +210,10 @@ class BackendHooksTest(TempDirTest):
         wheel = self.build()
         with zipfile.ZipFile(wheel) as zf:
             fields, _ = read_metadata(zf.read("rocm-7.1.0.dist-info/METADATA").decode())
+            record = json.loads(zf.read("rocm_sdk/_selection.json"))
             self.assertEqual(
-                json.loads(zf.read("rocm_sdk/_selection.json")),
-                {"source": "detected", "target": "gfx1100"},
+                (record["target"], record["source"], record["requested"], record["gpu_archs"]),
+                ("gfx1100", "detected", "", ["gfx1100"]),
             )
         self.assertIn('rocm-sdk-device-gfx1100==7.1.0; extra == "device"', fields["Requires-Dist"])
         self.assertEqual(self.stderr.getvalue(), "rocm: target gfx1100 (detected)\n")

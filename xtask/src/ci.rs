@@ -3,13 +3,15 @@
 use crate::cmd::{have, run};
 
 /// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
-/// check ELF edits; `gcc` builds the example's real ELF files; `python3` and
-/// `python3-venv` let wheel-writer's tests `pip install` wheels into a venv;
-/// `libtinfo6` (with `libncurses-dev` to link against) is the host-only
-/// system library `rocm-sdk test` must report as a warning.
+/// check ELF edits; `gcc` builds the example's real ELF files; `g++` builds
+/// libFuzzer for the fuzz targets; `python3` and `python3-venv` let
+/// wheel-writer's tests `pip install` wheels into a venv; `libtinfo6` (with
+/// `libncurses-dev` to link against) is the host-only system library
+/// `rocm-sdk test` must report as a warning.
 const TEST_PACKAGES: &[&str] = &[
     "binutils",
     "gcc",
+    "g++",
     "libc6-dev",
     "libtinfo6",
     "libncurses-dev",
@@ -18,6 +20,10 @@ const TEST_PACKAGES: &[&str] = &[
     "python3",
     "python3-venv",
 ];
+
+/// Seconds each fuzz target runs in CI (six targets: two minutes, plus
+/// a quick build of them).
+const CI_FUZZ_SECONDS: u64 = 20;
 
 /// Exactly what `.ci/run` runs.
 pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
@@ -48,6 +54,13 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
             "-t",
             "python",
         ],
+    )?;
+    // Every reader of untrusted input, briefly; a crash fails CI and leaves
+    // its input in fuzz/artifacts/<target>/.
+    crate::fuzz::run_targets(
+        crate::fuzz::TARGETS,
+        CI_FUZZ_SECONDS,
+        crate::fuzz::Build::Quick,
     )
 }
 

@@ -7,6 +7,7 @@
 mod ci;
 mod cmd;
 mod example;
+mod fuzz;
 
 use std::process::ExitCode;
 
@@ -43,6 +44,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "demo",
         example::demo,
         "the main job on the built-in example: generate it, inspect both modes",
+    ),
+    (
+        "fuzz",
+        fuzz::fuzz,
+        "run the cargo-fuzz targets [--quick] [--seconds N] [target...] (nightly; 60 s each)",
     ),
     (
         "deny",

@@ -28,6 +28,11 @@ use crate::{ArchiveFormat, ArtifactName, Error, Result};
 /// need it; memory is only used when an archive asks for it.
 const ZSTD_WINDOW_LOG_MAX: u32 = 31;
 
+/// The most memory an xz stream may ask for (its dictionary, declared in
+/// its header): `xz -9` needs 65 MiB; a few bytes of header must not make
+/// the reader allocate gigabytes.
+pub(crate) const XZ_MEMORY_LIMIT: u64 = 512 << 20;
+
 /// A tar block; the end-of-archive marker is (at least) one of zeros.
 const BLOCK: u64 = 512;
 
@@ -96,9 +101,19 @@ fn decompress(file: File, archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> 
                 .map_err(|e| Error::io(&archive.path, e))?;
             Box::new(d)
         }
-        ArchiveFormat::TarXz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(
-            BufReader::with_capacity(1 << 16, file),
-        )),
+        ArchiveFormat::TarXz => {
+            // The .xz format only (not the legacy .lzma one, whose header can
+            // ask for a 4 GiB dictionary), every concatenated stream, bounded.
+            let stream = liblzma::stream::Stream::new_stream_decoder(
+                XZ_MEMORY_LIMIT,
+                liblzma::stream::CONCATENATED,
+            )
+            .map_err(|e| Error::io(&archive.path, e.into()))?;
+            Box::new(liblzma::bufread::XzDecoder::new_stream(
+                BufReader::with_capacity(1 << 16, file),
+                stream,
+            ))
+        }
     };
     Ok(Box::new(Decompressed {
         inner,

@@ -7,6 +7,10 @@ use std::path::Path;
 /// Bytes read from the tar file at a time.
 pub(crate) const READ_BUFFER: usize = 1 << 20;
 
+/// The most memory an `_devel.tar.xz` may ask for (its dictionary):
+/// presets up to `xz -9` need 65 MiB.
+const XZ_MEMORY_LIMIT: u64 = 512 << 20;
+
 /// How the devel tar is compressed (SPEC §9). Each has a fixed file name
 /// inside `rocm_sdk_devel/`, so the unpacker knows the codec from the name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +65,15 @@ impl Compression {
     ) -> io::Result<Box<dyn Read + Send + 'r>> {
         Ok(match self {
             Compression::None => Box::new(input),
-            Compression::Xz { .. } => Box::new(liblzma::read::XzDecoder::new_multi_decoder(input)),
+            Compression::Xz { .. } => {
+                // The .xz format only (the legacy .lzma one can ask for a
+                // 4 GiB dictionary), every concatenated stream, bounded.
+                let stream = liblzma::stream::Stream::new_stream_decoder(
+                    XZ_MEMORY_LIMIT,
+                    liblzma::stream::CONCATENATED,
+                )?;
+                Box::new(liblzma::bufread::XzDecoder::new_stream(input, stream))
+            }
             Compression::Zstd { .. } => Box::new(zstd::Decoder::with_buffer(input)?),
         })
     }
@@ -117,5 +129,68 @@ impl<W: Write> Write for Encoder<W> {
             Encoder::Xz(e) => e.flush(),
             Encoder::Zstd(e) => e.flush(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn compress(data: &[u8], stream: liblzma::stream::Stream) -> Vec<u8> {
+        let mut encoder = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+        encoder.write_all(data).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// Reads `bytes` as an `_devel.tar.xz`.
+    fn read_xz(bytes: &[u8]) -> io::Result<Vec<u8>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("_devel.tar.xz");
+        std::fs::write(&path, bytes).unwrap();
+        let mut out = Vec::new();
+        Compression::Xz { preset: 6 }
+            .open(&path)?
+            .read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn xz_reads_only_xz_within_a_memory_limit() {
+        let data = b"a tar, as far as the codec knows".repeat(64);
+        let xz = compress(
+            &data,
+            liblzma::stream::Stream::new_easy_encoder(0, liblzma::stream::Check::Crc64).unwrap(),
+        );
+        assert_eq!(read_xz(&xz).unwrap(), data);
+        // The legacy .lzma format: no check, and a header that alone
+        // decides how much memory the reader allocates (up to 4 GiB).
+        let options = liblzma::stream::LzmaOptions::new_preset(0).unwrap();
+        let alone = compress(
+            &data,
+            liblzma::stream::Stream::new_lzma_encoder(&options).unwrap(),
+        );
+        assert!(read_xz(&alone).is_err());
+        // An .xz block header asking for a 1.5 GiB dictionary (its CRC-32
+        // fixed up), past the limit.
+        let mut big = xz.clone();
+        let size = (usize::from(big[12]) + 1) * 4;
+        assert_eq!((big[13], big[14], big[15]), (0, 0x21, 1));
+        big[16] = 40;
+        let mut crc = !0u32;
+        for &byte in &big[12..12 + size - 4] {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        big[12 + size - 4..12 + size].copy_from_slice(&(!crc).to_le_bytes());
+        let err = read_xz(&big).unwrap_err();
+        assert!(err.to_string().contains("limit"), "{err}");
     }
 }

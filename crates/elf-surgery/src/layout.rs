@@ -110,7 +110,11 @@ impl Segment {
     pub(crate) fn file_offset_of(&self, vaddr: u64, len: u64) -> Option<u64> {
         let end = vaddr.checked_add(len)?;
         let seg_end = self.vaddr.checked_add(self.filesz)?;
-        (vaddr >= self.vaddr && end <= seg_end).then(|| self.offset + (vaddr - self.vaddr))
+        if vaddr < self.vaddr || end > seg_end {
+            return None;
+        }
+        // A hostile p_offset may sit near u64::MAX: no wrapping to a wrong place.
+        self.offset.checked_add(vaddr - self.vaddr)
     }
 }
 

@@ -255,3 +255,494 @@ pub(crate) fn verify_edit(
     }
     Ok(())
 }
+
+/// Every rejection path of [`verify_edit`]: a real edit is planned, its
+/// output is broken in one way, and the broken bytes are handed to the
+/// verifier as if the planner had produced them. (The output-length check
+/// is defence in depth: an edit's view has its planned length by
+/// construction, so no edit reaches it.)
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+    use std::process::Command;
+    use std::sync::OnceLock;
+
+    use super::*;
+    use crate::edit::Appended;
+    use crate::plan;
+    use crate::source::Source;
+
+    const ENTRIES: [&str; 2] = ["$ORIGIN/../x/lib", "$ORIGIN/../../y/lib"];
+
+    /// `source` compiled by gcc with `args`, once per test process.
+    fn compiled(cell: &'static OnceLock<Vec<u8>>, source: &str, args: &[&str]) -> Vec<u8> {
+        cell.get_or_init(|| {
+            let dir = tempfile::tempdir().unwrap();
+            let c = dir.path().join("x.c");
+            std::fs::write(&c, source).unwrap();
+            let out = dir.path().join("x.out");
+            let status = Command::new("gcc")
+                .args(args)
+                .arg("-o")
+                .arg(&out)
+                .arg(&c)
+                .status()
+                .expect("gcc runs (cargo xtask setup installs it)");
+            assert!(status.success());
+            std::fs::read(out).unwrap()
+        })
+        .clone()
+    }
+
+    /// A shared library with SONAME, NEEDED, RUNPATH, DT_INIT/DT_FINI and
+    /// init/fini arrays (GNU ld, so no PT_PHDR).
+    fn library() -> Vec<u8> {
+        static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+        compiled(
+            &BYTES,
+            "extern int printf(const char *, ...);\nint lib_fn(void) { return printf(\"x\"); }\n",
+            &[
+                "-shared",
+                "-fPIC",
+                "-O1",
+                "-Wl,--enable-new-dtags",
+                "-Wl,-rpath,/opt/old",
+                "-Wl,-soname,libverify.so.1",
+            ],
+        )
+    }
+
+    /// A PIE executable: PT_PHDR and an interpreter.
+    fn executable() -> Vec<u8> {
+        static BYTES: OnceLock<Vec<u8>> = OnceLock::new();
+        compiled(
+            &BYTES,
+            "int main(void) { return 0; }\n",
+            &["-pie", "-fPIE", "-O1"],
+        )
+    }
+
+    /// A planned, verified edit of `original` and its output bytes.
+    struct Case {
+        original: Vec<u8>,
+        elf: ElfFile,
+        request: SearchPathEdit,
+        target: Option<Target>,
+        output: Vec<u8>,
+    }
+
+    impl Case {
+        fn new(original: Vec<u8>, request: SearchPathEdit) -> Self {
+            let elf = ElfFile::parse(&mut Cursor::new(&original)).unwrap();
+            let planned = plan::plan(&elf, &request).unwrap();
+            let mut output = Vec::new();
+            std::io::copy(
+                &mut planned.edit.reader(Cursor::new(&original)).unwrap(),
+                &mut output,
+            )
+            .unwrap();
+            let case = Self {
+                original,
+                elf,
+                request,
+                target: planned.target,
+                output,
+            };
+            case.verify(&case.output.clone())
+                .expect("the unbroken edit verifies");
+            case
+        }
+
+        fn forced(original: Vec<u8>) -> Self {
+            Self::new(original, SearchPathEdit::append(ENTRIES).force_rpath())
+        }
+
+        /// Verifies `output` as the result of an edit of the original.
+        fn verify(&self, output: &[u8]) -> Result<()> {
+            let n = self.original.len();
+            let edit = Edit::new(
+                n as u64,
+                vec![Edit::patch(0, output[..n].to_vec())],
+                vec![Appended::Bytes(output[n..].to_vec())],
+            )
+            .unwrap();
+            let mut cursor = Cursor::new(&self.original);
+            let mut source = Source::new(&mut cursor).unwrap();
+            verify_edit(
+                &self.elf,
+                &edit,
+                &mut source,
+                &self.request,
+                self.target.as_ref(),
+            )
+        }
+
+        /// The verifier's reason for refusing the output after `breaking` it.
+        fn rejection(&self, breaking: impl FnOnce(&mut Elf64)) -> String {
+            let mut broken = Elf64(self.output.clone());
+            breaking(&mut broken);
+            assert_ne!(broken.0, self.output, "the test broke nothing");
+            match self.verify(&broken.0) {
+                Ok(()) => panic!("the verifier accepted a broken edit"),
+                Err(e) => match e.kind() {
+                    ErrorKind::Verification(reason) => reason.clone(),
+                    other => panic!("not a verification error: {other}"),
+                },
+            }
+        }
+    }
+
+    /// Field access on a little-endian ELF64 image.
+    struct Elf64(Vec<u8>);
+
+    impl Elf64 {
+        fn u16(&self, at: usize) -> u64 {
+            u64::from(u16::from_le_bytes(self.0[at..at + 2].try_into().unwrap()))
+        }
+        fn u32(&self, at: usize) -> u64 {
+            u64::from(u32::from_le_bytes(self.0[at..at + 4].try_into().unwrap()))
+        }
+        fn u64(&self, at: usize) -> u64 {
+            u64::from_le_bytes(self.0[at..at + 8].try_into().unwrap())
+        }
+        fn set_u16(&mut self, at: usize, v: u64) {
+            self.0[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+        }
+        fn set_u32(&mut self, at: usize, v: u64) {
+            self.0[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes());
+        }
+        fn set_u64(&mut self, at: usize, v: u64) {
+            self.0[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        /// Offsets of the program headers.
+        fn phdrs(&self) -> Vec<usize> {
+            let (phoff, phnum) = (self.u64(32) as usize, self.u16(56) as usize);
+            (0..phnum).map(|i| phoff + i * 56).collect()
+        }
+        /// Offsets of the program headers of type `p_type`.
+        fn phdrs_of(&self, p_type: u32) -> Vec<usize> {
+            self.phdrs()
+                .into_iter()
+                .filter(|&h| self.u32(h) == u64::from(p_type))
+                .collect()
+        }
+        /// Offsets of the section headers of type `sh_type`.
+        fn shdrs_of(&self, sh_type: u32) -> Vec<usize> {
+            let (shoff, shnum) = (self.u64(40) as usize, self.u16(60) as usize);
+            (0..shnum)
+                .map(|i| shoff + i * 64)
+                .filter(|&h| self.u32(h + 4) == u64::from(sh_type))
+                .collect()
+        }
+        /// Offsets of the dynamic entries up to and including the first DT_NULL.
+        fn dynamic(&self) -> Vec<usize> {
+            let h = self.phdrs_of(elf::PT_DYNAMIC)[0];
+            let (start, size) = (self.u64(h + 8) as usize, self.u64(h + 32) as usize);
+            let mut out = Vec::new();
+            for at in (start..start + size).step_by(16) {
+                out.push(at);
+                if self.u64(at) == u64::from(elf::DT_NULL) {
+                    break;
+                }
+            }
+            out
+        }
+        /// The offset of the dynamic entry with `tag`.
+        fn entry(&self, tag: u32) -> usize {
+            *self
+                .dynamic()
+                .iter()
+                .find(|&&at| self.u64(at) == u64::from(tag))
+                .unwrap_or_else(|| panic!("no dynamic tag {tag}"))
+        }
+        /// The file offset of virtual address `vaddr`.
+        fn file_offset(&self, vaddr: u64) -> usize {
+            let h = self
+                .phdrs_of(elf::PT_LOAD)
+                .into_iter()
+                .find(|&h| (self.u64(h + 16)..self.u64(h + 16) + self.u64(h + 32)).contains(&vaddr))
+                .expect("address in a PT_LOAD");
+            (vaddr - self.u64(h + 16) + self.u64(h + 8)) as usize
+        }
+        /// The file offset of the dynamic string named by entry `tag`.
+        fn string_of(&self, tag: u32) -> usize {
+            let strtab = self.u64(self.entry(elf::DT_STRTAB) + 8);
+            self.file_offset(strtab) + self.u64(self.entry(tag) + 8) as usize
+        }
+        /// Turns the first DT_NULL into `tag` = `value`, keeping a DT_NULL after it.
+        fn add_entry(&mut self, tag: u32, value: u64) {
+            let last = *self.dynamic().last().unwrap();
+            let h = self.phdrs_of(elf::PT_DYNAMIC)[0];
+            let end = (self.u64(h + 8) + self.u64(h + 32)) as usize;
+            assert!(last + 32 <= end, "no spare DT_NULL to use");
+            self.set_u64(last, u64::from(tag));
+            self.set_u64(last + 8, value);
+        }
+    }
+
+    fn assert_reason(reason: &str, expected: &str) {
+        assert!(
+            reason.contains(expected),
+            "{reason:?} does not say {expected:?}"
+        );
+    }
+
+    #[test]
+    fn a_result_that_does_not_parse() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| e.set_u16(54, 0x20)); // e_phentsize
+        assert_reason(&reason, "re-parse");
+    }
+
+    #[test]
+    fn a_result_that_is_not_elf() {
+        let case = Case::forced(library());
+        assert_reason(&case.rejection(|e| e.0[0] = 0), "the result is not ELF");
+    }
+
+    #[test]
+    fn a_changed_machine() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| e.set_u16(18, u64::from(elf::EM_AARCH64)));
+        assert_reason(&reason, "the file's kind or machine changed");
+    }
+
+    #[test]
+    fn no_pt_load() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            // The dynamic segment goes too: without a PT_LOAD its strings
+            // cannot even be read.
+            for h in [e.phdrs_of(elf::PT_LOAD), e.phdrs_of(elf::PT_DYNAMIC)].concat() {
+                e.set_u32(h, u64::from(elf::PT_NULL));
+            }
+        });
+        assert_reason(&reason, "no PT_LOAD segment");
+    }
+
+    #[test]
+    fn a_pt_load_with_a_bad_alignment_or_congruence() {
+        let case = Case::forced(library());
+        let first = |e: &Elf64| e.phdrs_of(elf::PT_LOAD)[1];
+        let reason = case.rejection(|e| e.set_u64(first(e) + 48, 3));
+        assert_reason(&reason, "has alignment 0x3");
+        let reason = case.rejection(|e| {
+            let h = first(e);
+            e.set_u64(h + 8, e.u64(h + 8) + 8);
+        });
+        assert_reason(&reason, "is not congruent");
+    }
+
+    #[test]
+    fn a_pt_load_bigger_on_file_than_in_memory_or_past_the_end() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_LOAD)[1];
+            e.set_u64(h + 40, e.u64(h + 32) - 1);
+        });
+        assert_reason(&reason, "has filesz > memsz");
+        let reason = case.rejection(|e| {
+            let h = *e.phdrs_of(elf::PT_LOAD).last().unwrap();
+            e.set_u64(h + 32, 1 << 40);
+            e.set_u64(h + 40, 1 << 40);
+        });
+        assert_reason(&reason, "extends past the end of the file");
+    }
+
+    #[test]
+    fn pt_loads_out_of_order() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_LOAD)[1];
+            e.set_u64(h + 16, 0); // overlaps the first
+            e.set_u64(h + 8, 0);
+        });
+        assert_reason(&reason, "PT_LOADs are not ascending and disjoint");
+    }
+
+    #[test]
+    fn a_pt_phdr_after_a_load_elsewhere_or_outside_a_load() {
+        let case = Case::forced(executable());
+        let reason = case.rejection(|e| {
+            let (phdr, load) = (e.phdrs_of(elf::PT_PHDR)[0], e.phdrs_of(elf::PT_LOAD)[0]);
+            let (a, b) = (e.0[phdr..phdr + 56].to_vec(), e.0[load..load + 56].to_vec());
+            e.0[phdr..phdr + 56].copy_from_slice(&b);
+            e.0[load..load + 56].copy_from_slice(&a);
+        });
+        assert_reason(&reason, "PT_PHDR comes after a PT_LOAD");
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_PHDR)[0];
+            e.set_u64(h + 32, e.u64(h + 32) - 56);
+        });
+        assert_reason(
+            &reason,
+            "PT_PHDR does not describe the program header table",
+        );
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_PHDR)[0];
+            e.set_u64(h + 16, e.u64(h + 16) + 0x10_0000);
+        });
+        assert_reason(&reason, "PT_PHDR is not inside a PT_LOAD");
+    }
+
+    #[test]
+    fn a_pt_dynamic_outside_a_load() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_DYNAMIC)[0];
+            e.set_u64(h + 16, e.u64(h + 16) + 0x10_0000);
+        });
+        assert_reason(&reason, "PT_DYNAMIC is not inside a PT_LOAD");
+    }
+
+    #[test]
+    fn section_headers_that_disagree_with_the_dynamic_segment() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let h = e.shdrs_of(elf::SHT_DYNAMIC)[0];
+            e.set_u64(h + 24, e.u64(h + 24) + 16);
+        });
+        assert_reason(&reason, "the .dynamic section");
+        let reason = case.rejection(|e| {
+            let dynamic = e.shdrs_of(elf::SHT_DYNAMIC)[0];
+            let strtab = e.u64(40) as usize + e.u32(dynamic + 40) as usize * 64;
+            e.set_u64(strtab + 32, e.u64(strtab + 32) + 1);
+        });
+        assert_reason(&reason, "disagrees with DT_STRTAB/DT_STRSZ");
+    }
+
+    #[test]
+    fn init_and_fini_outside_code() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let at = e.entry(elf::DT_INIT) + 8;
+            e.set_u64(at, 0x10); // the first PT_LOAD is not executable
+        });
+        assert_reason(&reason, "is not in executable code");
+        let reason = case.rejection(|e| {
+            let at = e.entry(elf::DT_INIT_ARRAY) + 8;
+            e.set_u64(at, 0x7fff_0000);
+        });
+        assert_reason(
+            &reason,
+            "an init/fini array at 0x7fff0000 is not in a loaded segment",
+        );
+    }
+
+    #[test]
+    fn a_changed_or_missing_segment() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_GNU_STACK)[0];
+            e.set_u32(h + 4, u64::from(elf::PF_R | elf::PF_W | elf::PF_X));
+        });
+        assert_reason(&reason, "a segment other than PT_PHDR/PT_DYNAMIC changed");
+        let reason = case.rejection(|e| {
+            let kept = |t: u64| {
+                ![elf::PT_PHDR, elf::PT_DYNAMIC, elf::PT_NULL, elf::PT_LOAD]
+                    .iter()
+                    .any(|k| u64::from(*k) == t)
+            };
+            let last = e
+                .phdrs()
+                .into_iter()
+                .rev()
+                .find(|&h| kept(e.u32(h)))
+                .unwrap();
+            e.set_u32(last, u64::from(elf::PT_NULL));
+        });
+        assert_reason(&reason, "a segment went missing");
+    }
+
+    #[test]
+    fn a_missing_dynamic_section() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_DYNAMIC)[0];
+            e.set_u32(h, u64::from(elf::PT_NULL));
+        });
+        assert_reason(&reason, "the dynamic section went missing");
+    }
+
+    #[test]
+    fn other_dynamic_entries_changed() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let at = e.entry(elf::DT_SYMENT) + 8;
+            e.set_u64(at, e.u64(at) + 8);
+        });
+        assert_reason(
+            &reason,
+            "dynamic entries other than the search path changed",
+        );
+    }
+
+    #[test]
+    fn needed_soname_or_interpreter_no_longer_read_back() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let at = e.string_of(elf::DT_SONAME);
+            e.0[at] = b'X';
+        });
+        assert_reason(
+            &reason,
+            "NEEDED, SONAME or the interpreter no longer read back",
+        );
+        let exe = Case::forced(executable());
+        let reason = exe.rejection(|e| {
+            let h = e.phdrs_of(elf::PT_INTERP)[0];
+            let at = e.u64(h + 8) as usize + 1;
+            e.0[at] = b'X';
+        });
+        assert_reason(
+            &reason,
+            "NEEDED, SONAME or the interpreter no longer read back",
+        );
+    }
+
+    #[test]
+    fn a_forced_rpath_that_does_not_read_back_or_keeps_a_runpath() {
+        let case = Case::forced(library());
+        let reason = case.rejection(|e| {
+            let at = e.string_of(elf::DT_RPATH);
+            e.0[at] = b'X';
+        });
+        assert_reason(&reason, "the new DT_RPATH does not read back");
+        let reason = case.rejection(|e| {
+            let value = e.u64(e.entry(elf::DT_RPATH) + 8);
+            e.add_entry(elf::DT_RUNPATH, value);
+        });
+        assert_reason(&reason, "a DT_RUNPATH is left beside the forced DT_RPATH");
+    }
+
+    #[test]
+    fn a_runpath_that_does_not_read_back() {
+        let case = Case::new(library(), SearchPathEdit::append(ENTRIES));
+        let reason = case.rejection(|e| {
+            let at = e.string_of(elf::DT_RUNPATH);
+            e.0[at] = b'X';
+        });
+        assert_reason(&reason, "the new DT_RUNPATH does not read back");
+    }
+
+    #[test]
+    fn a_search_path_that_was_not_removed() {
+        let case = Case::new(library(), SearchPathEdit::set(Vec::<String>::new()));
+        assert!(case.target.is_none());
+        let reason = case.rejection(|e| {
+            let value = e.u64(e.entry(elf::DT_SONAME) + 8);
+            e.add_entry(elf::DT_RPATH, value);
+        });
+        assert_reason(&reason, "the search path was not removed");
+    }
+
+    #[test]
+    fn the_sample_inputs_are_what_the_tests_assume() {
+        // Guards the assumptions above against a different toolchain.
+        let lib = Elf64(library());
+        assert!(lib.phdrs_of(elf::PT_PHDR).is_empty());
+        assert!(lib.phdrs_of(elf::PT_LOAD).len() >= 3);
+        let exe = Elf64(executable());
+        assert_eq!(exe.phdrs_of(elf::PT_PHDR).len(), 1);
+    }
+}

@@ -1,24 +1,36 @@
 //! Fuzz-style test on the stable toolchain: mutated real libraries and
-//! random inputs, a bounded number of deterministic iterations. Nothing may
-//! panic, and every edit that is returned must be sound: its output parses,
-//! carries the new RPATH, and is a fixed point of the same edit (which
-//! re-checks every loader invariant on it as an input).
+//! random inputs, a bounded number of deterministic iterations. Mutations
+//! the parser refuses are drawn again, so every kept input reaches the
+//! planner. Nothing may panic, verification never refuses what the planner
+//! built, and every edit that is returned must be sound: its output
+//! parses, carries the new RPATH, and is a fixed point of the same edit
+//! (which re-checks every loader invariant on it as an input). The
+//! coverage-guided counterpart is `fuzz/fuzz_targets/elf_edit.rs`.
 
 mod common;
 
 use std::fs;
 use std::io::Cursor;
 
-use common::{Linker, Rng, build_small_lib, corpus_request};
-use elf_surgery::{ElfFile, ErrorKind, Unchanged};
+use common::{APPENDED, Linker, Rng, build_small_lib, corpus_request};
+use elf_surgery::{ElfFile, ErrorKind, SearchPathEdit, Unchanged};
 
 const ITERATIONS: usize = 1500;
 
-/// Applies the corpus edit to `bytes` in memory; `None` when refused.
+/// What the planner made of an input that parses.
+enum Planned {
+    /// The edited bytes.
+    Edited(Vec<u8>),
+    /// Refused before verification (unsupported or malformed).
+    Refused,
+}
+
+/// Plans and applies the corpus edit on `bytes` in memory; `None` when the
+/// input does not parse (it never reaches the planner).
 ///
 /// A refusal by verification would mean the planner built a bad edit from
 /// an input it accepted: that is a bug even though nothing is written.
-fn try_edit(bytes: &[u8]) -> Option<Vec<u8>> {
+fn try_edit(bytes: &[u8]) -> Option<Planned> {
     let mut source = Cursor::new(bytes);
     let elf = ElfFile::parse(&mut source).ok()?;
     let edit = match elf.plan_edit(&mut source, &corpus_request()) {
@@ -28,13 +40,13 @@ fn try_edit(bytes: &[u8]) -> Option<Vec<u8>> {
                 !matches!(e.kind(), ErrorKind::Verification(_)),
                 "planner bug: {e}"
             );
-            return None;
+            return Some(Planned::Refused);
         }
     };
     let mut out = Vec::new();
     std::io::copy(&mut edit.reader(&mut source).unwrap(), &mut out).unwrap();
     assert_eq!(out.len() as u64, edit.output_len());
-    Some(out)
+    Some(Planned::Edited(out))
 }
 
 fn check_sound(out: &[u8]) {
@@ -79,6 +91,33 @@ fn interesting_ranges(bytes: &[u8]) -> Vec<(usize, usize)> {
     ranges
 }
 
+/// Mutates `base` until the result still parses, so that every input the
+/// test keeps reaches the planner (a mutation the parser refuses tests
+/// nothing the parser tests do not).
+fn mutation_that_parses(base: &[u8], ranges: &[(usize, usize)], rng: &mut Rng) -> Vec<u8> {
+    const DRAWS: usize = 1000;
+    for _ in 0..DRAWS {
+        let mut bytes = base.to_vec();
+        for _ in 0..=rng.below(4) {
+            let (s, e) = ranges[rng.below(ranges.len())];
+            let at = s + rng.below(e - s);
+            bytes[at] = match rng.below(4) {
+                0 => 0,
+                1 => 0xff,
+                2 => bytes[at] ^ (1 << rng.below(8)),
+                _ => rng.next_u64() as u8,
+            };
+        }
+        if rng.below(10) == 0 {
+            bytes.truncate(rng.below(bytes.len()));
+        }
+        if ElfFile::parse(&mut Cursor::new(&bytes)).is_ok() {
+            return bytes;
+        }
+    }
+    panic!("no mutation out of {DRAWS} still parses");
+}
+
 #[test]
 fn mutated_libraries_never_panic_nor_yield_unsound_edits() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,33 +125,25 @@ fn mutated_libraries_never_panic_nor_yield_unsound_edits() {
     let (mut edited, mut refused) = (0, 0);
     for (linker, name) in [(Linker::Gnu, "libgnu.so"), (Linker::Lld, "liblld.so")] {
         let base = fs::read(build_small_lib(dir.path(), linker, name)).unwrap();
-        check_sound(&try_edit(&base).expect("the unmutated library edits"));
+        match try_edit(&base) {
+            Some(Planned::Edited(out)) => check_sound(&out),
+            _ => panic!("the unmutated library edits"),
+        }
         let ranges = interesting_ranges(&base);
         for _ in 0..ITERATIONS / 2 {
-            let mut bytes = base.clone();
-            for _ in 0..=rng.below(4) {
-                let (s, e) = ranges[rng.below(ranges.len())];
-                let at = s + rng.below(e - s);
-                bytes[at] = match rng.below(4) {
-                    0 => 0,
-                    1 => 0xff,
-                    2 => bytes[at] ^ (1 << rng.below(8)),
-                    _ => rng.next_u64() as u8,
-                };
-            }
-            if rng.below(10) == 0 {
-                bytes.truncate(rng.below(bytes.len()));
-            }
-            match try_edit(&bytes) {
-                Some(out) => {
+            let bytes = mutation_that_parses(&base, &ranges, &mut rng);
+            match try_edit(&bytes).expect("the mutation parses") {
+                Planned::Edited(out) => {
                     check_sound(&out);
                     edited += 1;
                 }
-                None => refused += 1,
+                Planned::Refused => refused += 1,
             }
         }
     }
-    // Both outcomes are exercised, or the mutations are not reaching anything.
+    // Every kept input reached the planner; both of its outcomes are
+    // exercised, or the mutations are not reaching anything.
+    assert_eq!(edited + refused, ITERATIONS / 2 * 2);
     assert!(
         edited > 50 && refused > 50,
         "edited {edited}, refused {refused}"
@@ -139,13 +170,49 @@ fn random_inputs_never_panic() {
                     // Only a static executable may pass unchanged; anything
                     // else that passes must be sound.
                     if edit.unchanged_reason() != Some(Unchanged::NoDynamicSection) {
-                        check_sound(&try_edit(&bytes).unwrap());
+                        match try_edit(&bytes) {
+                            Some(Planned::Edited(out)) => check_sound(&out),
+                            _ => panic!("a planned edit is not applied the same way twice"),
+                        }
                     }
                 }
                 Err(e) => assert!(
-                    !matches!(e.kind(), ErrorKind::Verification(_)) || !e.to_string().is_empty()
+                    !matches!(e.kind(), ErrorKind::Verification(_)),
+                    "planner bug: {e}"
                 ),
             }
         }
     }
+}
+
+/// The inputs coverage-guided fuzzing found (`fuzz/fuzz_targets/elf_edit.rs`),
+/// kept in `tests/fuzz-inputs/`: the first byte picks the request as the
+/// fuzz target does, the rest is the file. Each must be refused without a
+/// panic or a verification failure, or edited soundly.
+#[test]
+fn inputs_found_by_fuzzing() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-inputs");
+    let mut seen = 0;
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let data = fs::read(&path).unwrap();
+        let (&choice, bytes) = data.split_first().expect("an input has a request byte");
+        let request = match choice % 3 {
+            0 => SearchPathEdit::append(APPENDED).force_rpath(),
+            1 => SearchPathEdit::append(APPENDED),
+            _ => SearchPathEdit::set(APPENDED).force_rpath(),
+        };
+        let mut source = Cursor::new(bytes);
+        if let Ok(elf) = ElfFile::parse(&mut source)
+            && let Err(e) = elf.plan_edit(&mut source, &request)
+        {
+            assert!(
+                !matches!(e.kind(), ErrorKind::Verification(_)),
+                "{}: planner bug: {e}",
+                path.display()
+            );
+        }
+        seen += 1;
+    }
+    assert!(seen > 0, "no inputs in {}", dir.display());
 }

@@ -39,6 +39,7 @@ const SDIST: &[Embedded] = &[
     python!("rocm_sdk/_dist_info.py"),
     python!("rocm_sdk/_document.py"),
     python!("rocm_sdk/_library_record.py"),
+    python!("rocm_sdk/_selection_record.py"),
     python!("rocm_sdk/_selector.py"),
 ];
 
@@ -116,4 +117,27 @@ pub(crate) fn wheel_files() -> Vec<ExtraFile> {
             bytes: ROCM_SDK_BINARY.to_vec(),
         }))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SDIST;
+
+    #[test]
+    fn the_sdist_embeds_every_module_of_rocm_sdk() {
+        // The backend loads its siblings by path: a module left out of the
+        // sdist fails every install.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/rocm_sdk");
+        let mut missing = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let file = entry.unwrap().path();
+            let name = file.file_name().unwrap().to_str().unwrap();
+            let path = format!("rocm_sdk/{name}");
+            if file.extension().is_some_and(|e| e == "py") && !SDIST.iter().any(|(p, _)| *p == path)
+            {
+                missing.push(path);
+            }
+        }
+        assert!(missing.is_empty(), "not in SDIST: {missing:?}");
+    }
 }

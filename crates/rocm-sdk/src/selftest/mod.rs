@@ -13,6 +13,7 @@ mod preload;
 mod records;
 mod run;
 mod scripts;
+mod selection;
 mod tools;
 mod versions;
 
@@ -122,6 +123,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> Report {
         options,
     };
     installation(&cx, &mut checks);
+    selection::check(&cx, &mut checks);
     // Unpack first: it appends to RECORD and creates the tree the later
     // checks look at.
     devel::unpack(&cx, &mut checks);

@@ -1,0 +1,218 @@
+"""Writes the committed seed corpora of the fuzz targets (`fuzz/seeds/<target>/`).
+
+Standard library plus `gcc` and `zstd` (both in the test packages of
+`xtask/src/ci.rs`). Every byte is fixed (tar and zip times, owners,
+member order; ELF seeds without build ids), so a rerun on the same
+toolchain gives the same files. Run it from anywhere:
+
+    python3 fuzz/seeds/make_seeds.py
+
+The first byte of an archive seed is the target's mode byte (see each
+target's doc comment): bit 0 clear means "compress the payload in the
+target", so most seeds are plain tars the fuzzer mutates structurally.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import lzma
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MTIME = 1_700_000_000
+
+
+def write(target: str, name: str, data: bytes) -> None:
+    directory = HERE / target
+    directory.mkdir(exist_ok=True)
+    (directory / name).write_bytes(data)
+
+
+def tar_bytes(members: list[tuple]) -> bytes:
+    """A tar of `(name, kind, value, mode)`: kind `file` (value: bytes),
+    `dir`, `symlink` or `hardlink` (value: the target)."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name, kind, value, mode in members:
+            info = tarfile.TarInfo(name)
+            info.mtime = MTIME
+            info.mode = mode
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            data = None
+            if kind == "file":
+                info.size = len(value)
+                data = io.BytesIO(value)
+            elif kind == "dir":
+                info.type = tarfile.DIRTYPE
+            elif kind == "symlink":
+                info.type = tarfile.SYMTYPE
+                info.linkname = value
+            elif kind == "hardlink":
+                info.type = tarfile.LNKTYPE
+                info.linkname = value
+            tar.addfile(info, data)
+    return out.getvalue()
+
+
+def zstd_bytes(data: bytes) -> bytes:
+    return subprocess.run(
+        ["zstd", "-q", "-1", "-c"], input=data, stdout=subprocess.PIPE, check=True
+    ).stdout
+
+
+def elf_seeds() -> None:
+    source = "extern int sib(void);\nint lib_fn(void) { return 42; }\n"
+    flags = ["-shared", "-fPIC", "-nostdlib", "-O1", "-s", "-Wl,--build-id=none",
+             "-Wl,-z,noseparate-code", "-Wl,-z,max-page-size=4096"]
+    variants = {
+        # (extra flags, request byte): 0 append+force, 1 append, 2 set+force
+        "runpath.so": (["-Wl,--enable-new-dtags", "-Wl,-rpath,/opt/old", "-Wl,-soname,librun.so.1"], 0),
+        "rpath.so": (["-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN/../lib"], 1),
+        "nopath.so": (["-Wl,-soname,libnopath.so.2"], 2),
+        "relro.so": (["-Wl,-z,relro,-z,now", "-Wl,--enable-new-dtags", "-Wl,-rpath,/a:/b"], 0),
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        c = Path(tmp) / "lib.c"
+        c.write_text(source)
+        for name, (extra, request) in variants.items():
+            out = Path(tmp) / name
+            subprocess.run(["gcc", *flags, *extra, "-o", str(out), str(c), "-Wl,--no-as-needed", "-lc"],
+                           check=True)
+            write("elf_edit", name, bytes([request]) + out.read_bytes())
+        prog = Path(tmp) / "prog.c"
+        prog.write_text("void _start(void) { for (;;) {} }\n")
+        out = Path(tmp) / "pie"
+        subprocess.run(["gcc", "-nostdlib", "-static-pie", "-fPIE", "-O1", "-s",
+                        "-Wl,--build-id=none", "-Wl,-z,noseparate-code",
+                        "-o", str(out), str(prog)], check=True)
+        write("elf_edit", "static-pie", bytes([0]) + out.read_bytes())
+
+
+def artifact_seeds() -> None:
+    stage = "core/hip/stage"
+    members = [
+        ("artifact_manifest.txt", "file", f"{stage}\n".encode(), 0o644),
+        (stage, "dir", None, 0o755),
+        (f"{stage}/lib", "dir", None, 0o755),
+        (f"{stage}/lib/libamdhip64.so.6", "file", b"\x7fELF not really\n", 0o755),
+        (f"{stage}/lib/libamdhip64.so", "symlink", "libamdhip64.so.6", 0o777),
+        (f"{stage}/lib/libcopy.so.6", "hardlink", f"{stage}/lib/libamdhip64.so.6", 0o755),
+        (f"{stage}/bin", "dir", None, 0o755),
+        (f"{stage}/bin/hipcc", "file", b"#!/bin/sh\necho hipcc\n", 0o755),
+        (f"{stage}/bin/hipconfig", "symlink", "../lib/llvm/bin/clang", 0o777),
+    ]
+    tar = tar_bytes(members)
+    write("artifact_archive", "tar-for-zstd", bytes([0]) + tar)
+    write("artifact_archive", "tar-for-xz", bytes([2]) + tar)
+    write("artifact_archive", "raw.tar.zst", bytes([1]) + zstd_bytes(tar))
+    xz = lzma.compress(tar, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=0)
+    write("artifact_archive", "raw.tar.xz", bytes([3]) + xz)
+    two = tar_bytes([
+        ("artifact_manifest.txt", "file", b"a/stage\n\nb/stage\n", 0o644),
+        ("a/stage/share/doc.txt", "file", b"doc\n", 0o644),
+        ("b/stage/share/link", "symlink", "doc.txt", 0o777),
+    ])
+    write("artifact_archive", "two-prefixes", bytes([0]) + two)
+
+
+def devel_seeds() -> None:
+    root = "_rocm_sdk_devel"
+    members = [
+        (root, "dir", None, 0o755),
+        (f"{root}/bin", "dir", None, 0o755),
+        (f"{root}/bin/amdclang", "symlink", "../lib/llvm/bin/clang", 0o777),
+        (f"{root}/bin/hipcc", "file", b"#!/bin/sh\necho hipcc\n", 0o755),
+        (f"{root}/include", "dir", None, 0o755),
+        (f"{root}/include/hip.h", "file", b"#pragma once\n", 0o644),
+        (f"{root}/include/hip_copy.h", "hardlink", f"{root}/include/hip.h", 0o644),
+        (f"{root}/lib", "dir", None, 0o755),
+        (f"{root}/lib/libamdhip64.so", "symlink", "libamdhip64.so.6", 0o777),
+        (f"{root}/lib/libamdhip64.so.6", "symlink",
+         "../../_rocm_sdk_core/lib/libamdhip64.so.6", 0o777),
+        (f"{root}/lib/llvm", "dir", None, 0o755),
+        (f"{root}/lib/llvm/bin", "dir", None, 0o755),
+        (f"{root}/lib/llvm/bin/clang", "file", b"#!/bin/sh\necho clang\n", 0o755),
+        (f"{root}/lib/sysdeps", "symlink", "../../_rocm_sdk_core/lib/rocm_sysdeps", 0o777),
+    ]
+    tar = tar_bytes(members)
+    write("devel_unpack", "plain.tar", bytes([0]) + tar)
+    write("devel_unpack", "tar-for-zstd", bytes([2]) + tar)
+    write("devel_unpack", "tar-for-xz", bytes([4]) + tar)
+
+
+def record_hash(data: bytes) -> str:
+    digest = hashlib.sha256(data).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def wheel_bytes(files: dict[str, bytes], *, tamper: bool = False) -> bytes:
+    dist_info = "rocm_sdk_core-7.1.0.dist-info"
+    out = io.BytesIO()
+    rows = []
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o100644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+            rows.append(f"{name},{record_hash(b'x' if tamper else data)},{len(data)}")
+        rows.append(f"{dist_info}/RECORD,,")
+        info = zipfile.ZipInfo(f"{dist_info}/RECORD", date_time=(1980, 1, 1, 0, 0, 0))
+        info.external_attr = 0o100644 << 16
+        zf.writestr(info, "\n".join(rows) + "\n")
+    return out.getvalue()
+
+
+def wheel_seeds() -> None:
+    dist_info = "rocm_sdk_core-7.1.0.dist-info"
+    files = {
+        "rocm_sdk_core/__init__.py": b"",
+        "_rocm_sdk_core/bin/hipcc": b"#!/bin/sh\n",
+        f"{dist_info}/METADATA": b"Metadata-Version: 2.4\nName: rocm-sdk-core\nVersion: 7.1.0\n",
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n",
+    }
+    write("wheel_reader", "valid.whl", wheel_bytes(files))
+    write("wheel_reader", "tampered.whl", wheel_bytes(files, tamper=True))
+
+
+def text_seeds() -> None:
+    versions = [
+        "7.1.0", "7.1.0rc1\n7.1.0", "7.1.0a20250101\n7.1.0b1", "v7.1-RC.1",
+        "1!2.0.post3.dev4+abc.5\n2.0", "7.1.0.dev0+0123456789abcdef\n7.1.0.dev0",
+        "7.1.0a20250101+bkc.20250102", "1.0-1\n1.0.post1", "1.0.0\n1.0",
+    ]
+    for i, v in enumerate(versions):
+        write("pep440_version", f"v{i}", v.encode())
+    requirements = [
+        "rocm-sdk-core==7.1.0",
+        'rocm-sdk-device-gfx942==7.1.0; extra == "device-gfx942" and sys_platform == "linux"',
+        "foo[bar] (>=1.0, <2) ; (sys_platform == 'win32' or os_name == \"posix\")"
+        ' and python_version >= "3.9"',
+        'rocm-sdk-libraries-gfx110X-all==7.1.0; extra == "libraries" and platform_system != "Windows"',
+        "x ~=1.0, !=1.3.*; platform_machine == 'x86_64'",
+    ]
+    for i, r in enumerate(requirements):
+        write("requirement", f"r{i}", r.encode())
+
+
+def main() -> None:
+    for child in HERE.iterdir():
+        if child.is_dir():
+            shutil.rmtree(child)
+    elf_seeds()
+    artifact_seeds()
+    devel_seeds()
+    wheel_seeds()
+    text_seeds()
+
+
+if __name__ == "__main__":
+    main()
