@@ -8,7 +8,10 @@ use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::Path;
 use std::process::Command;
 
-use common::{Report, install_launcher, install_probe, install_script, run, run_probe};
+use common::{
+    Report, install_launcher, install_probe, install_script, run, run_probe, starting_programs,
+    writing_executables,
+};
 
 /// A tree with `bin/tool` → `../libexec/tool/probe`.
 fn probe_tree() -> tempfile::TempDir {
@@ -117,9 +120,12 @@ fn the_launcher_becomes_the_target_process() {
         "#!/bin/sh\nexec sleep 30\n",
     );
     install_launcher(&tree.path().join("bin/sleeper"), "../libexec/sleeper");
-    let mut child = Command::new(tree.path().join("bin/sleeper"))
-        .spawn()
-        .unwrap();
+    let mut child = {
+        let _starting = starting_programs();
+        Command::new(tree.path().join("bin/sleeper"))
+            .spawn()
+            .unwrap()
+    };
     std::thread::sleep(std::time::Duration::from_millis(100));
     child.kill().unwrap();
     assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
@@ -180,7 +186,10 @@ fn copied_launcher_resolves_from_its_new_place() {
     let b = tempfile::tempdir().unwrap();
     install_probe(&b.path().join("libexec/tool/probe"));
     std::fs::create_dir_all(b.path().join("bin")).unwrap();
-    std::fs::copy(a.path().join("bin/tool"), b.path().join("bin/tool")).unwrap();
+    {
+        let _writing = writing_executables();
+        std::fs::copy(a.path().join("bin/tool"), b.path().join("bin/tool")).unwrap();
+    }
     let report = run_probe(&mut Command::new(b.path().join("bin/tool")));
     assert_eq!(
         report.exe,
@@ -331,8 +340,11 @@ fn directory_target_exits_126() {
 fn unfilled_image_refuses_to_run() {
     let tree = tempfile::tempdir().unwrap();
     let path = tree.path().join("blank");
-    std::fs::write(&path, trampoline_gen::Platform::LinuxX86_64.image()).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    {
+        let _writing = writing_executables();
+        std::fs::write(&path, trampoline_gen::Platform::LinuxX86_64.image()).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let output = run(&mut Command::new(&path));
     assert_eq!(output.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&output.stderr).contains("no target"));

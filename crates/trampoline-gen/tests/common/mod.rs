@@ -9,13 +9,33 @@ use std::ffi::OsStr;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use trampoline_gen::{Launcher, Platform};
+
+/// Held for reading while a test runs a program and for writing while one
+/// writes an executable. A fork in one test thread holds every descriptor
+/// of the process until its child execs, so a file another thread is
+/// writing at that moment cannot be exec'd (ETXTBSY) — by us, or by a
+/// launcher, which then exits 126. The lock keeps writes and forks apart.
+static EXEC: RwLock<()> = RwLock::new(());
+
+/// Excludes every `run` while an executable is written.
+pub(crate) fn writing_executables() -> RwLockWriteGuard<'static, ()> {
+    EXEC.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Held while a test starts programs itself (`run` takes it).
+pub(crate) fn starting_programs() -> RwLockReadGuard<'static, ()> {
+    EXEC.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// Compiles `common/<name>.c` with `cc` (once per test binary) into the
 /// cargo target's temporary directory and returns the executable.
 pub(crate) fn compile_c(name: &str, extra_args: &[&str]) -> PathBuf {
+    let _writing = writing_executables();
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/common/{name}.c"));
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("trampoline-gen");
     std::fs::create_dir_all(&dir).unwrap();
@@ -46,12 +66,15 @@ pub(crate) fn probe() -> &'static Path {
 
 /// Creates parent directories and copies the probe to `path`.
 pub(crate) fn install_probe(path: &Path) {
+    let probe = probe();
+    let _writing = writing_executables();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::copy(probe(), path).unwrap();
+    std::fs::copy(probe, path).unwrap();
 }
 
 /// Writes a Linux x86_64 launcher for `target` at `path`.
 pub(crate) fn install_launcher(path: &Path, target: &str) {
+    let _writing = writing_executables();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     Launcher::for_target(Platform::LinuxX86_64, target)
         .unwrap()
@@ -61,6 +84,7 @@ pub(crate) fn install_launcher(path: &Path, target: &str) {
 
 /// Writes an executable file with `text` at `path`.
 pub(crate) fn install_script(path: &Path, text: &str) {
+    let _writing = writing_executables();
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -112,23 +136,13 @@ impl Report {
     }
 }
 
-/// Runs `command` and returns its output.
-///
-/// Retries on ETXTBSY: while one test thread writes an executable, another
-/// thread's fork can briefly hold the write descriptor, and exec of that
-/// file fails until the child has exec'd (closing it on exec).
+/// Runs `command` and returns its output, never while a test writes an
+/// executable (see [`EXEC`]).
 pub(crate) fn run(command: &mut Command) -> Output {
-    const ETXTBSY: i32 = 26;
-    let mut attempts = 0;
-    loop {
-        match command.output() {
-            Err(e) if e.raw_os_error() == Some(ETXTBSY) && attempts < 100 => {
-                attempts += 1;
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            result => return result.unwrap_or_else(|e| panic!("could not spawn {command:?}: {e}")),
-        }
-    }
+    let _running = starting_programs();
+    command
+        .output()
+        .unwrap_or_else(|e| panic!("could not spawn {command:?}: {e}"))
 }
 
 /// Runs `command`, asserts it succeeded, and parses the probe's report.
