@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 
-use crate::layout::DEVEL_ROOT;
 use crate::scan::{Kind, Model};
 
 /// Where a link finally leads.
@@ -115,7 +114,7 @@ pub(crate) fn resolve(
         }
         cur.push(segment);
         let path = cur.join("/");
-        let in_tree = cur[0] == DEVEL_ROOT;
+        let in_tree = cur[0] == model.root;
         let next_link = if in_tree {
             match model.members.get(&path) {
                 Some(Kind::Symlink { target }) => Some(target.clone()),
@@ -187,7 +186,10 @@ mod tests {
     use super::*;
 
     fn model(members: &[(&str, Kind)]) -> Model {
-        let mut m = Model::default();
+        let mut m = Model {
+            root: "_rocm_sdk_devel".into(),
+            ..Model::default()
+        };
         for (p, k) in members {
             m.members.insert((*p).to_owned(), k.clone());
         }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::compression::Compression;
 use crate::error::Error;
-use crate::layout::{DEVEL_ROOT, check_relpath};
+use crate::layout::{TreeNames, check_relpath};
 
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +32,8 @@ pub(crate) enum Kind {
 /// The tree the archive describes, by site-packages-relative path.
 #[derive(Debug, Default)]
 pub(crate) struct Model {
+    /// The tree's directory (`_rocm_sdk_devel{N}`); every member is in it.
+    pub(crate) root: String,
     pub(crate) members: BTreeMap<String, Kind>,
     /// Parents of members that have no directory entry of their own.
     pub(crate) implicit_dirs: BTreeSet<String>,
@@ -40,7 +42,7 @@ pub(crate) struct Model {
 impl Model {
     /// True when `path` is a directory of the final tree.
     pub(crate) fn is_dir(&self, path: &str) -> bool {
-        path == DEVEL_ROOT
+        path == self.root
             || matches!(self.members.get(path), Some(Kind::Dir { .. }))
             || self.implicit_dirs.contains(path)
     }
@@ -56,17 +58,18 @@ impl Model {
             })
             .chain(self.implicit_dirs.iter().map(|p| (p.as_str(), 0o755)))
             .collect();
-        if !self.members.contains_key(DEVEL_ROOT) {
-            dirs.push((DEVEL_ROOT, 0o755));
+        if !self.members.contains_key(&self.root) {
+            dirs.push((&self.root, 0o755));
         }
         dirs.sort_unstable();
         dirs
     }
 }
 
-/// Reads the whole archive at `tar` and returns its model, or the first
-/// reason to refuse it.
-pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error> {
+/// Reads the whole archive at `tar`, whose members must all lie in the
+/// tree `names` gives, and returns its model, or the first reason to
+/// refuse it.
+pub(crate) fn scan(tar: &Path, compression: Compression, names: &TreeNames) -> Result<Model, Error> {
     let corrupt = |reason: String| Error::CorruptTar {
         tar: tar.to_path_buf(),
         reason,
@@ -78,7 +81,10 @@ pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error>
         inner: reader,
         count: 0,
     };
-    let mut model = Model::default();
+    let mut model = Model {
+        root: names.root().to_owned(),
+        ..Model::default()
+    };
     let mut end_of_last = 0u64;
     {
         let mut archive = tar::Archive::new(&mut counted);
@@ -113,7 +119,7 @@ pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error>
                 }
                 tar::EntryType::Link => {
                     let target = link_text(&entry).map_err(&unsafe_member)?;
-                    let target = member_path(&target)
+                    let target = member_path(&target, &model.root)
                         .map_err(|r| unsafe_member(format!("hard link to {target:?}: {r}")))?;
                     Kind::HardLink { target }
                 }
@@ -126,9 +132,9 @@ pub(crate) fn scan(tar: &Path, compression: Compression) -> Result<Model, Error>
                     return Err(unsafe_member(format!("unsupported member type {other:?}")));
                 }
             };
-            let path = member_path(&raw_name).map_err(&unsafe_member)?;
-            if path == DEVEL_ROOT && !matches!(kind, Kind::Dir { .. }) {
-                return Err(unsafe_member(format!("{DEVEL_ROOT} must be a directory")));
+            let path = member_path(&raw_name, &model.root).map_err(&unsafe_member)?;
+            if path == model.root && !matches!(kind, Kind::Dir { .. }) {
+                return Err(unsafe_member(format!("{} must be a directory", model.root)));
             }
             match model.members.get(&path) {
                 Some(Kind::Dir { .. }) if matches!(kind, Kind::Dir { .. }) => {}
@@ -198,19 +204,19 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
             }
         }
     }
-    implicit.remove(DEVEL_ROOT);
+    implicit.remove(&model.root);
     model.implicit_dirs = implicit;
     Ok(())
 }
 
 /// A member name as a clean site-packages-relative path under the devel
-/// root.
-pub(crate) fn member_path(raw: &str) -> Result<String, String> {
+/// root `root`.
+pub(crate) fn member_path(raw: &str, root: &str) -> Result<String, String> {
     let trimmed = raw.strip_prefix("./").unwrap_or(raw);
     let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
     check_relpath(trimmed).map_err(|r| format!("{r} in the member name"))?;
-    if trimmed != DEVEL_ROOT && !trimmed.starts_with(&format!("{DEVEL_ROOT}/")) {
-        return Err(format!("outside {DEVEL_ROOT}/"));
+    if trimmed != root && !trimmed.starts_with(&format!("{root}/")) {
+        return Err(format!("outside {root}/"));
     }
     Ok(trimmed.to_owned())
 }

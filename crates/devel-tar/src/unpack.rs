@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::error::Error;
 use crate::extract;
-use crate::layout::{DEVEL_ROOT, is_compiler_symlink};
+use crate::layout::is_compiler_symlink;
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
 use crate::resolve::{DiskView, Resolved, final_file, resolve};
@@ -23,8 +23,8 @@ use crate::site::Site;
 use crate::warning::Warning;
 
 /// The devel version the tree was unpacked from (`V` and a newline),
-/// relative to site-packages.
-pub const TREE_VERSION_FILE: &str = "_rocm_sdk_devel/.rocm-sdk-devel-version";
+/// relative to the tree.
+pub const TREE_VERSION_FILE: &str = ".rocm-sdk-devel-version";
 
 /// Progress of an unpack, reported to [`UnpackOptions::on_step`] (for a
 /// progress bar; the tests also use it to kill the process at every point).
@@ -146,7 +146,7 @@ pub fn unpack(
     let Some((tar, compression)) = site.tar() else {
         return already_unpacked(&site);
     };
-    let model = scan::scan(&tar, compression)?;
+    let model = scan::scan(&tar, compression, &site.names)?;
     let plan = Plan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
@@ -155,8 +155,8 @@ pub fn unpack(
     check_writable(site_packages, &site.record())?;
     let mut record: Vec<&str> = plan.record.iter().map(String::as_str).collect();
     // Files the reconcile writes later belong to the devel distribution too.
-    let mut extra = reconcile::devel_owned_files();
-    extra.push(TREE_VERSION_FILE.to_owned());
+    let mut extra = reconcile::devel_owned_files(&site.names);
+    extra.push(site.names.in_tree(TREE_VERSION_FILE));
     record.extend(extra.iter().map(String::as_str));
     crate::record::append(&site.record(), record)?;
     options.step(&Step::Recorded);
@@ -174,10 +174,10 @@ pub fn unpack(
         .mode(root_mode)
         .create(&tree)
         .map_err(|e| Error::io("create directory", &tree, e))?;
-    let version_file = site.root.join(TREE_VERSION_FILE);
+    let version_file = site.root.join(site.names.in_tree(TREE_VERSION_FILE));
     fs::write(&version_file, format!("{}\n", site.version))
         .map_err(|e| Error::io("write", &version_file, e))?;
-    for (dir, mode) in model.dirs().into_iter().filter(|(d, _)| *d != DEVEL_ROOT) {
+    for (dir, mode) in model.dirs().into_iter().filter(|(d, _)| *d != model.root) {
         let path = site.root.join(dir);
         fs::DirBuilder::new()
             .mode(mode)
@@ -272,7 +272,9 @@ impl Plan {
                 member: path.clone(),
                 reason: format!("link to {target:?}: {}", why.describe()),
             })?;
-            let relpath = path.strip_prefix(&format!("{DEVEL_ROOT}/")).unwrap_or(path);
+            let relpath = path
+                .strip_prefix(&format!("{}/", model.root))
+                .unwrap_or(path);
             match resolved {
                 Resolved::Missing => {
                     plan.warnings.push(Warning::DanglingLink {

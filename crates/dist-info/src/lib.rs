@@ -29,6 +29,7 @@ pub mod console_scripts;
 pub mod document;
 pub mod families;
 pub mod library;
+pub mod nonce;
 pub mod package;
 pub mod requirement;
 pub mod selection;
