@@ -39,11 +39,7 @@ impl DevelLinks {
     /// platform package `libraries`, nonce included) of a device wheel of
     /// version `version`: sorted, de-duplicated, each target computed by
     /// [`devel_link_target`], and never listing a `.devel_links/` document.
-    pub fn new(
-        version: &str,
-        libraries: &str,
-        relpaths: impl IntoIterator<Item = String>,
-    ) -> Self {
+    pub fn new(version: &str, libraries: &str, relpaths: impl IntoIterator<Item = String>) -> Self {
         let mut relpaths: Vec<String> = relpaths
             .into_iter()
             .filter(|r| !r.starts_with(".devel_links/"))

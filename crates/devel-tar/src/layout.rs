@@ -51,11 +51,10 @@ impl TreeNames {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
             Err(e) => return Err(Error::read("read", &path, e)),
         };
-        let document =
-            DistInfo::from_json(&bytes).map_err(|e| Error::Corrupt {
-                reason: e.to_string(),
-                path,
-            })?;
+        let document = DistInfo::from_json(&bytes).map_err(|e| Error::Corrupt {
+            reason: e.to_string(),
+            path,
+        })?;
         Ok(Self::new(&document.nonce))
     }
 

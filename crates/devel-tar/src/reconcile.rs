@@ -152,11 +152,7 @@ fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
     let state_text = serde_json::to_string_pretty(&state).expect("plain data serialises") + "\n";
     write_replacing(root, &names.in_tree(STATE), &state_text)?;
     // The stamp last: it tells the trampolines that this state is complete.
-    write_replacing(
-        root,
-        &names.in_tree(DEVICE_LINKS_STAMP),
-        &lines(&installed),
-    )?;
+    write_replacing(root, &names.in_tree(DEVICE_LINKS_STAMP), &lines(&installed))?;
     tracing::info!(
         linked = report.linked,
         removed = report.removed,

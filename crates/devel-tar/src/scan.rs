@@ -69,7 +69,11 @@ impl Model {
 /// Reads the whole archive at `tar`, whose members must all lie in the
 /// tree `names` gives, and returns its model, or the first reason to
 /// refuse it.
-pub(crate) fn scan(tar: &Path, compression: Compression, names: &TreeNames) -> Result<Model, Error> {
+pub(crate) fn scan(
+    tar: &Path,
+    compression: Compression,
+    names: &TreeNames,
+) -> Result<Model, Error> {
     let corrupt = |reason: String| Error::CorruptTar {
         tar: tar.to_path_buf(),
         reason,

@@ -106,7 +106,14 @@ mod tests {
 
     #[test]
     fn accepts_identifier_suffixes() {
-        for ok in ["", "123", "_n1", "_DEFAULT", "abc_9", &"x".repeat(Nonce::MAX_LEN)] {
+        for ok in [
+            "",
+            "123",
+            "_n1",
+            "_DEFAULT",
+            "abc_9",
+            &"x".repeat(Nonce::MAX_LEN),
+        ] {
             let nonce: Nonce = ok.parse().unwrap();
             assert_eq!(nonce.as_str(), ok);
             assert_eq!(nonce.to_string(), ok);

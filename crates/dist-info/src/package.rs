@@ -277,7 +277,11 @@ mod tests {
 
     #[test]
     fn nonce_and_targets() {
-        let libs = Package::new(PackageKind::Libraries, Mode::Legacy, &"_n1".parse().unwrap());
+        let libs = Package::new(
+            PackageKind::Libraries,
+            Mode::Legacy,
+            &"_n1".parse().unwrap(),
+        );
         assert_eq!(
             libs.pure_package(Some("gfx110X-all")).unwrap().unwrap(),
             "rocm_sdk_libraries_gfx110X_all"

@@ -97,7 +97,14 @@ pub(crate) fn execute(
     for package in &plan.packages {
         progress.next(&package.dist_name);
         let dir = staging.dir(&package.subdir)?;
-        staged.push(write_wheel(plan, package, &dir, &staging.scratch(), options, &cache)?);
+        staged.push(write_wheel(
+            plan,
+            package,
+            &dir,
+            &staging.scratch(),
+            options,
+            &cache,
+        )?);
     }
     for selector in &plan.selectors {
         progress.next("rocm (sdist)");

@@ -208,7 +208,7 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
         .filter(|n| is_staging(n))
         .collect();
     names.sort();
-    for name in names.iter().filter(|n| !n.ends_with(".lock")) {
+    for name in names.iter().filter(|n| n.strip_suffix(".lock").is_none()) {
         let lock_path = parent.join(format!("{name}.lock"));
         let held = match File::open(&lock_path) {
             Ok(lock) => match lock.try_lock() {
@@ -234,9 +234,12 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
         let _ = fs::remove_file(&lock_path);
     }
     // Lock files whose directory is gone and whose build is not running.
-    for name in names.iter().filter(|n| n.ends_with(".lock")) {
+    for (name, dir) in names
+        .iter()
+        .filter_map(|n| Some((n, n.strip_suffix(".lock")?)))
+    {
         let path = parent.join(name);
-        if parent.join(&name[..name.len() - ".lock".len()]).exists() {
+        if parent.join(dir).exists() {
             continue;
         }
         if let Ok(lock) = File::open(&path)

@@ -54,7 +54,11 @@ fn a_nonce_python_cannot_import_is_refused() {
 #[test]
 fn the_devel_codec_spellings_must_agree() {
     for conflict in [
-        &["--devel-compression", "zstd", "--no-devel-tarball-compression"][..],
+        &[
+            "--devel-compression",
+            "zstd",
+            "--no-devel-tarball-compression",
+        ][..],
         &["--devel-compression", "none", "--devel-tarball-compression"],
         &["--devel-compression", "zstd", "--devel-tarball-compression"],
     ] {

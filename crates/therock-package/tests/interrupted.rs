@@ -319,7 +319,10 @@ fn a_staging_directory_whose_build_still_runs_survives_another_build() {
         live.join("dist/half.whl").is_file(),
         "a live build's staging directory was removed"
     );
-    assert!(!abandoned.exists(), "the abandoned staging directory is still there");
+    assert!(
+        !abandoned.exists(),
+        "the abandoned staging directory is still there"
+    );
     assert!(dest.path().join("dist").read_dir().unwrap().count() > 0);
 }
 
@@ -338,7 +341,9 @@ fn verify_and_index_never_read_a_staging_directory() {
     )
     .unwrap();
     fs::copy(
-        build.dist().join("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"),
+        build
+            .dist()
+            .join("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"),
         staging.join("rocm_sdk_core-7.0.0-py3-none-linux_x86_64.whl"),
     )
     .unwrap();

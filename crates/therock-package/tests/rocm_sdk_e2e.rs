@@ -691,7 +691,10 @@ fn a_release_with_a_nonce_installs_and_passes_the_self_check() {
     // A device file is hard-linked into the suffixed devel tree.
     let device = sp.join("_rocm_sdk_libraries123/lib/rocblas/library/TensileLibrary_gfx942.co");
     let linked = sp.join("_rocm_sdk_devel123/lib/rocblas/library/TensileLibrary_gfx942.co");
-    let (a, b) = (fs::metadata(&device).unwrap(), fs::metadata(&linked).unwrap());
+    let (a, b) = (
+        fs::metadata(&device).unwrap(),
+        fs::metadata(&linked).unwrap(),
+    );
     assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()));
     let out = venv.run("rocm-sdk", &["test"]);
     let text = out_text(&out);

@@ -426,7 +426,7 @@ fn a_marker_pep_508_cannot_decide_fails_instead_of_holding() {
     assert!(report.contains("ok      well-formed"), "{report}");
     assert!(report.contains("FAILED  requirements"), "{report}");
     assert!(
-        report.contains(r#"the marker `sys_platform < 'win32'` cannot be evaluated"#),
+        report.contains(r"the marker `sys_platform < 'win32'` cannot be evaluated"),
         "{report}"
     );
 
@@ -445,7 +445,9 @@ fn a_marker_pep_508_cannot_decide_fails_instead_of_holding() {
     );
     let report = fails(&verify(&[&dist], &[]));
     assert!(
-        report.contains("on linux_x86_64 with Python 3.12, 3.13, 3.14, which nothing in the set provides"),
+        report.contains(
+            "on linux_x86_64 with Python 3.12, 3.13, 3.14, which nothing in the set provides"
+        ),
         "{report}"
     );
 }

@@ -21,7 +21,7 @@ pub(crate) struct Central<'a> {
     pub(crate) header_start: u64,
     /// Where its central directory record starts (flags and method are
     /// read from there).
-    pub(crate) central_header_start: u64,
+    pub(crate) record_start: u64,
     pub(crate) crc32: u32,
     pub(crate) compressed_size: u64,
     pub(crate) size: u64,
@@ -64,7 +64,7 @@ pub(crate) fn compare(file: &mut File, central: &Central<'_>) -> io::Result<Vec<
             central,
         });
     };
-    file.seek(SeekFrom::Start(central.central_header_start + 8))?;
+    file.seek(SeekFrom::Start(central.record_start + 8))?;
     let mut flags_and_method = [0u8; 4];
     file.read_exact(&mut flags_and_method)?;
     let central_flags = u16::from_le_bytes([flags_and_method[0], flags_and_method[1]]);

@@ -343,7 +343,7 @@ impl WheelReader {
             let central = Central {
                 name: member.name_raw(),
                 header_start: member.header_start(),
-                central_header_start: member.central_header_start(),
+                record_start: member.central_header_start(),
                 crc32: member.crc32(),
                 compressed_size: member.compressed_size(),
                 size: member.size(),

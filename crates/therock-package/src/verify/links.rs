@@ -25,18 +25,17 @@ pub(crate) fn check(release: &Release) -> (Vec<String>, usize) {
             })
             .map(|f| f.path.clone())
             .collect();
-        let report = match WheelSetTree::open(&wheels)
-            .and_then(|tree| LinkChecker::new().check(&tree))
-        {
-            Ok(report) => report,
-            Err(e) => {
-                problems.push(format!(
-                    "{}: cannot check the ELF links: {e}",
-                    platform.sys_platform()
-                ));
-                continue;
-            }
-        };
+        let report =
+            match WheelSetTree::open(&wheels).and_then(|tree| LinkChecker::new().check(&tree)) {
+                Ok(report) => report,
+                Err(e) => {
+                    problems.push(format!(
+                        "{}: cannot check the ELF links: {e}",
+                        platform.sys_platform()
+                    ));
+                    continue;
+                }
+            };
         checked += report.files.len();
         problems.extend(
             report

@@ -56,9 +56,8 @@ impl Env<'_> {
     fn markers(&self) -> Result<MarkerEnvironment, String> {
         let windows = self.platform() == Platform::Windows;
         let machine = machine_of_tag(self.platform_tag)?;
-        let version = |v: &str| {
-            StringVersion::from_str(v).map_err(|e| format!("Python version {v:?}: {e}"))
-        };
+        let version =
+            |v: &str| StringVersion::from_str(v).map_err(|e| format!("Python version {v:?}: {e}"));
         Ok(MarkerEnvironment {
             implementation_name: "cpython".into(),
             implementation_version: version(&format!("{}.0", self.python))?,
@@ -260,18 +259,34 @@ mod tests {
                 })
                 .unwrap()
         };
-        assert!(holds(r#"platform_machine == "x86_64""#, "linux_x86_64", "3.12"));
+        assert!(holds(
+            r#"platform_machine == "x86_64""#,
+            "linux_x86_64",
+            "3.12"
+        ));
         assert!(holds(r#"platform_machine == "AMD64""#, "win_amd64", "3.12"));
         assert!(holds(
             r#"platform_machine == "aarch64""#,
             "manylinux_2_28_aarch64",
             "3.12"
         ));
-        assert!(holds(r#"os_name == "nt" and platform_system == "Windows""#, "win_amd64", "3.9"));
+        assert!(holds(
+            r#"os_name == "nt" and platform_system == "Windows""#,
+            "win_amd64",
+            "3.9"
+        ));
         assert!(holds(r#"python_version >= "3.10""#, "linux_x86_64", "3.12"));
         assert!(!holds(r#"python_version >= "3.10""#, "linux_x86_64", "3.9"));
-        assert!(holds(r#"python_full_version < "3.13""#, "linux_x86_64", "3.12"));
-        assert!(holds(r#"implementation_name == "cpython""#, "win_amd64", "3.12"));
+        assert!(holds(
+            r#"python_full_version < "3.13""#,
+            "linux_x86_64",
+            "3.12"
+        ));
+        assert!(holds(
+            r#"implementation_name == "cpython""#,
+            "win_amd64",
+            "3.12"
+        ));
         assert!(holds(r#""linux" in sys_platform"#, "linux_x86_64", "3.12"));
     }
 

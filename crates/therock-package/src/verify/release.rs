@@ -112,7 +112,11 @@ pub(crate) fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
             let kind = entry.file_type()?;
             if kind.is_dir() {
                 // A build's private directory holds unfinished packages.
-                if !entry.file_name().to_str().is_some_and(crate::staging::is_staging) {
+                if !entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(crate::staging::is_staging)
+                {
                     stack.push(path);
                 }
             } else if kind.is_file() {
@@ -279,7 +283,9 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
             wheel.readable = v.header_mismatches.is_empty();
             problems.extend(v.problems.iter().map(|p| format!("RECORD: {p}")));
             problems.extend(v.header_mismatches.iter().map(|m| {
-                format!("zip headers disagree: {m}; rebuild it (installers would read different files)")
+                format!(
+                    "zip headers disagree: {m}; rebuild it (installers would read different files)"
+                )
             }));
         }
         Err(e) => problems.push(e.to_string()),
