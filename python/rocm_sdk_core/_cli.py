@@ -72,7 +72,8 @@ def devel_needs_init(site_packages):
     package = os.path.join(site_packages, DEVEL_PACKAGE)
     if any(os.path.exists(os.path.join(package, t)) for t in DEVEL_TAR_NAMES):
         return True
-    stamp = os.path.join(_platform_dir("devel"), DEVICE_LINKS_STAMP)
+    tree = os.path.basename(_platform_dir("devel"))
+    stamp = os.path.join(site_packages, tree, DEVICE_LINKS_STAMP)
     try:
         with open(stamp, encoding="utf-8", newline="") as f:
             recorded = f.read()
