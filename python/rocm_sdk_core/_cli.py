@@ -7,7 +7,8 @@ from the `console_scripts` list of `_dist_info.json` beside this file:
 
 What a script runs (`relpath` inside the tree):
 - devel installed (`SP/rocm_sdk_devel/` exists) and not a
-  system-information tool: `SP/_rocm_sdk_devel/{relpath}`. On the warm
+  system-information tool: `SP/_rocm_sdk_devel{nonce}/{relpath}` (the
+  devel platform package the document names). On the warm
   path (tar gone, tree present, device-links stamp equal to the installed
   `rocm_sdk_device_*.dist-info` names) that is one `os.execv`, nothing
   else. Otherwise `rocm-sdk init --quiet` (the native program in `_bin/`)
@@ -33,8 +34,6 @@ from rocm_sdk_core._console import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, ScriptTa
 
 #: The pure package of the devel wheel; its presence means "devel installed".
 DEVEL_PACKAGE = "rocm_sdk_devel"
-#: The unpacked devel tree (SPEC §9: every tar member starts with it).
-DEVEL_TREE = "_rocm_sdk_devel"
 #: The devel tarball names; one still present means "not (fully) unpacked".
 DEVEL_TAR_NAMES = ("_devel.tar", "_devel.tar.zst", "_devel.tar.xz")
 #: The device-links stamp inside the devel tree (devel-tar `stamp.rs`).
@@ -80,7 +79,8 @@ def devel_needs_init(site_packages):
     package = os.path.join(site_packages, DEVEL_PACKAGE)
     if any(os.path.exists(os.path.join(package, t)) for t in DEVEL_TAR_NAMES):
         return True
-    stamp = os.path.join(site_packages, DEVEL_TREE, DEVICE_LINKS_STAMP)
+    tree = os.path.basename(_platform_dir("devel"))
+    stamp = os.path.join(site_packages, tree, DEVICE_LINKS_STAMP)
     try:
         with open(stamp, encoding="utf-8", newline="") as f:
             recorded = f.read()
@@ -150,7 +150,7 @@ def resolve(script):
         warn_if_stale_selection(script["name"], full=cold)
         if cold:
             _run_init()
-        tool = _existing(os.path.join(_SITE, DEVEL_TREE), relpath)
+        tool = _existing(_platform_dir("devel"), relpath)
         if tool is not None:
             return tool
     return _existing(_platform_dir("core"), relpath)

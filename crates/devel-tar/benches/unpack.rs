@@ -268,7 +268,11 @@ fn install_device(sp: &Path, files: &[(String, Vec<u8>)]) {
         fs::write(&path, data).expect("device file");
         let _ = writeln!(record, "_rocm_sdk_libraries/{rel},,");
     }
-    let doc = DevelLinks::new("7.1.0", files.iter().map(|(r, _)| r.clone()));
+    let doc = DevelLinks::new(
+        "7.1.0",
+        "_rocm_sdk_libraries",
+        files.iter().map(|(r, _)| r.clone()),
+    );
     let doc_rel = "_rocm_sdk_libraries/.devel_links/gfx942.json";
     fs::create_dir_all(sp.join(doc_rel).parent().expect("parent")).expect("dir");
     fs::write(sp.join(doc_rel), doc.to_json()).expect("doc");

@@ -8,28 +8,21 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::layout::devel_link_target;
 
-/// Where device wheels keep their links documents, relative to
-/// site-packages.
-pub const DEVEL_LINKS_DIR: &str = "_rocm_sdk_libraries/.devel_links";
-
-/// The libraries platform package that device wheels overlay.
-const LIBRARIES_PLATFORM_PKG: &str = "_rocm_sdk_libraries";
-
 /// One file of a device wheel to hard-link into the devel tree.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DevelLink {
-    /// Path relative to `_rocm_sdk_libraries/` and to `_rocm_sdk_devel/`.
+    /// Path relative to the libraries platform package and to the devel tree.
     pub relpath: String,
     /// The file, relative to the directory of `_rocm_sdk_devel/{relpath}`.
     pub target: String,
 }
 
-/// `_rocm_sdk_libraries/.devel_links/{T}.json`: the files of device wheel
-/// `T` that belong in the devel tree too.
+/// `_rocm_sdk_libraries{N}/.devel_links/{T}.json`: the files of device
+/// wheel `T` that belong in the devel tree too.
 ///
 /// ```
 /// use devel_tar::DevelLinks;
-/// let doc = DevelLinks::new("7.1.0", ["lib/rocblas/library/k_gfx942.co".to_string()]);
+/// let doc = DevelLinks::new("7.1.0", "_rocm_sdk_libraries", ["lib/rocblas/library/k_gfx942.co".to_string()]);
 /// assert_eq!(doc.links[0].target, "../../../../_rocm_sdk_libraries/lib/rocblas/library/k_gfx942.co");
 /// assert_eq!(DevelLinks::from_json(&doc.to_json()).unwrap(), doc);
 /// ```
@@ -43,11 +36,11 @@ pub struct DevelLinks {
 }
 
 impl DevelLinks {
-    /// The document for the files `relpaths` (relative to
-    /// `_rocm_sdk_libraries/`) of a device wheel of version `version`:
-    /// sorted, de-duplicated, each target computed by
+    /// The document for the files `relpaths` (relative to the libraries
+    /// platform package `libraries`, nonce included) of a device wheel of
+    /// version `version`: sorted, de-duplicated, each target computed by
     /// [`devel_link_target`], and never listing a `.devel_links/` document.
-    pub fn new(version: &str, relpaths: impl IntoIterator<Item = String>) -> Self {
+    pub fn new(version: &str, libraries: &str, relpaths: impl IntoIterator<Item = String>) -> Self {
         let mut relpaths: Vec<String> = relpaths
             .into_iter()
             .filter(|r| !r.starts_with(".devel_links/"))
@@ -57,7 +50,7 @@ impl DevelLinks {
         let links = relpaths
             .into_iter()
             .map(|relpath| DevelLink {
-                target: devel_link_target(&relpath, LIBRARIES_PLATFORM_PKG),
+                target: devel_link_target(&relpath, libraries),
                 relpath,
             })
             .collect();
@@ -110,6 +103,7 @@ mod tests {
     fn new_sorts_dedups_and_skips_itself() {
         let doc = DevelLinks::new(
             "7.1.0",
+            "_rocm_sdk_libraries",
             ["b/x", "a", "b/x", ".devel_links/gfx942.json"].map(String::from),
         );
         let rel: Vec<_> = doc.links.iter().map(|l| l.relpath.as_str()).collect();
@@ -125,7 +119,7 @@ mod tests {
 
     #[test]
     fn json_shape() {
-        let doc = DevelLinks::new("7.1.0", ["lib/k.co".to_string()]);
+        let doc = DevelLinks::new("7.1.0", "_rocm_sdk_libraries", ["lib/k.co".to_string()]);
         assert_eq!(
             doc.to_json(),
             "{\n  \"version\": \"7.1.0\",\n  \"links\": [\n    {\n      \"relpath\": \"lib/k.co\",\n      \"target\": \"../../_rocm_sdk_libraries/lib/k.co\"\n    }\n  ]\n}\n"

@@ -142,7 +142,7 @@ fn read_archive(
             continue;
         }
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let rel = scan::member_path(&raw).map_err(|reason| Error::UnsafeMember {
+        let rel = scan::member_path(&raw, &model.names).map_err(|reason| Error::UnsafeMember {
             tar: tar.to_path_buf(),
             member: raw.clone(),
             reason,

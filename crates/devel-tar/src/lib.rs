@@ -6,13 +6,15 @@
 //! the build and this crate's install side share.
 //!
 //! Build side: [`DevelTarWriter`] streams a deterministic tar whose members
-//! all start with `_rocm_sdk_devel/`; [`devel_link_target`] is the one place
+//! all start with the tree's directory, `_rocm_sdk_devel{nonce}/`
+//! ([`TreeNames`]); [`devel_link_target`] is the one place
 //! the relative "link to a runtime file" rule is written; [`DevelLinks`] is
 //! the `.devel_links/{T}.json` document of a device wheel.
 //!
 //! Install side: [`unpack`] expands `rocm_sdk_devel/_devel.tar*` into
-//! `SP/_rocm_sdk_devel/` (hard links, RECORD, locking, crash recovery, the
-//! tar checked against its RECORD row, hostile-input checks), [`reconcile_device_links`] links device-wheel files
+//! `SP/_rocm_sdk_devel{nonce}/` (hard links, RECORD, locking, crash
+//! recovery, the tar checked against its RECORD row, hostile-input checks),
+//! [`reconcile_device_links`] links device-wheel files
 //! into the tree, and [`ensure`] does both, as `rocm-sdk init` needs.
 //! The protocol is documented in `docs/devel-tar.md`.
 //!
@@ -44,10 +46,11 @@ mod warning;
 mod writer;
 
 pub use compression::Compression;
-pub use devel_links::{DEVEL_LINKS_DIR, DevelLink, DevelLinks};
+pub use devel_links::{DevelLink, DevelLinks};
 pub use error::Error;
 pub use layout::{
-    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, DEVEL_ROOT, devel_link_target, is_compiler_symlink,
+    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, devel_link_target, installed_tree_names,
+    is_compiler_symlink,
 };
 pub use reconcile::{ReconcileReport, reconcile_device_links};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};

@@ -12,26 +12,27 @@ use std::path::Path;
 use dist_info::devel_tree::device_link_source;
 use serde::{Deserialize, Serialize};
 
-use crate::devel_links::{DEVEL_LINKS_DIR, DevelLinks};
+use crate::devel_links::DevelLinks;
 use crate::error::Error;
-use crate::layout::DEVEL_ROOT;
+use crate::layout::TreeNames;
 use crate::lock::SiteLock;
 use crate::record;
 use crate::site::{Site, device_dist_infos, dist_version};
-use crate::stamp::{DEVICE_LINKS_STAMP, lines};
+use crate::stamp::{DEVICE_LINKS_STAMP, lines, stamp_is_current};
 use crate::warning::Warning;
 
 /// What the last reconcile linked, per device dist-info directory; owned by
-/// the devel distribution.
-const STATE: &str = "_rocm_sdk_devel/.device-links-state.json";
+/// the devel distribution. Relative to the tree.
+const STATE: &str = ".device-links-state.json";
 
 /// The files of the devel tree that reconcile writes (with their fixed
 /// temporary names, so even a killed reconcile leaves only listed files);
 /// the unpack records them in the devel RECORD.
-pub(crate) fn devel_owned_files() -> Vec<String> {
+pub(crate) fn devel_owned_files(names: &TreeNames) -> Vec<String> {
     [DEVICE_LINKS_STAMP, STATE]
         .iter()
-        .flat_map(|p| [(*p).to_owned(), format!("{p}.tmp")])
+        .map(|p| names.in_tree(p))
+        .flat_map(|p| [format!("{p}.tmp"), p])
         .collect()
 }
 
@@ -39,8 +40,8 @@ pub(crate) fn devel_owned_files() -> Vec<String> {
 /// and listed in that distribution's RECORD. Because it sits in the root,
 /// pip's uninstall of the last owner of files in the tree removes the whole
 /// tree, whichever of devel and device wheels goes first.
-fn marker(distribution: &str) -> String {
-    format!("{DEVEL_ROOT}/.{distribution}.links")
+fn marker(names: &TreeNames, distribution: &str) -> String {
+    names.in_tree(&format!(".{distribution}.links"))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -77,7 +78,7 @@ pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, E
     if let Some((tar, _)) = site.tar() {
         return Err(Error::NotUnpacked { tar });
     }
-    if fast_path_holds(site_packages) {
+    if fast_path_holds(site_packages, &site.names) {
         return Ok(ReconcileReport {
             fast_path: true,
             ..ReconcileReport::default()
@@ -95,11 +96,11 @@ pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, E
 
 /// The stamp matches the installed device distributions and every recorded
 /// link exists.
-fn fast_path_holds(root: &Path) -> bool {
-    if !crate::stamp::device_links_stamp_is_current(root).unwrap_or(false) {
+fn fast_path_holds(root: &Path, names: &TreeNames) -> bool {
+    if !stamp_is_current(root, names).unwrap_or(false) {
         return false;
     }
-    let Some(state) = read_state(root) else {
+    let Some(state) = read_state(root, names) else {
         return false;
     };
     state
@@ -112,7 +113,8 @@ fn fast_path_holds(root: &Path) -> bool {
 fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
     let root = &site.root;
     let installed = device_dist_infos(root)?;
-    let mut state = read_state(root).unwrap_or_default();
+    let names = &site.names;
+    let mut state = read_state(root, names).unwrap_or_default();
     let mut report = ReconcileReport::default();
 
     let mut wanted = BTreeSet::new();
@@ -139,19 +141,19 @@ fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
         .collect();
     for name in stale {
         let old = state.devices.remove(&name).unwrap_or_default();
-        report.removed += remove_links(root, &name, &old)?;
+        report.removed += remove_links(root, names, &name, &old)?;
     }
 
     for name in &wanted {
         let previous = state.devices.get(name).cloned().unwrap_or_default();
-        let linked = link_device(root, name, previous, &mut report)?;
+        let linked = link_device(root, names, name, previous, &mut report)?;
         state.devices.insert(name.clone(), linked);
     }
 
     let state_text = serde_json::to_string_pretty(&state).expect("plain data serialises") + "\n";
-    write_replacing(root, STATE, &state_text)?;
+    write_replacing(root, &names.in_tree(STATE), &state_text)?;
     // The stamp last: it tells the trampolines that this state is complete.
-    write_replacing(root, DEVICE_LINKS_STAMP, &lines(&installed))?;
+    write_replacing(root, &names.in_tree(DEVICE_LINKS_STAMP), &lines(&installed))?;
     tracing::info!(
         linked = report.linked,
         removed = report.removed,
@@ -164,6 +166,7 @@ fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
 /// Links every file of device distribution `name` into the tree.
 fn link_device(
     root: &Path,
+    names: &TreeNames,
     name: &str,
     previous: DeviceState,
     report: &mut ReconcileReport,
@@ -178,7 +181,7 @@ fn link_device(
     };
     let mut pairs: Vec<(String, String)> = Vec::new();
     for listed in record::listed_paths(&record_text) {
-        let Some(rest) = listed.strip_prefix(&format!("{DEVEL_LINKS_DIR}/")) else {
+        let Some(rest) = listed.strip_prefix(&format!("{}/", names.devel_links_dir())) else {
             continue;
         };
         if rest.contains('/')
@@ -191,8 +194,8 @@ fn link_device(
         let doc_path = root.join(&listed);
         let doc = DevelLinks::read(&doc_path)?;
         for link in doc.links {
-            let dest = format!("{DEVEL_ROOT}/{}", link.relpath);
-            let source = device_link_source(&dest, &link.target).ok_or_else(|| {
+            let dest = names.in_tree(&link.relpath);
+            let source = device_link_source(&dest, &link.target, names).ok_or_else(|| {
                 Error::InvalidDevelLinks {
                     path: doc_path.clone(),
                     reason: format!(
@@ -208,7 +211,7 @@ fn link_device(
     pairs.dedup();
 
     // Record first: a reconcile killed after this leaves only listed files.
-    let marker = marker(name);
+    let marker = marker(names, name);
     record::append(
         &record_path,
         pairs
@@ -231,7 +234,7 @@ fn link_device(
                 continue;
             }
         };
-        make_parents(root, dest, &mut created)?;
+        make_parents(root, names.root(), dest, &mut created)?;
         let dest_path = root.join(dest);
         if let Ok(existing) = fs::symlink_metadata(&dest_path) {
             if existing.dev() == source_meta.dev() && existing.ino() == source_meta.ino() {
@@ -261,14 +264,20 @@ fn link_device(
 /// Removes the links of a device distribution that is gone (pip usually
 /// removed them already), its marker, and the directories made for them
 /// once empty. Returns how many links were still there.
-fn remove_links(root: &Path, name: &str, old: &DeviceState) -> Result<usize, Error> {
+fn remove_links(
+    root: &Path,
+    names: &TreeNames,
+    name: &str,
+    old: &DeviceState,
+) -> Result<usize, Error> {
     let mut removed = 0;
-    for link in old.links.iter().chain([&marker(name)]) {
+    let marker = marker(names, name);
+    for link in old.links.iter().chain([&marker]) {
         let path = root.join(link);
         match fs::symlink_metadata(&path) {
             Ok(m) if !m.is_dir() => {
                 fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
-                removed += usize::from(link != &marker(name));
+                removed += usize::from(link != &marker);
             }
             _ => {}
         }
@@ -282,9 +291,15 @@ fn remove_links(root: &Path, name: &str, old: &DeviceState) -> Result<usize, Err
     Ok(removed)
 }
 
-/// Creates the missing parents of `dest`, remembering the ones made.
-fn make_parents(root: &Path, dest: &str, created: &mut BTreeSet<String>) -> Result<(), Error> {
-    let mut end = DEVEL_ROOT.len() + 1;
+/// Creates the missing parents of `dest` below the tree `tree`,
+/// remembering the ones made.
+fn make_parents(
+    root: &Path,
+    tree: &str,
+    dest: &str,
+    created: &mut BTreeSet<String>,
+) -> Result<(), Error> {
+    let mut end = tree.len() + 1;
     while let Some(i) = dest[end..].find('/') {
         let dir = &dest[..end + i];
         end += i + 1;
@@ -307,8 +322,8 @@ fn make_parents(root: &Path, dest: &str, created: &mut BTreeSet<String>) -> Resu
     Ok(())
 }
 
-fn read_state(root: &Path) -> Option<State> {
-    let text = fs::read_to_string(root.join(STATE)).ok()?;
+fn read_state(root: &Path, names: &TreeNames) -> Option<State> {
+    let text = fs::read_to_string(root.join(names.in_tree(STATE))).ok()?;
     match serde_json::from_str(&text) {
         Ok(state) => Some(state),
         Err(e) => {

@@ -1,6 +1,7 @@
 //! The final tree as the install sees it, for following devel links with
 //! `dist_info::devel_tree::resolve_link`: members of the archive for paths
-//! under `_rocm_sdk_devel/`, the real file system for the rest of
+//! under the tree's root (`_rocm_sdk_devel{N}/`), the real file system for
+//! the rest of
 //! site-packages. Links are followed against this final tree, so the answer
 //! does not depend on member order.
 
@@ -11,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use dist_info::devel_tree::{Node, TreeView};
 
-use crate::layout::DEVEL_ROOT;
 use crate::scan::{Kind, Model};
 
 /// Site-packages after the unpack: the archive's tree and, around it, what
@@ -42,10 +42,7 @@ impl<'m> FinalTree<'m> {
 
 impl TreeView for FinalTree<'_> {
     fn node(&self, path: &str) -> Node<'_> {
-        let in_tree = path
-            .strip_prefix(DEVEL_ROOT)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-        if !in_tree {
+        if !self.model.names.contains(path) {
             return self.disk.node(path);
         }
         match self.model.members.get(path) {
@@ -96,12 +93,17 @@ impl DiskView {
 
 #[cfg(test)]
 mod tests {
-    use dist_info::devel_tree::{LinkProblem, Resolved, resolve_link};
+    use dist_info::devel_tree::{LinkProblem, Resolved, TreeNames, resolve_link};
+    use dist_info::nonce::Nonce;
 
     use super::*;
 
     fn model(members: &[(&str, Kind)]) -> Model {
-        let mut m = Model::default();
+        model_named(TreeNames::new(&Nonce::NONE), members)
+    }
+
+    fn model_named(names: TreeNames, members: &[(&str, Kind)]) -> Model {
+        let mut m = Model::new(names);
         for (p, k) in members {
             m.members.insert((*p).to_owned(), k.clone());
         }
@@ -164,6 +166,40 @@ mod tests {
         assert_eq!(
             r("_rocm_sdk_devel/lib/b", "../../_core/lib"),
             Ok(Resolved::Dir("_core/lib".into()))
+        );
+    }
+
+    #[test]
+    fn the_tree_is_the_one_the_nonce_names() {
+        let dir = tempfile::tempdir().unwrap();
+        // Another release's (unsuffixed) tree is just another directory of
+        // site-packages; a stale copy of this release's tree is not looked at.
+        std::fs::create_dir_all(dir.path().join("_rocm_sdk_devel/lib")).unwrap();
+        std::fs::write(dir.path().join("_rocm_sdk_devel/lib/other.so"), "o").unwrap();
+        std::fs::create_dir_all(dir.path().join("_rocm_sdk_devel_n1/stale")).unwrap();
+        let m = model_named(
+            TreeNames::new(&"_n1".parse().unwrap()),
+            &[
+                ("_rocm_sdk_devel_n1/lib", Kind::Dir { mode: 0o755 }),
+                ("_rocm_sdk_devel_n1/lib/loop", link("loop")),
+            ],
+        );
+        let tree = FinalTree::new(&m, dir.path());
+        let r = |link: &str, t: &str| resolve_link(&tree, link, t);
+        assert_eq!(
+            r("_rocm_sdk_devel_n1/lib/b", "../stale"),
+            Ok(Resolved::Missing)
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel_n1/lib/b", "loop"),
+            Err(LinkProblem::TooManyLinks)
+        );
+        assert_eq!(
+            r(
+                "_rocm_sdk_devel_n1/lib/b",
+                "../../_rocm_sdk_devel/lib/other.so"
+            ),
+            Ok(Resolved::File("_rocm_sdk_devel/lib/other.so".into()))
         );
     }
 }

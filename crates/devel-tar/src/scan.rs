@@ -13,7 +13,7 @@ use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 use crate::compression::{Compression, READ_BUFFER};
 use crate::error::Error;
 use crate::integrity::{HashingReader, Recorded};
-use crate::layout::DEVEL_ROOT;
+use crate::layout::TreeNames;
 
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,17 +36,28 @@ pub(crate) enum Kind {
 }
 
 /// The tree the archive describes, by site-packages-relative path.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Model {
+    /// The tree's names; every member is in its root (`_rocm_sdk_devel{N}`).
+    pub(crate) names: TreeNames,
     pub(crate) members: BTreeMap<String, Kind>,
     /// Parents of members that have no directory entry of their own.
     pub(crate) implicit_dirs: BTreeSet<String>,
 }
 
 impl Model {
+    /// An empty tree named `names`.
+    pub(crate) fn new(names: TreeNames) -> Self {
+        Self {
+            names,
+            members: BTreeMap::new(),
+            implicit_dirs: BTreeSet::new(),
+        }
+    }
+
     /// True when `path` is a directory of the final tree.
     pub(crate) fn is_dir(&self, path: &str) -> bool {
-        path == DEVEL_ROOT
+        path == self.names.root()
             || matches!(self.members.get(path), Some(Kind::Dir { .. }))
             || self.implicit_dirs.contains(path)
     }
@@ -62,22 +73,25 @@ impl Model {
             })
             .chain(self.implicit_dirs.iter().map(|p| (p.as_str(), 0o755)))
             .collect();
-        if !self.members.contains_key(DEVEL_ROOT) {
-            dirs.push((DEVEL_ROOT, 0o755));
+        let root = self.names.root();
+        if !self.members.contains_key(root) {
+            dirs.push((root, 0o755));
         }
         dirs.sort_unstable();
         dirs
     }
 }
 
-/// Reads the whole archive at `tar` and returns its model, or the first
-/// reason to refuse it. The file must match `recorded`, its RECORD row: a
-/// mismatch is reported before any other finding, since a changed file
-/// explains them all.
+/// Reads the whole archive at `tar`, whose members must all lie in the
+/// tree `names` gives, and returns its model, or the first reason to refuse
+/// it. The file must match `recorded`, its RECORD row: a mismatch is
+/// reported before any other finding, since a changed file explains them
+/// all.
 pub(crate) fn scan(
     tar: &Path,
     compression: Compression,
     recorded: &Recorded,
+    names: &TreeNames,
 ) -> Result<Model, Error> {
     let file = File::open(tar).map_err(|e| Error::read("open", tar, e))?;
     let size = file
@@ -86,7 +100,7 @@ pub(crate) fn scan(
         .len();
     recorded.check_size(tar, size)?;
     let mut raw = HashingReader::new(file);
-    let scanned = read_members(tar, compression, &mut raw);
+    let scanned = read_members(tar, compression, &mut raw, names);
     raw.drain().map_err(|e| Error::read("read", tar, e))?;
     recorded.check(tar, &raw)?;
     let mut model = scanned?;
@@ -99,6 +113,7 @@ fn read_members(
     tar: &Path,
     compression: Compression,
     raw: &mut HashingReader<File>,
+    names: &TreeNames,
 ) -> Result<Model, Error> {
     let corrupt = |reason: String| Error::CorruptTar {
         tar: tar.to_path_buf(),
@@ -111,7 +126,7 @@ fn read_members(
         inner: reader,
         count: 0,
     };
-    let mut model = Model::default();
+    let mut model = Model::new(names.clone());
     let mut end_of_last = 0u64;
     {
         let mut archive = tar::Archive::new(&mut counted);
@@ -143,7 +158,7 @@ fn read_members(
                 }
                 tar::EntryType::Link => {
                     let target = link_text(&entry).map_err(&unsafe_member)?;
-                    let target = member_path(&target)
+                    let target = member_path(&target, names)
                         .map_err(|r| unsafe_member(format!("hard link to {target:?}: {r}")))?;
                     Kind::HardLink { target }
                 }
@@ -156,9 +171,12 @@ fn read_members(
                     return Err(unsafe_member(format!("unsupported member type {other:?}")));
                 }
             };
-            let path = member_path(&raw_name).map_err(&unsafe_member)?;
-            if path == DEVEL_ROOT && !matches!(kind, Kind::Dir { .. }) {
-                return Err(unsafe_member(format!("{DEVEL_ROOT} must be a directory")));
+            let path = member_path(&raw_name, names).map_err(&unsafe_member)?;
+            if path == names.root() && !matches!(kind, Kind::Dir { .. }) {
+                return Err(unsafe_member(format!(
+                    "{} must be a directory",
+                    names.root()
+                )));
             }
             match model.members.get(&path) {
                 Some(Kind::Dir { .. }) if matches!(kind, Kind::Dir { .. }) => {}
@@ -230,15 +248,15 @@ fn check_tree(model: &mut Model, tar: &Path) -> Result<(), Error> {
             .members
             .insert(path, Kind::HardLink { target: source });
     }
-    implicit.remove(DEVEL_ROOT);
+    implicit.remove(model.names.root());
     model.implicit_dirs = implicit;
     Ok(())
 }
 
 /// A member name as a clean site-packages-relative path under the devel
-/// root (`dist_info::devel_tree::member_path`).
-pub(crate) fn member_path(raw: &str) -> Result<String, String> {
-    devel_tree::member_path(raw)
+/// root `names` gives (`dist_info::devel_tree::member_path`).
+pub(crate) fn member_path(raw: &str, names: &TreeNames) -> Result<String, String> {
+    devel_tree::member_path(raw, names)
         .map(str::to_owned)
         .map_err(|problem| problem.to_string())
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::compression::Compression;
 use crate::error::Error;
-use crate::layout::{DEVEL_PACKAGE_DIR, DEVEL_ROOT};
+use crate::layout::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
 
 const DEVEL_DIST_PREFIX: &str = "rocm_sdk_devel-";
 const DEVICE_DIST_PREFIX: &str = "rocm_sdk_device_";
@@ -18,6 +18,8 @@ pub(crate) struct Site {
     pub(crate) root: PathBuf,
     pub(crate) dist_info: PathBuf,
     pub(crate) version: String,
+    /// The tree's names, nonce included (from the devel package's document).
+    pub(crate) names: TreeNames,
 }
 
 impl Site {
@@ -53,6 +55,7 @@ impl Site {
             root: root.to_path_buf(),
             version: dist_version(name).to_owned(),
             dist_info,
+            names: installed_tree_names(root)?,
         })
     }
 
@@ -66,9 +69,9 @@ impl Site {
         self.root.join(DEVEL_PACKAGE_DIR)
     }
 
-    /// `SP/_rocm_sdk_devel`.
+    /// `SP/_rocm_sdk_devel{N}`.
     pub(crate) fn tree(&self) -> PathBuf {
-        self.root.join(DEVEL_ROOT)
+        self.root.join(self.names.root())
     }
 
     /// The devel tar still waiting to be unpacked, if any.

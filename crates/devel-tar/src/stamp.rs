@@ -10,10 +10,11 @@
 use std::path::Path;
 
 use crate::error::Error;
+use crate::layout::{TreeNames, installed_tree_names};
 use crate::site::device_dist_infos;
 
-/// The stamp, relative to site-packages. Listed in the devel RECORD.
-pub const DEVICE_LINKS_STAMP: &str = "_rocm_sdk_devel/.device-links-stamp";
+/// The stamp, relative to the devel tree. Listed in the devel RECORD.
+pub const DEVICE_LINKS_STAMP: &str = ".device-links-stamp";
 
 /// The stamp text for the device distributions installed in
 /// `site_packages` now.
@@ -24,15 +25,17 @@ pub fn expected_stamp(site_packages: &Path) -> Result<String, Error> {
 /// True when the stamp exists and matches the installed device
 /// distributions: the trampolines' fast check, in Rust.
 pub fn device_links_stamp_is_current(site_packages: &Path) -> Result<bool, Error> {
+    stamp_is_current(site_packages, &installed_tree_names(site_packages)?)
+}
+
+/// [`device_links_stamp_is_current`] for a tree named `names`.
+pub(crate) fn stamp_is_current(site_packages: &Path, names: &TreeNames) -> Result<bool, Error> {
     let expected = expected_stamp(site_packages)?;
-    match std::fs::read_to_string(site_packages.join(DEVICE_LINKS_STAMP)) {
+    let path = site_packages.join(names.in_tree(DEVICE_LINKS_STAMP));
+    match std::fs::read_to_string(&path) {
         Ok(text) => Ok(text == expected),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::read(
-            "read",
-            site_packages.join(DEVICE_LINKS_STAMP),
-            e,
-        )),
+        Err(e) => Err(Error::read("read", path, e)),
     }
 }
 

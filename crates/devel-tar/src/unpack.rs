@@ -1,5 +1,5 @@
 //! Install side: expanding `rocm_sdk_devel/_devel.tar*` into
-//! `SP/_rocm_sdk_devel/` (SPEC §9).
+//! `SP/_rocm_sdk_devel{N}/` (SPEC §9).
 //!
 //! Protocol (see `docs/devel-tar.md`): fast exit when the tar is gone; else
 //! lock, re-check, scan the whole archive (checking it against its RECORD
@@ -18,7 +18,7 @@ use dist_info::devel_tree::{Resolved, resolve_link};
 use crate::error::Error;
 use crate::extract;
 use crate::integrity::Recorded;
-use crate::layout::{DEVEL_PACKAGE_DIR, DEVEL_ROOT, is_compiler_symlink};
+use crate::layout::{DEVEL_PACKAGE_DIR, is_compiler_symlink};
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
 use crate::resolve::FinalTree;
@@ -27,8 +27,8 @@ use crate::site::Site;
 use crate::warning::Warning;
 
 /// The devel version the tree was unpacked from (`V` and a newline),
-/// relative to site-packages.
-pub const TREE_VERSION_FILE: &str = "_rocm_sdk_devel/.rocm-sdk-devel-version";
+/// relative to the tree.
+pub const TREE_VERSION_FILE: &str = ".rocm-sdk-devel-version";
 
 /// Progress of an unpack, reported to [`UnpackOptions::on_step`] (for a
 /// progress bar; the tests also use it to kill the process at every point).
@@ -133,7 +133,7 @@ pub fn ensure(site_packages: &Path) -> Result<EnsureReport, Error> {
     })
 }
 
-/// Unpacks `SP/rocm_sdk_devel/_devel.tar*` into `SP/_rocm_sdk_devel/`,
+/// Unpacks `SP/rocm_sdk_devel/_devel.tar*` into `SP/_rocm_sdk_devel{N}/`,
 /// appending every path to the devel RECORD. Safe to call from any number of
 /// processes at once (all return once the tree is complete) and after a
 /// process was killed at any point (the next call produces the same tree).
@@ -155,7 +155,7 @@ pub fn unpack(
         &tar,
         &format!("{DEVEL_PACKAGE_DIR}/{}", compression.file_name()),
     )?;
-    let model = scan::scan(&tar, compression, &recorded)?;
+    let model = scan::scan(&tar, compression, &recorded, &site.names)?;
     let plan = Plan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
@@ -164,8 +164,8 @@ pub fn unpack(
     check_writable(site_packages, &site.record())?;
     let mut record: Vec<&str> = plan.record.iter().map(String::as_str).collect();
     // Files the reconcile writes later belong to the devel distribution too.
-    let mut extra = reconcile::devel_owned_files();
-    extra.push(TREE_VERSION_FILE.to_owned());
+    let mut extra = reconcile::devel_owned_files(&site.names);
+    extra.push(site.names.in_tree(TREE_VERSION_FILE));
     record.extend(extra.iter().map(String::as_str));
     crate::record::append(&site.record(), record)?;
     options.step(&Step::Recorded);
@@ -183,10 +183,14 @@ pub fn unpack(
         .mode(root_mode)
         .create(&tree)
         .map_err(|e| Error::io("create directory", &tree, e))?;
-    let version_file = site.root.join(TREE_VERSION_FILE);
+    let version_file = site.root.join(site.names.in_tree(TREE_VERSION_FILE));
     fs::write(&version_file, format!("{}\n", site.version))
         .map_err(|e| Error::io("write", &version_file, e))?;
-    for (dir, mode) in model.dirs().into_iter().filter(|(d, _)| *d != DEVEL_ROOT) {
+    for (dir, mode) in model
+        .dirs()
+        .into_iter()
+        .filter(|(d, _)| *d != model.names.root())
+    {
         let path = site.root.join(dir);
         fs::DirBuilder::new()
             .mode(mode)
@@ -280,7 +284,7 @@ impl Plan {
                     (resolved, target)
                 }
             };
-            let relpath = path.strip_prefix(&format!("{DEVEL_ROOT}/")).unwrap_or(path);
+            let relpath = model.names.relpath(path).unwrap_or(path);
             match resolved {
                 Resolved::Missing => {
                     plan.warnings.push(Warning::DanglingLink {

@@ -4,34 +4,39 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use dist_info::devel_tree::{check_link_text, check_relpath};
+use dist_info::nonce::Nonce;
+
 use crate::compression::{Compression, Encoder};
 use crate::error::Error;
-use dist_info::devel_tree::{check_link_text, check_relpath};
-
-use crate::layout::{DEVEL_ROOT, devel_link_target};
+use crate::layout::{TreeNames, devel_link_target};
 
 /// Options of [`DevelTarWriter`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteOptions {
     /// Codec of the tar (and so its file name).
     pub compression: Compression,
     /// Modification time of every member, in seconds since the epoch (the
     /// caller passes `SOURCE_DATE_EPOCH` when set).
     pub mtime: u64,
+    /// The tree's names; members start with its root (`_rocm_sdk_devel{N}`).
+    pub names: TreeNames,
 }
 
 impl Default for WriteOptions {
     /// Uncompressed, mtime 1980-01-01 (the earliest time a wheel's zip can
-    /// hold, so tar and wheel agree).
+    /// hold, so tar and wheel agree), no nonce.
     fn default() -> Self {
         Self {
             compression: Compression::None,
             mtime: 315_532_800,
+            names: TreeNames::new(&Nonce::NONE),
         }
     }
 }
 
-/// Streams the devel tree into a tar: members `_rocm_sdk_devel/{relpath}`,
+/// Streams the devel tree into a tar: members `{root}/{relpath}`
+/// (`_rocm_sdk_devel{N}/lib/...`),
 /// added in sorted (byte-wise) relpath order, with fixed mtime, uid/gid 0,
 /// empty owner names and normalised modes (0o755/0o644), so the same tree
 /// gives the same bytes on every run. Memory use does not depend on the size
@@ -51,6 +56,7 @@ impl Default for WriteOptions {
 pub struct DevelTarWriter<W: Write> {
     builder: tar::Builder<Encoder<W>>,
     mtime: u64,
+    root: String,
     previous: Option<String>,
     /// Set when a failed append left the stream unusable.
     poisoned: bool,
@@ -94,12 +100,13 @@ impl<W: Write> DevelTarWriter<W> {
         Ok(Self {
             builder: tar::Builder::new(encoder),
             mtime: options.mtime,
+            root: options.names.root().to_owned(),
             previous: None,
             poisoned: false,
         })
     }
 
-    /// Adds a directory `_rocm_sdk_devel/{relpath}` (mode 0o755).
+    /// Adds a directory `{root}/{relpath}` (mode 0o755).
     pub fn add_directory(&mut self, relpath: &str) -> Result<(), Error> {
         let name = self.next_name(relpath)?;
         let mut header = self.header(tar::EntryType::Directory, 0o755);
@@ -198,7 +205,7 @@ impl<W: Write> DevelTarWriter<W> {
             });
         }
         self.previous = Some(relpath.to_owned());
-        Ok(format!("{DEVEL_ROOT}/{relpath}"))
+        Ok(format!("{}/{relpath}", self.root))
     }
 
     fn header(&self, kind: tar::EntryType, mode: u32) -> tar::Header {

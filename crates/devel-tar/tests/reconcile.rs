@@ -49,7 +49,7 @@ fn device_added_then_removed_after_the_first_unpack() {
         assert!(device_record.contains(&format!("_rocm_sdk_devel/{rel}")));
     }
     assert_eq!(
-        fs::read_to_string(sp.join(DEVICE_LINKS_STAMP)).unwrap(),
+        fs::read_to_string(sp.join("_rocm_sdk_devel").join(DEVICE_LINKS_STAMP)).unwrap(),
         "rocm_sdk_device_gfx942-7.1.0.dist-info\n"
     );
     assert!(device_links_stamp_is_current(sp).unwrap());

@@ -87,7 +87,7 @@ fn main() {
     let version = "7.1.0a20250301".parse().unwrap();
     let table = FamilyTable::builtin();
     let selector = Selector::plan(Mode::Kpack, &version, &input, table).unwrap();
-    let bytes = DistInfo::new(selector.clone(), "").to_json();
+    let bytes = DistInfo::new(selector.clone(), &dist_info::nonce::Nonce::NONE).to_json();
     println!(
         "dist-info bench: _dist_info.json of {} bytes, {} targets",
         bytes.len(),

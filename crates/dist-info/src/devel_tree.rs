@@ -5,7 +5,8 @@
 //!
 //! The rules, in one place:
 //! - a member path is a clean relative path ([`check_relpath`]) at or under
-//!   [`DEVEL_ROOT`] ([`member_path`]);
+//!   the tree's root, `_rocm_sdk_devel{nonce}` ([`TreeNames`],
+//!   [`member_path`]);
 //! - a link text is non-empty, relative and free of control characters
 //!   ([`check_link_text`]);
 //! - a symlink is followed the way the kernel would, through the final tree
@@ -19,10 +20,12 @@
 //! - links to files become hard links when unpacked, except the compiler
 //!   drivers directly in `bin/` ([`is_compiler_symlink`]).
 //!
-//! Pure: paths are `/`-separated and relative to site-packages, and the
-//! tree a link is followed through is described by the caller
-//! ([`TreeView`]): the install looks at the archive and the disk, the build
-//! at its plan and the runtime files its links point at.
+//! Pure: paths are `/`-separated and relative to site-packages, the tree's
+//! directory names come from the release's nonce ([`TreeNames`]; there is
+//! no fixed root to fall back on), and the tree a link is followed through
+//! is described by the caller ([`TreeView`]): the install looks at the
+//! archive and the disk, the build at its plan and the runtime files its
+//! links point at.
 //!
 //! ```
 //! use dist_info::devel_tree::{Node, Resolved, TreeView, resolve_link};
@@ -50,15 +53,86 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-/// Top directory of the devel tree in site-packages; every member of the
-/// devel tar starts with it.
-pub const DEVEL_ROOT: &str = "_rocm_sdk_devel";
+use crate::nonce::Nonce;
+use crate::package::{Mode, Package, PackageKind};
+
+/// The directory names of one release's devel tree in site-packages: the
+/// tree itself (`_rocm_sdk_devel{N}`, every member of the devel tar starts
+/// with it) and the libraries package that device wheels overlay
+/// (`_rocm_sdk_libraries{N}`), both carrying the release's nonce `N`. The
+/// build names its tarball's members with it, the install reads the nonce
+/// from the installed devel package; there is deliberately no default.
+///
+/// ```
+/// use dist_info::devel_tree::TreeNames;
+/// use dist_info::nonce::Nonce;
+/// let names = TreeNames::new(&"_n1".parse().unwrap());
+/// assert_eq!(names.root(), "_rocm_sdk_devel_n1");
+/// assert_eq!(names.devel_links_dir(), "_rocm_sdk_libraries_n1/.devel_links");
+/// assert_eq!(names.relpath("_rocm_sdk_devel_n1/lib/x"), Some("lib/x"));
+/// assert_eq!(names.relpath("_rocm_sdk_devel/lib/x"), None);
+/// assert_eq!(TreeNames::new(&Nonce::NONE).root(), "_rocm_sdk_devel");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeNames {
+    root: String,
+    libraries: String,
+}
+
+impl TreeNames {
+    /// The names of a release whose platform packages carry `nonce`.
+    pub fn new(nonce: &Nonce) -> Self {
+        let name = |kind| {
+            Package::new(kind, Mode::Kpack, nonce)
+                .platform_package(None)
+                .expect("devel and kpack libraries are not target specific")
+                .expect("devel and libraries have platform packages")
+        };
+        Self {
+            root: name(PackageKind::Devel),
+            libraries: name(PackageKind::Libraries),
+        }
+    }
+
+    /// The devel tree's directory in site-packages.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// The libraries platform package that device wheels overlay.
+    pub fn libraries(&self) -> &str {
+        &self.libraries
+    }
+
+    /// Where device wheels keep their links documents, relative to
+    /// site-packages.
+    pub fn devel_links_dir(&self) -> String {
+        format!("{}/.devel_links", self.libraries)
+    }
+
+    /// `relpath` inside the tree, relative to site-packages.
+    pub fn in_tree(&self, relpath: &str) -> String {
+        format!("{}/{relpath}", self.root)
+    }
+
+    /// Whether the site-packages path `path` is the tree's root or below it.
+    pub fn contains(&self, path: &str) -> bool {
+        path.strip_prefix(self.root.as_str())
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    }
+
+    /// The site-packages path `path` relative to the tree, when it lies
+    /// below the root.
+    pub fn relpath<'p>(&self, path: &'p str) -> Option<&'p str> {
+        path.strip_prefix(self.root.as_str())?.strip_prefix('/')
+    }
+}
 
 /// Links followed before a chain counts as a loop (Linux's `MAXSYMLINKS`);
 /// also the longest chain of tar hard links accepted.
 pub const MAX_LINKS: usize = 40;
 
-/// Links directly in `_rocm_sdk_devel/bin/` that stay symlinks when unpacked
+/// Links directly in the tree's `bin/` that stay symlinks when unpacked
 /// (the compiler drivers find their resources through their own path).
 pub const COMPILER_SYMLINKS: &[&str] = &[
     "amdclang",
@@ -84,7 +158,7 @@ pub fn is_compiler_symlink(relpath: &str) -> bool {
 }
 
 /// Why a path is not acceptable as a member of the devel tree.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathProblem {
     /// Nothing at all.
     #[error("empty path")]
@@ -104,9 +178,9 @@ pub enum PathProblem {
     /// A `.` or `..` segment.
     #[error("`.` or `..` segment")]
     DotSegment,
-    /// Not `_rocm_sdk_devel` nor below it.
-    #[error("outside _rocm_sdk_devel/")]
-    OutsideDevelRoot,
+    /// Not the tree's root (named here) nor below it.
+    #[error("outside {0}/")]
+    OutsideDevelRoot(String),
 }
 
 /// Checks that `relpath` is a clean relative path: non-empty `/`-separated
@@ -143,24 +217,22 @@ pub fn check_relpath(relpath: &str) -> Result<(), PathProblem> {
 
 /// A tar member name as its clean site-packages-relative path: a leading
 /// `./` and a trailing `/` are dropped, and what remains must be a clean
-/// relative path at or under [`DEVEL_ROOT`].
+/// relative path at or under the root `names` gives (`_rocm_sdk_devel{N}`).
 ///
 /// ```
-/// use dist_info::devel_tree::member_path;
-/// assert_eq!(member_path("./_rocm_sdk_devel/lib/"), Ok("_rocm_sdk_devel/lib"));
-/// assert!(member_path("_rocm_sdk_core/x").is_err());
+/// use dist_info::devel_tree::{TreeNames, member_path};
+/// let names = TreeNames::new(&"_n1".parse().unwrap());
+/// assert_eq!(member_path("./_rocm_sdk_devel_n1/lib/", &names), Ok("_rocm_sdk_devel_n1/lib"));
+/// assert!(member_path("_rocm_sdk_devel/lib", &names).is_err());
 /// ```
-pub fn member_path(raw: &str) -> Result<&str, PathProblem> {
+pub fn member_path<'r>(raw: &'r str, names: &TreeNames) -> Result<&'r str, PathProblem> {
     let trimmed = raw.strip_prefix("./").unwrap_or(raw);
     let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
     check_relpath(trimmed)?;
-    let under_root = trimmed
-        .strip_prefix(DEVEL_ROOT)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-    if under_root {
+    if names.contains(trimmed) {
         Ok(trimmed)
     } else {
-        Err(PathProblem::OutsideDevelRoot)
+        Err(PathProblem::OutsideDevelRoot(names.root().to_owned()))
     }
 }
 
@@ -361,19 +433,21 @@ pub fn hard_link_source<'a>(
 }
 
 /// The site-packages path of the file a device link names: `target` taken
-/// relative to the directory of `link` (a path in the devel tree) and
-/// normalised. `None` when it is absolute, climbs out of site-packages,
-/// names no file of a package directory, or lands in the devel tree.
+/// relative to the directory of `link` (a path in the devel tree `names`
+/// gives) and normalised. `None` when it is absolute, climbs out of
+/// site-packages, names no file of a package directory, or lands in the
+/// devel tree.
 ///
 /// ```
-/// use dist_info::devel_tree::device_link_source;
+/// use dist_info::devel_tree::{TreeNames, device_link_source};
+/// let names = TreeNames::new(&"_n1".parse().unwrap());
 /// assert_eq!(
-///     device_link_source("_rocm_sdk_devel/lib/k.co", "../../_rocm_sdk_libraries/lib/k.co").as_deref(),
-///     Some("_rocm_sdk_libraries/lib/k.co")
+///     device_link_source("_rocm_sdk_devel_n1/lib/k.co", "../../_rocm_sdk_libraries_n1/lib/k.co", &names).as_deref(),
+///     Some("_rocm_sdk_libraries_n1/lib/k.co")
 /// );
-/// assert_eq!(device_link_source("_rocm_sdk_devel/k", "other"), None);
+/// assert_eq!(device_link_source("_rocm_sdk_devel_n1/k", "other", &names), None);
 /// ```
-pub fn device_link_source(link: &str, target: &str) -> Option<String> {
+pub fn device_link_source(link: &str, target: &str, names: &TreeNames) -> Option<String> {
     if target.starts_with('/') {
         return None;
     }
@@ -388,7 +462,7 @@ pub fn device_link_source(link: &str, target: &str) -> Option<String> {
             s => parts.push(s),
         }
     }
-    (parts.len() > 1 && parts[0] != DEVEL_ROOT).then(|| parts.join("/"))
+    (parts.len() > 1 && parts[0] != names.root()).then(|| parts.join("/"))
 }
 
 #[cfg(test)]
@@ -571,30 +645,88 @@ mod tests {
         for bad in ["", "/a", "a/../b", "a//b", "a/", "./a", "a\nb", "a\\b"] {
             assert!(check_relpath(bad).is_err(), "{bad:?}");
         }
-        assert_eq!(member_path("_rocm_sdk_devel/"), Ok("_rocm_sdk_devel"));
+        let plain = TreeNames::new(&Nonce::NONE);
+        let outside = |root: &str| Err(PathProblem::OutsideDevelRoot(root.to_owned()));
         assert_eq!(
-            member_path("_rocm_sdk_develx/a"),
-            Err(PathProblem::OutsideDevelRoot)
+            member_path("_rocm_sdk_devel/", &plain),
+            Ok("_rocm_sdk_devel")
         );
         assert_eq!(
-            member_path("_rocm_sdk_devel/../x"),
+            member_path("_rocm_sdk_develx/a", &plain),
+            outside("_rocm_sdk_devel")
+        );
+        assert_eq!(
+            member_path("_rocm_sdk_devel/../x", &plain),
             Err(PathProblem::DotSegment)
         );
-        assert_eq!(member_path("/_rocm_sdk_devel"), Err(PathProblem::Absolute));
+        assert_eq!(
+            member_path("/_rocm_sdk_devel", &plain),
+            Err(PathProblem::Absolute)
+        );
+        assert_eq!(
+            outside("_rocm_sdk_devel_n1").unwrap_err().to_string(),
+            "outside _rocm_sdk_devel_n1/"
+        );
+    }
+
+    #[test]
+    fn the_root_carries_the_nonce() {
+        let plain = TreeNames::new(&Nonce::NONE);
+        let n1 = TreeNames::new(&"_n1".parse().unwrap());
+        assert_eq!(n1.root(), "_rocm_sdk_devel_n1");
+        assert_eq!(n1.libraries(), "_rocm_sdk_libraries_n1");
+        assert_eq!(n1.in_tree("lib/x"), "_rocm_sdk_devel_n1/lib/x");
+        assert_eq!(
+            member_path("_rocm_sdk_devel_n1/lib/x", &n1),
+            Ok("_rocm_sdk_devel_n1/lib/x")
+        );
+        // Each release accepts only its own tree: neither root is a prefix
+        // the other may borrow.
+        assert_eq!(
+            member_path("_rocm_sdk_devel/lib/x", &n1),
+            Err(PathProblem::OutsideDevelRoot("_rocm_sdk_devel_n1".into()))
+        );
+        assert_eq!(
+            member_path("_rocm_sdk_devel_n1/lib/x", &plain),
+            Err(PathProblem::OutsideDevelRoot("_rocm_sdk_devel".into()))
+        );
+        assert!(n1.contains("_rocm_sdk_devel_n1"));
+        assert!(!n1.contains("_rocm_sdk_devel_n12/x"));
+        assert_eq!(n1.relpath("_rocm_sdk_devel_n1"), None);
+        // A device link may not land in its own (suffixed) tree.
+        assert_eq!(
+            device_link_source(
+                "_rocm_sdk_devel_n1/lib/k.co",
+                "../../_rocm_sdk_devel_n1/k.co",
+                &n1
+            ),
+            None
+        );
+        assert_eq!(
+            device_link_source(
+                "_rocm_sdk_devel_n1/lib/k.co",
+                "../../_rocm_sdk_libraries_n1/lib/k.co",
+                &n1
+            ),
+            Some("_rocm_sdk_libraries_n1/lib/k.co".into())
+        );
     }
 
     #[test]
     fn device_links_stay_in_site_packages_and_out_of_the_devel_tree() {
+        let names = TreeNames::new(&Nonce::NONE);
+        let source = |link: &str, target: &str| device_link_source(link, target, &names);
         assert_eq!(
-            device_link_source(
+            source(
                 "_rocm_sdk_devel/lib/k.co",
                 "../../_rocm_sdk_libraries/lib/k.co"
             ),
             Some("_rocm_sdk_libraries/lib/k.co".into())
         );
-        assert_eq!(device_link_source("_rocm_sdk_devel/k", "../../x"), None);
-        assert_eq!(device_link_source("_rocm_sdk_devel/k", "/x"), None);
-        assert_eq!(device_link_source("_rocm_sdk_devel/k", "other"), None);
-        assert_eq!(device_link_source("_rocm_sdk_devel/k", "../top"), None);
+        assert_eq!(source("_rocm_sdk_devel/k", "../../x"), None);
+        assert_eq!(source("_rocm_sdk_devel/k", "/x"), None);
+        assert_eq!(source("_rocm_sdk_devel/k", "other"), None);
+        assert_eq!(source("_rocm_sdk_devel/k", "../top"), None);
+        assert_eq!(source("_rocm_sdk_devel/k", "../_rocm_sdk_devel/x"), None);
     }
 }

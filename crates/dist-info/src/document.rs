@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::console_scripts::{ConsoleScript, all_console_scripts};
 use crate::library::{Library, all_libraries};
+use crate::nonce::Nonce;
 use crate::package::{Mode, Package, PackageKind, TARGET_PLACEHOLDER};
 use crate::selector::Selector;
 
@@ -73,8 +74,9 @@ impl PackageRecord {
 pub struct DistInfo {
     /// Always [`SCHEMA`] when written by this crate.
     pub schema: u32,
-    /// The nonce suffix of platform packages (`--version-suffix`).
-    pub nonce: String,
+    /// The nonce suffix of platform packages (`--version-suffix`),
+    /// validated when read.
+    pub nonce: Nonce,
     /// `ALL_PACKAGES`: every logical package the mode has, in SPEC order.
     pub packages: Vec<PackageRecord>,
     /// `ALL_LIBRARIES`, in SPEC order.
@@ -89,7 +91,7 @@ pub struct DistInfo {
 impl DistInfo {
     /// The document for a release described by `selector` whose platform
     /// packages carry `nonce`.
-    pub fn new(selector: Selector, nonce: &str) -> Self {
+    pub fn new(selector: Selector, nonce: &Nonce) -> Self {
         let packages = PackageKind::ALL
             .into_iter()
             .filter(|&k| !(k == PackageKind::Device && selector.mode == Mode::Legacy))
@@ -97,12 +99,30 @@ impl DistInfo {
             .collect();
         Self {
             schema: SCHEMA,
-            nonce: nonce.to_owned(),
+            nonce: nonce.clone(),
             packages,
             libraries: all_libraries(),
             console_scripts: all_console_scripts(),
             selector,
         }
+    }
+
+    /// The platform package directory of `kind` when its name does not
+    /// depend on a target (core, kpack libraries, device's overlay, devel,
+    /// profiler), nonce included.
+    ///
+    /// ```
+    /// # use dist_info::{document::DistInfo, families::FamilyTable, package::{Mode, PackageKind}};
+    /// # use dist_info::selector::{PlanInput, Selector};
+    /// let selector = Selector::plan(Mode::Kpack, &"7.1.0".parse().unwrap(), &PlanInput::default(), FamilyTable::builtin()).unwrap();
+    /// let doc = DistInfo::new(selector, &"_n1".parse().unwrap());
+    /// assert_eq!(doc.platform_package(PackageKind::Devel), Some("_rocm_sdk_devel_n1"));
+    /// assert_eq!(doc.platform_package(PackageKind::Device), Some("_rocm_sdk_libraries_n1"));
+    /// ```
+    pub fn platform_package(&self, kind: PackageKind) -> Option<&str> {
+        let record = self.packages.iter().find(|p| p.logical == kind)?;
+        let name = record.platform_package_template.as_deref()?;
+        (!name.contains(TARGET_PLACEHOLDER)).then_some(name)
     }
 
     /// The document as bytes: pretty JSON with every object's keys sorted

@@ -32,6 +32,7 @@ pub mod document;
 pub mod families;
 pub mod libraries_record;
 pub mod library;
+pub mod nonce;
 pub mod package;
 pub mod requirement;
 pub mod selection;

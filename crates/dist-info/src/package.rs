@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::nonce::Nonce;
 use crate::target::base_target;
 
 /// The packaging mode, chosen by `flags.KPACK_SPLIT_ARTIFACTS` (SPEC §1).
@@ -112,10 +113,11 @@ pub const TARGET_PLACEHOLDER: &str = "{target}";
 ///
 /// ```
 /// use dist_info::package::{Mode, Package, PackageKind};
-/// let libs = Package::new(PackageKind::Libraries, Mode::Legacy, "");
+/// use dist_info::nonce::Nonce;
+/// let libs = Package::new(PackageKind::Libraries, Mode::Legacy, &Nonce::NONE);
 /// assert_eq!(libs.dist_name(Some("gfx94X-dcgpu")).unwrap(), "rocm-sdk-libraries-gfx94X-dcgpu");
 /// assert_eq!(libs.platform_package(Some("gfx94X-dcgpu")).unwrap().unwrap(), "_rocm_sdk_libraries_gfx94X_dcgpu");
-/// let dev = Package::new(PackageKind::Device, Mode::Kpack, "");
+/// let dev = Package::new(PackageKind::Device, Mode::Kpack, &Nonce::NONE);
 /// assert_eq!(dev.dist_name(Some("gfx942:xnack+")).unwrap(), "rocm-sdk-device-gfx942");
 /// assert_eq!(dev.platform_package(Some("gfx942")).unwrap().unwrap(), "_rocm_sdk_libraries");
 /// ```
@@ -123,17 +125,17 @@ pub const TARGET_PLACEHOLDER: &str = "{target}";
 pub struct Package {
     kind: PackageKind,
     mode: Mode,
-    nonce: String,
+    nonce: Nonce,
 }
 
 impl Package {
     /// The package `kind` of a `mode` build whose platform packages carry
     /// the nonce suffix `nonce` (`--version-suffix`, usually empty).
-    pub fn new(kind: PackageKind, mode: Mode, nonce: &str) -> Self {
+    pub fn new(kind: PackageKind, mode: Mode, nonce: &Nonce) -> Self {
         Self {
             kind,
             mode,
-            nonce: nonce.to_owned(),
+            nonce: nonce.clone(),
         }
     }
 
@@ -225,8 +227,7 @@ mod tests {
 
     #[test]
     fn names_per_spec_table() {
-        let n = "";
-        let p = |k| Package::new(k, Mode::Kpack, n);
+        let p = |k| Package::new(k, Mode::Kpack, &Nonce::NONE);
         assert_eq!(p(PackageKind::Meta).dist_name(None).unwrap(), "rocm");
         assert_eq!(
             p(PackageKind::Meta).pure_package(None).unwrap().unwrap(),
@@ -276,7 +277,11 @@ mod tests {
 
     #[test]
     fn nonce_and_targets() {
-        let libs = Package::new(PackageKind::Libraries, Mode::Legacy, "_n1");
+        let libs = Package::new(
+            PackageKind::Libraries,
+            Mode::Legacy,
+            &"_n1".parse().unwrap(),
+        );
         assert_eq!(
             libs.pure_package(Some("gfx110X-all")).unwrap().unwrap(),
             "rocm_sdk_libraries_gfx110X_all"
@@ -290,19 +295,19 @@ mod tests {
             err.to_string().contains("rocm-sdk-libraries-{target}"),
             "{err}"
         );
-        let dev = Package::new(PackageKind::Device, Mode::Kpack, "_n1");
+        let dev = Package::new(PackageKind::Device, Mode::Kpack, &"_n1".parse().unwrap());
         assert_eq!(
             dev.platform_package(Some("gfx1100")).unwrap().unwrap(),
             "_rocm_sdk_libraries_n1"
         );
         assert!(dev.platform_package(None).is_err());
-        let legacy_dev = Package::new(PackageKind::Device, Mode::Legacy, "");
+        let legacy_dev = Package::new(PackageKind::Device, Mode::Legacy, &Nonce::NONE);
         assert_eq!(
             legacy_dev.dist_name(Some("gfx942")),
             Err(PackageError::DeviceInLegacyMode)
         );
         assert_eq!(
-            Package::new(PackageKind::Core, Mode::Legacy, "")
+            Package::new(PackageKind::Core, Mode::Legacy, &Nonce::NONE)
                 .dist_name(Some("x"))
                 .unwrap(),
             "rocm-sdk-core"

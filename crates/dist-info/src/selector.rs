@@ -282,11 +282,14 @@ impl Selector {
     }
 
     fn pin(&self, kind: PackageKind, target: Option<&str>) -> Requirement {
-        let name = Package::new(kind, self.mode, "")
+        let name = Package::new(kind, self.mode, &crate::nonce::Nonce::NONE)
             .dist_name(target)
             .expect("selector only pins packages its mode has, with a target when needed");
         let platform = match target {
-            Some(t) if Package::new(kind, self.mode, "").is_target_specific() => {
+            Some(t)
+                if Package::new(kind, self.mode, &crate::nonce::Nonce::NONE)
+                    .is_target_specific() =>
+            {
                 self.target_platforms.get(t).copied()
             }
             _ => self.package_platforms.get(&kind).copied(),

@@ -23,7 +23,7 @@ fn document(
     };
     let version = "7.1.0rc1".parse().unwrap();
     let selector = Selector::plan(mode, &version, &input, FamilyTable::builtin()).unwrap();
-    DistInfo::new(selector, "_n1").to_json()
+    DistInfo::new(selector, &"_n1".parse().unwrap()).to_json()
 }
 
 /// A small deterministic shuffle (no RNG dependency): rotate and reverse.
@@ -267,7 +267,7 @@ fn python_fixtures_are_current() {
         };
         let version = "7.1.0".parse().unwrap();
         let selector = Selector::plan(mode, &version, &input, FamilyTable::builtin()).unwrap();
-        DistInfo::new(selector, nonce).to_json()
+        DistInfo::new(selector, &nonce.parse().unwrap()).to_json()
     };
     assert!(
         written(Mode::Kpack, &["gfx942", "gfx1100"], "") == fixture("dist_info_kpack.json"),

@@ -123,7 +123,7 @@ fn check_pair(mode: Mode, linux: Option<&String>, windows: Option<&String>) {
         let metadata = s.metadata(selection.as_ref());
         let mut allowed: BTreeSet<String> = ["rocm-sdk-core".to_owned()].into();
         for kind in &s.contents {
-            let p = Package::new(*kind, mode, "");
+            let p = Package::new(*kind, mode, &dist_info::nonce::Nonce::NONE);
             if p.is_target_specific() {
                 for t in avail {
                     allowed.insert(p.dist_name(Some(t)).unwrap());

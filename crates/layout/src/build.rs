@@ -4,9 +4,11 @@ use std::collections::BTreeSet;
 
 use artifacts::{ArtifactDir, ArtifactFilter, Catalog, GENERIC_TARGET, PathFilter};
 use devel_tar::DevelLinks;
+use dist_info::devel_tree::TreeNames;
 use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
 use dist_info::libraries_record::{self, LibrariesRecord};
+use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::{Platform, Requirement};
 use dist_info::selector::{PlanInput as SelectorInput, Selector};
@@ -45,7 +47,7 @@ pub struct PlanInput<'a> {
     /// The version of every package (canonicalised here).
     pub version: String,
     /// `--version-suffix`: the nonce of platform packages.
-    pub nonce: String,
+    pub nonce: Nonce,
     /// The wheel platform tag; platform rules follow it, not the host.
     pub platform_tag: String,
     /// `--linux-amdgpu-families` as given.
@@ -67,7 +69,7 @@ impl<'a> PlanInput<'a> {
         Self {
             artifacts,
             version: version.to_owned(),
-            nonce: String::new(),
+            nonce: Nonce::NONE,
             platform_tag: platform_tag.to_owned(),
             linux_families: None,
             windows_families: None,
@@ -111,11 +113,11 @@ struct Planner<'i, 'a> {
     facts: Facts,
 }
 
-fn package(kind: PackageKind, mode: Mode, nonce: &str) -> Package {
+fn package(kind: PackageKind, mode: Mode, nonce: &Nonce) -> Package {
     Package::new(kind, mode, nonce)
 }
 
-fn platform_of(kind: PackageKind, mode: Mode, nonce: &str, target: Option<&str>) -> String {
+fn platform_of(kind: PackageKind, mode: Mode, nonce: &Nonce, target: Option<&str>) -> String {
     package(kind, mode, nonce)
         .platform_package(target)
         .expect("runtime packages have platform packages")
@@ -266,6 +268,7 @@ impl Planner<'_, '_> {
             mode: self.mode,
             version: self.version,
             platform_tag: self.input.platform_tag.clone(),
+            nonce: self.input.nonce.clone(),
             packages,
             selectors,
         })
@@ -315,7 +318,7 @@ impl Planner<'_, '_> {
         let mut files = rt.files(&platform);
         if kind == PackageKind::Device {
             let target = target.expect("device packages have a target");
-            let doc = DevelLinks::new(&self.version, rt.shipped.keys().cloned());
+            let doc = DevelLinks::new(&self.version, &platform, rt.shipped.keys().cloned());
             files.push(generated(
                 format!("{platform}/.devel_links/{}", DevelLinks::file_name(target)),
                 "device-link manifest",
@@ -352,7 +355,8 @@ impl Planner<'_, '_> {
         index: &RuntimeIndex,
         family: Option<(&String, &str)>,
     ) -> PackagePlan {
-        let (tree, dropped) = plan_devel(catalog, &self.facts, index);
+        let names = TreeNames::new(&self.input.nonce);
+        let (tree, dropped) = plan_devel(catalog, &self.facts, index, &names);
         PackagePlan {
             kind: PackageKind::Devel,
             dist_name: self.dist_name(PackageKind::Devel, None),

@@ -6,22 +6,24 @@
 //! files its links point at. A link the install would refuse (out of
 //! site-packages, to an absolute path, a loop, or anywhere outside what the
 //! packages install) is left out with a warning naming it, so the build
-//! never writes a tarball `rocm-sdk init` refuses (docs/devel-tar.md).
+//! never writes a tarball `rocm-sdk init` refuses (docs/devel-tar.md). The
+//! tree is judged where it will be unpacked, under the root the release's
+//! nonce names (`_rocm_sdk_devel{N}`), as the install judges it.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use artifacts::{Catalog, EntryKind};
 use devel_tar::devel_link_target;
-use dist_info::devel_tree::{DEVEL_ROOT, Node, TreeView, device_link_source, resolve_link};
+use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resolve_link};
 
 use crate::facts::{Facts, FileClass};
 use crate::plan::{DevelEntry, Dropped, LinkReason, SonameAlias, SourceRef};
 use crate::runtime::split;
 
 /// The devel tree's package marker. The tree is the platform package
-/// `_rocm_sdk_devel`, a regular package like its runtime siblings, so
-/// `import _rocm_sdk_devel` has a `__file__` whose parent is the tree
+/// `_rocm_sdk_devel{N}`, a regular package like its runtime siblings, so
+/// `import _rocm_sdk_devel{N}` has a `__file__` whose parent is the tree
 /// (docs/drop-in.md).
 pub(crate) const PACKAGE_MARKER: &str = "__init__.py";
 
@@ -57,11 +59,12 @@ impl RuntimeIndex {
 
 /// The devel tree of `catalog` beside the runtime packages of `index`,
 /// sorted by relpath, and the links left out because the install would
-/// refuse them.
+/// refuse them once unpacked into the tree `names` gives.
 pub(crate) fn plan_devel(
     catalog: &Catalog,
     facts: &Facts,
     index: &RuntimeIndex,
+    names: &TreeNames,
 ) -> (Vec<DevelEntry>, Vec<Dropped>) {
     let mut tree: BTreeMap<String, DevelEntry> = BTreeMap::new();
     // Where each entry came from, for warnings.
@@ -121,7 +124,7 @@ pub(crate) fn plan_devel(
             what: "platform package marker".to_owned(),
             bytes: Vec::new(),
         });
-    let refused = refused_links(&tree);
+    let refused = refused_links(&tree, names);
     let mut dropped = Vec::with_capacity(refused.len());
     for (relpath, reason) in refused {
         let origin = artifacts.get(relpath.as_str()).map_or("", String::as_str);
@@ -132,12 +135,12 @@ pub(crate) fn plan_devel(
     (tree.into_values().collect(), dropped)
 }
 
-/// The links of `tree` the install would refuse, with the reason. Each is
-/// judged against the whole planned tree; a link whose chain passes through
-/// a refused one is refused itself, so leaving them all out changes nothing
-/// for the links that stay.
-fn refused_links(tree: &BTreeMap<String, DevelEntry>) -> Vec<(String, String)> {
-    let site = PlannedSite::new(tree);
+/// The links of `tree` (unpacked into the tree `names` gives) the install
+/// would refuse, with the reason. Each is judged against the whole planned
+/// tree; a link whose chain passes through a refused one is refused itself,
+/// so leaving them all out changes nothing for the links that stay.
+fn refused_links(tree: &BTreeMap<String, DevelEntry>, names: &TreeNames) -> Vec<(String, String)> {
+    let site = PlannedSite::new(tree, names);
     tree.values()
         .filter_map(|entry| {
             let DevelEntry::Symlink {
@@ -146,7 +149,7 @@ fn refused_links(tree: &BTreeMap<String, DevelEntry>) -> Vec<(String, String)> {
             else {
                 return None;
             };
-            let problem = resolve_link(&site, &format!("{DEVEL_ROOT}/{relpath}"), target).err()?;
+            let problem = resolve_link(&site, &names.in_tree(relpath), target).err()?;
             Some((relpath.clone(), format!("symlink to {target:?}: {problem}")))
         })
         .collect()
@@ -158,6 +161,8 @@ fn refused_links(tree: &BTreeMap<String, DevelEntry>) -> Vec<(String, String)> {
 /// there would depend on what happens to be installed.
 struct PlannedSite<'t> {
     tree: &'t BTreeMap<String, DevelEntry>,
+    /// Where the tree is unpacked.
+    names: &'t TreeNames,
     /// Directories of the tree without an entry of their own (relpaths).
     implicit_dirs: BTreeSet<String>,
     /// Site-packages paths of the runtime files linked to.
@@ -167,9 +172,10 @@ struct PlannedSite<'t> {
 }
 
 impl<'t> PlannedSite<'t> {
-    fn new(tree: &'t BTreeMap<String, DevelEntry>) -> Self {
+    fn new(tree: &'t BTreeMap<String, DevelEntry>, names: &'t TreeNames) -> Self {
         let mut site = Self {
             tree,
+            names,
             implicit_dirs: BTreeSet::new(),
             runtime_files: BTreeSet::new(),
             runtime_dirs: BTreeSet::new(),
@@ -182,7 +188,7 @@ impl<'t> PlannedSite<'t> {
                 why: LinkReason::RuntimeFile,
                 ..
             } = entry
-                && let Some(file) = device_link_source(&format!("{DEVEL_ROOT}/{relpath}"), target)
+                && let Some(file) = device_link_source(&names.in_tree(relpath), target, names)
             {
                 site.runtime_dirs.extend(parents(&file).map(str::to_owned));
                 site.runtime_files.insert(file);
@@ -194,13 +200,10 @@ impl<'t> PlannedSite<'t> {
 
 impl TreeView for PlannedSite<'_> {
     fn node(&self, path: &str) -> Node<'_> {
-        if path == DEVEL_ROOT {
+        if path == self.names.root() {
             return Node::Dir;
         }
-        if let Some(relpath) = path
-            .strip_prefix(DEVEL_ROOT)
-            .and_then(|p| p.strip_prefix('/'))
-        {
+        if let Some(relpath) = self.names.relpath(path) {
             return match self.tree.get(relpath) {
                 Some(DevelEntry::Dir { .. }) => Node::Dir,
                 Some(DevelEntry::File { .. } | DevelEntry::Generated { .. }) => Node::File,

@@ -1,6 +1,7 @@
 //! The plan: every output file of every package, as data.
 
 use artifacts::{Entry, Source};
+use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, PackageKind};
 use serde::Serialize;
 
@@ -217,6 +218,10 @@ pub struct Plan {
     pub version: String,
     /// The wheel platform tag (`linux_x86_64`, `win_amd64`).
     pub platform_tag: String,
+    /// The nonce every platform package directory carries (and the devel
+    /// tree's root, `_rocm_sdk_devel{N}`).
+    #[serde(skip_serializing_if = "Nonce::is_empty")]
+    pub nonce: Nonce,
     /// The wheels.
     pub packages: Vec<PackagePlan>,
     /// The `rocm` sdists.

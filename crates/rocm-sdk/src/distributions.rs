@@ -74,11 +74,7 @@ pub fn installed(site_packages: &Path, document: &DistInfo) -> Result<Vec<Distri
             version,
             kind: record.logical,
             pure_package: substitute(&record.pure_package_template),
-            platform_package: if record.logical == PackageKind::Devel {
-                Some(site_packages.join(devel_tar::DEVEL_ROOT))
-            } else {
-                substitute(&record.platform_package_template)
-            },
+            platform_package: substitute(&record.platform_package_template),
             target,
             dist_info: dir,
         });

@@ -96,9 +96,11 @@ impl Site {
         self.root.join(devel_tar::DEVEL_PACKAGE_DIR).is_dir()
     }
 
-    /// The devel tree root (`SP/_rocm_sdk_devel`).
-    pub fn devel_root(&self) -> PathBuf {
-        self.root.join(devel_tar::DEVEL_ROOT)
+    /// The devel tree root (`SP/_rocm_sdk_devel{nonce}`), named by the
+    /// installed devel package's document.
+    pub fn devel_root(&self) -> Result<PathBuf, Error> {
+        let names = devel_tar::installed_tree_names(&self.root)?;
+        Ok(self.root.join(names.root()))
     }
 
     /// The platform package directory of a package that is not target
@@ -126,7 +128,7 @@ impl Site {
             });
         }
         let report = devel_tar::ensure(&self.root)?;
-        Ok((self.devel_root(), report.warnings))
+        Ok((self.devel_root()?, report.warnings))
     }
 }
 

@@ -4,16 +4,20 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use artifacts::ArtifactDir;
 use clap::{Args, ValueEnum};
 use dist_info::console_scripts::all_console_scripts;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
-use wheel_writer::{Compression, WriteOptions, ZIP_EPOCH};
+use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
 
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
+
+/// Test hook: a directory of FIFOs named for points of the commit
+/// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
+const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
 
 /// Inputs shared by `plan` and `build`.
 #[derive(Debug, Args)]
@@ -68,7 +72,7 @@ pub(crate) struct BuildArgs {
     /// Store wheel members uncompressed.
     #[arg(long)]
     no_wheel_compression: bool,
-    /// Threads for compression (default: one per core).
+    /// Threads for compression (default: one per core; at most four per core).
     #[arg(long, short, default_value_t = 0)]
     jobs: usize,
 }
@@ -85,24 +89,43 @@ pub(crate) enum DevelCompression {
 }
 
 impl PlanArgs {
-    fn devel_compression(&self) -> Result<devel_tar::Compression> {
-        let legacy_flag = self
-            .devel_tarball_compression
-            .then_some(DevelCompression::Xz);
-        let chosen = match (self.devel_compression, legacy_flag) {
-            (Some(a), Some(b)) if a != b => bail!(
-                "--devel-tarball-compression means xz but --devel-compression says {}; give one of them",
-                a.to_possible_value()
-                    .expect("every codec has a name")
-                    .get_name()
-            ),
-            (a, b) => a.or(b).unwrap_or(DevelCompression::None),
-        };
-        Ok(match chosen {
+    /// The codec named by `--devel-tarball-compression` /
+    /// `--no-devel-tarball-compression` (the reference's spellings), if given.
+    fn reference_codec_flag(&self) -> Option<(&'static str, DevelCompression)> {
+        if self.devel_tarball_compression {
+            Some(("--devel-tarball-compression", DevelCompression::Xz))
+        } else if self.no_devel_tarball_compression {
+            Some(("--no-devel-tarball-compression", DevelCompression::None))
+        } else {
+            None
+        }
+    }
+
+    /// A usage problem clap's own rules cannot express: the two spellings
+    /// of the devel codec must agree.
+    pub(crate) fn usage_conflict(&self) -> Option<String> {
+        let (flag, implied) = self.reference_codec_flag()?;
+        let chosen = self.devel_compression?;
+        (chosen != implied).then(|| {
+            format!(
+                "{flag} means --devel-compression {} but --devel-compression {} was given; give one of them",
+                codec_name(implied),
+                codec_name(chosen)
+            )
+        })
+    }
+
+    /// The devel codec (after [`PlanArgs::usage_conflict`] found none).
+    fn devel_compression(&self) -> devel_tar::Compression {
+        let chosen = self
+            .devel_compression
+            .or(self.reference_codec_flag().map(|(_, c)| c))
+            .unwrap_or(DevelCompression::None);
+        match chosen {
             DevelCompression::None => devel_tar::Compression::None,
             DevelCompression::Xz => devel_tar::Compression::Xz { preset: 6 },
             DevelCompression::Zstd => devel_tar::Compression::Zstd { level: 19 },
-        })
+        }
     }
 
     fn platform_tag(&self) -> String {
@@ -134,12 +157,15 @@ impl PlanArgs {
             Platform::Linux
         };
         let mut input = PlanInput::new(&dir, &version.version.to_string(), &platform_tag);
-        input.nonce.clone_from(&self.version_suffix);
+        input.nonce = self
+            .version_suffix
+            .parse()
+            .context("invalid --version-suffix")?;
         input.linux_families.clone_from(&self.linux_amdgpu_families);
         input
             .windows_families
             .clone_from(&self.windows_amdgpu_families);
-        self.devel_compression()?
+        self.devel_compression()
             .file_name()
             .clone_into(&mut input.devel_tar_name);
         input.extra_files = python::wheel_files();
@@ -151,6 +177,21 @@ impl PlanArgs {
         let plan = layout::plan(&input)?;
         check_unique_outputs(&plan)?;
         Ok(plan)
+    }
+}
+
+fn codec_name(codec: DevelCompression) -> String {
+    codec
+        .to_possible_value()
+        .expect("every codec has a name")
+        .get_name()
+        .to_owned()
+}
+
+impl BuildArgs {
+    /// See [`PlanArgs::usage_conflict`].
+    pub(crate) fn usage_conflict(&self) -> Option<String> {
+        self.plan.usage_conflict()
     }
 }
 
@@ -208,20 +249,30 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
     } else {
         Compression::default()
     };
+    let wheel = WriteOptions::default()
+        .with_compression(compression)
+        .with_jobs(args.jobs)
+        .with_source_date_epoch(epoch);
+    let jobs = wheel.effective_jobs();
+    if args.jobs > jobs {
+        tracing::warn!(
+            "--jobs {} is more than {MAX_JOBS_PER_CORE} threads per core; using {jobs}",
+            args.jobs
+        );
+    }
+    tracing::info!("using {jobs} compression threads");
     let options = ExecuteOptions {
         dest_dir: args.dest_dir.clone(),
-        wheel: WriteOptions::default()
-            .with_compression(compression)
-            .with_jobs(args.jobs)
-            .with_source_date_epoch(epoch),
-        devel: args.plan.devel_compression()?,
+        wheel,
+        devel: args.plan.devel_compression(),
         mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
         progress: !quiet,
+        commit_gates: std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from),
     };
     if args.jobs > 0 {
         // Ignore the error when a pool already exists (tests call build twice).
         let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(args.jobs)
+            .num_threads(jobs)
             .build_global();
     }
     let written = execute(&plan, &python::sdist_files(), &options)?;

@@ -1,6 +1,7 @@
 //! Writes a [`Plan`]: every source is read once and streamed through ELF
 //! edits or launcher generation into the wheel writer; outputs are staged
-//! and renamed into `--dest-dir` only when every package was written.
+//! and published into `--dest-dir/dist` at once when every package was
+//! written (`staging.rs`).
 #![allow(clippy::print_stderr)] // the progress line
 
 use std::fs;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use artifacts::Source as ArtifactSource;
-use devel_tar::{DevelTarWriter, WriteOptions as TarOptions};
+use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
 use elf_surgery::{Edit, ElfFile, SearchPathEdit};
 use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SelectorPlan, SourceRef};
 use rayon::prelude::*;
@@ -21,6 +22,7 @@ use wheel_writer::{
 };
 
 use crate::python::SdistFile;
+use crate::staging::Staging;
 
 /// How packages are written.
 #[derive(Debug, Clone)]
@@ -35,6 +37,8 @@ pub(crate) struct ExecuteOptions {
     pub(crate) mtime: u64,
     /// Show a progress line (on a terminal; logs otherwise).
     pub(crate) progress: bool,
+    /// The test hook's directory of commit gates (docs/pipeline.md).
+    pub(crate) commit_gates: Option<PathBuf>,
 }
 
 /// One line that counts packages on a terminal; plain log lines otherwise.
@@ -86,16 +90,21 @@ pub(crate) fn execute(
     sdist_files: &[SdistFile],
     options: &ExecuteOptions,
 ) -> Result<Vec<Written>> {
-    let dist = options.dest_dir.join("dist");
-    fs::create_dir_all(&dist).with_context(|| format!("cannot create {}", dist.display()))?;
-    let staging = Staging::create(&dist)?;
+    let staging = Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?;
     let cache = CompressionCache::new();
     let mut staged = Vec::new();
     let mut progress = Progress::new(plan.packages.len() + plan.selectors.len(), options.progress);
     for package in &plan.packages {
         progress.next(&package.dist_name);
         let dir = staging.dir(&package.subdir)?;
-        staged.push(write_wheel(plan, package, &dir, options, &cache)?);
+        staged.push(write_wheel(
+            plan,
+            package,
+            &dir,
+            &staging.scratch(),
+            options,
+            &cache,
+        )?);
     }
     for selector in &plan.selectors {
         progress.next("rocm (sdist)");
@@ -103,13 +112,23 @@ pub(crate) fn execute(
         staged.push(write_sdist(plan, selector, sdist_files, &dir, options)?);
     }
     progress.finish();
-    staging.commit(&dist, staged)
+    staging
+        .commit(&staged)?
+        .into_iter()
+        .map(|path| {
+            let size = fs::metadata(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?
+                .len();
+            Ok(Written { path, size })
+        })
+        .collect()
 }
 
 fn write_wheel(
     plan: &Plan,
     package: &PackagePlan,
     dir: &Path,
+    scratch: &Path,
     options: &ExecuteOptions,
     cache: &CompressionCache,
 ) -> Result<PathBuf> {
@@ -124,7 +143,7 @@ fn write_wheel(
         .map(|file| {
             Ok((
                 file.dest.clone(),
-                member_source(plan, package, file, dir, options)?,
+                member_source(plan, package, file, scratch, options)?,
             ))
         })
         .collect::<Result<_>>()?;
@@ -141,12 +160,13 @@ fn write_wheel(
     Ok(written.path)
 }
 
-/// The bytes of one wheel member.
+/// The bytes of one wheel member (the devel tarball is written into
+/// `scratch` first).
 fn member_source(
     plan: &Plan,
     package: &PackagePlan,
     file: &PlannedFile,
-    dir: &Path,
+    scratch: &Path,
     options: &ExecuteOptions,
 ) -> Result<Arc<dyn Source>> {
     let exec = file.executable;
@@ -170,7 +190,8 @@ fn member_source(
             Arc::new(BytesSource::new(bytes.clone(), exec, what.clone()))
         }
         Action::DevelTar => {
-            let path = write_devel_tar(package, dir, options)?;
+            let names = TreeNames::new(&plan.nonce);
+            let path = write_devel_tar(package, names, scratch, options)?;
             Arc::new(
                 FileSource::new(&path)
                     .with_context(|| format!("devel tarball {}", path.display()))?,
@@ -237,9 +258,14 @@ fn plan_edit<R: Read + io::Seek>(source: &mut R, request: &SearchPathEdit) -> Re
     Ok(elf.plan_edit(source, request)?)
 }
 
-/// Streams the devel tree into `{dir}/_devel.tar*` (ELF copies get a forced
-/// `DT_RPATH`).
-fn write_devel_tar(package: &PackagePlan, dir: &Path, options: &ExecuteOptions) -> Result<PathBuf> {
+/// Streams the devel tree into `{dir}/_devel.tar*`, every member under
+/// the tree `names` gives (ELF copies get a forced `DT_RPATH`).
+fn write_devel_tar(
+    package: &PackagePlan,
+    names: TreeNames,
+    dir: &Path,
+    options: &ExecuteOptions,
+) -> Result<PathBuf> {
     let path = dir.join(format!(
         "{}-{}",
         package.dist_name,
@@ -248,6 +274,7 @@ fn write_devel_tar(package: &PackagePlan, dir: &Path, options: &ExecuteOptions) 
     let tar_options = TarOptions {
         compression: options.devel,
         mtime: options.mtime,
+        names,
     };
     let mut tar = DevelTarWriter::create(&path, &tar_options)?;
     let force = SearchPathEdit::append(Vec::<String>::new()).force_rpath();
@@ -314,80 +341,6 @@ fn write_sdist(
     let written = sdist.write(dir, &options.wheel)?;
     tracing::info!("wrote {}", written.path.display());
     Ok(written.path)
-}
-
-/// A private directory inside `dist/` where packages are written before
-/// they are renamed into place.
-struct Staging {
-    root: PathBuf,
-}
-
-const STAGING_PREFIX: &str = ".therock-package-staging-";
-
-impl Staging {
-    fn create(dist: &Path) -> Result<Self> {
-        remove_abandoned(dist);
-        let root = dist.join(format!("{STAGING_PREFIX}{}", std::process::id()));
-        if root.exists() {
-            fs::remove_dir_all(&root)
-                .with_context(|| format!("cannot clear {}", root.display()))?;
-        }
-        fs::create_dir(&root).with_context(|| format!("cannot create {}", root.display()))?;
-        Ok(Self { root })
-    }
-
-    fn dir(&self, subdir: &str) -> Result<PathBuf> {
-        let dir = self.root.join(subdir);
-        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        Ok(dir)
-    }
-
-    /// Renames every staged package into `dist`, then removes the staging
-    /// directory (devel tarballs, already inside their wheels, go with it).
-    fn commit(self, dist: &Path, staged: Vec<PathBuf>) -> Result<Vec<Written>> {
-        let mut written = Vec::new();
-        for path in staged {
-            let relative = path
-                .strip_prefix(&self.root)
-                .expect("staged inside the staging directory");
-            let dest = dist.join(relative);
-            if let Some(parent) = dest.parent() {
-                fs::create_dir_all(parent)?;
-            }
-            fs::rename(&path, &dest)
-                .with_context(|| format!("cannot move {} into place", dest.display()))?;
-            let size = fs::metadata(&dest)?.len();
-            written.push(Written { path: dest, size });
-        }
-        Ok(written)
-    }
-}
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.root);
-    }
-}
-
-/// Removes staging directories left by runs that were killed.
-fn remove_abandoned(dist: &Path) {
-    let Ok(entries) = fs::read_dir(dist) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else {
-            continue;
-        };
-        let alive = Path::new("/proc").join(pid).exists() && pid != std::process::id().to_string();
-        if !alive {
-            tracing::info!(
-                "removing {} left by an interrupted run",
-                entry.path().display()
-            );
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
 }
 
 /// Fails when two packages of a plan would have the same file name.

@@ -10,11 +10,12 @@ mod execute;
 mod index;
 mod inspect;
 mod python;
+mod staging;
 mod verify;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Builds the ROCm Python packages from TheRock artifacts.
 #[derive(Debug, Parser)]
@@ -52,6 +53,17 @@ enum Command {
     Index(index::IndexArgs),
 }
 
+impl Command {
+    /// A usage error found after parsing (exit 2, like clap's own).
+    fn usage_conflict(&self) -> Option<String> {
+        match self {
+            Self::Build(args) => args.usage_conflict(),
+            Self::Plan { args, .. } => args.usage_conflict(),
+            _ => None,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -64,6 +76,12 @@ fn main() -> ExitCode {
             };
         }
     };
+    if let Some(conflict) = cli.command.usage_conflict() {
+        let _ = Cli::command()
+            .error(clap::error::ErrorKind::ArgumentConflict, conflict)
+            .print();
+        return ExitCode::from(2);
+    }
     init_logging(cli.verbose, cli.quiet);
     if let Command::Verify(args) = &cli.command {
         return match verify::verify(args) {

@@ -105,16 +105,18 @@ fn assert_init_refused(venv: &Venv, words: &[&str]) {
             assert!(said.contains(word), "{word:?} missing: {said}");
         }
         assert_eq!(listing(&sp), before, "run {run} changed site-packages");
-        assert!(!sp.join("_rocm_sdk_devel").exists());
+        let trees: Vec<_> = fs::read_dir(&sp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.starts_with("_rocm_sdk_devel"))
+            .collect();
+        assert!(trees.is_empty(), "run {run} left {trees:?}");
     }
 }
 
-/// Links of a dev artifact that the install would refuse: one out of
-/// site-packages, a loop, one into a directory no package installs, and a
-/// link through the loop. The build leaves them out with a warning naming
-/// each, and `rocm-sdk init` unpacks the rest.
-#[test]
-fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
+/// A copy of the kpack example with `links` (name, text) added to its HIP
+/// headers (`include/hip/` of the devel tree).
+fn example_with_header_links(links: &[(&str, &str)]) -> tempfile::TempDir {
     let copy = tempfile::tempdir().unwrap();
     let status = Command::new("cp")
         .arg("-a")
@@ -126,6 +128,46 @@ fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
     let include = copy
         .path()
         .join("core-hip_dev_generic/core/clr/stage/include/hip");
+    for (name, target) in links {
+        std::os::unix::fs::symlink(target, include.join(name)).unwrap();
+    }
+    copy
+}
+
+/// `therock-package build` of `artifact_dir` into `dest` with `extra`
+/// flags; returns its stderr (the warnings).
+fn build_into(artifact_dir: &Path, dest: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "build",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--dest-dir",
+        dest.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let built = therock_package(&args);
+    ok(&built);
+    String::from_utf8_lossy(&built.stderr).into_owned()
+}
+
+/// Asserts that the build's log says `include/hip/{name}` was left out of
+/// the devel tarball because of `why`.
+fn assert_left_out(log: &str, name: &str, why: &str) {
+    let named = format!("include/hip/{name} in core-hip_dev_generic");
+    assert!(
+        log.lines().any(|l| l.contains(&named)
+            && l.contains("left out of the devel tarball")
+            && l.contains(why)),
+        "no warning says {named} was left out ({why}):\n{log}"
+    );
+}
+
+/// Links of a dev artifact that the install would refuse: one out of
+/// site-packages, a loop, one into a directory no package installs, and a
+/// link through the loop. The build leaves them out with a warning naming
+/// each, and `rocm-sdk init` unpacks the rest.
+#[test]
+fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
     let refused = [
         ("escape", "../../../../../../../../etc/passwd"),
         ("loop_a", "loop_b"),
@@ -133,19 +175,15 @@ fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
         ("beside", "../../../x"),
         ("through_loop", "loop_a/x"),
     ];
-    for (name, target) in refused.iter().chain(&[("kept", "hip_runtime.h")]) {
-        std::os::unix::fs::symlink(target, include.join(name)).unwrap();
-    }
+    let links: Vec<_> = refused
+        .iter()
+        .chain(&[("kept", "hip_runtime.h")])
+        .copied()
+        .collect();
+    let copy = example_with_header_links(&links);
 
     let dest = tempfile::tempdir().unwrap();
-    let built = therock_package(&[
-        "build",
-        "--artifact-dir",
-        copy.path().to_str().unwrap(),
-        "--dest-dir",
-        dest.path().to_str().unwrap(),
-    ]);
-    ok(&built);
+    let log = build_into(copy.path(), dest.path(), &[]);
     let venv = devel_installed(&dest.path().join("dist"));
     let out = init_within_a_minute(&venv);
     assert!(out.status.success(), "{}", text(&out));
@@ -157,15 +195,91 @@ fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
             "{name} was unpacked"
         );
     }
-    let log = String::from_utf8_lossy(&built.stderr);
     for (name, _) in refused {
-        let named = format!("include/hip/{name} in core-hip_dev_generic");
-        assert!(
-            log.lines()
-                .any(|l| l.contains(&named) && l.contains("left out of the devel tarball")),
-            "no warning names {named}:\n{log}"
-        );
+        assert_left_out(&log, name, "");
     }
+}
+
+/// With a nonce the tree is `_rocm_sdk_devel_n1`, and the build and the
+/// install judge its links under that name, with the same rule: a link that
+/// reaches the tree through its suffixed name is followed into it (kept
+/// when it ends at a file, refused as a loop when it leads back to itself),
+/// and one into the unsuffixed `_rocm_sdk_devel` is outside what the release
+/// installs. The loop, shipped anyway in a tarball RECORD vouches for, is
+/// refused by `rocm-sdk init` for the same reason the build gave.
+#[test]
+fn with_a_nonce_the_build_and_init_refuse_the_same_link() {
+    let named_loop = "../../../_rocm_sdk_devel_n1/include/hip/named_loop";
+    let copy = example_with_header_links(&[
+        ("named_loop", named_loop),
+        (
+            "named_kept",
+            "../../../_rocm_sdk_devel_n1/include/hip/hip_runtime.h",
+        ),
+        (
+            "unsuffixed",
+            "../../../_rocm_sdk_devel/include/hip/hip_runtime.h",
+        ),
+    ]);
+    let dest = tempfile::tempdir().unwrap();
+    let log = build_into(copy.path(), dest.path(), &["--version-suffix", "_n1"]);
+    assert_left_out(&log, "named_loop", "more than 40 links");
+    assert_left_out(&log, "unsuffixed", "it leads to _rocm_sdk_devel,");
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("include/hip/named_kept") && l.contains("left out")),
+        "{log}"
+    );
+
+    let venv = devel_installed(&dest.path().join("dist"));
+    let out = init_within_a_minute(&venv);
+    assert!(out.status.success(), "{}", text(&out));
+    let hip = venv.site_packages().join("_rocm_sdk_devel_n1/include/hip");
+    let (kept, header) = (
+        fs::symlink_metadata(hip.join("named_kept")).unwrap(),
+        fs::metadata(hip.join("hip_runtime.h")).unwrap(),
+    );
+    assert!(kept.is_file(), "named_kept is not unpacked as a file");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::ino(&kept),
+        std::os::unix::fs::MetadataExt::ino(&header)
+    );
+    for name in ["named_loop", "unsuffixed"] {
+        assert!(fs::symlink_metadata(hip.join(name)).is_err(), "{name}");
+    }
+
+    // The refused link in a tarball of its own, under the suffixed root.
+    let venv = devel_installed(&dest.path().join("dist"));
+    let tar = venv.site_packages().join("rocm_sdk_devel/_devel.tar");
+    let mut builder = tar::Builder::new(Vec::new());
+    for dir in ["", "include/", "include/hip/"] {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Directory);
+        header.set_mode(0o755);
+        header.set_size(0);
+        let name = format!("_rocm_sdk_devel_n1/{dir}");
+        builder.append_data(&mut header, name, &[][..]).unwrap();
+    }
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(tar::EntryType::Symlink);
+    header.set_mode(0o777);
+    header.set_size(0);
+    builder
+        .append_link(
+            &mut header,
+            "_rocm_sdk_devel_n1/include/hip/named_loop",
+            named_loop,
+        )
+        .unwrap();
+    fs::write(&tar, builder.into_inner().unwrap()).unwrap();
+    vouch_for_the_tar(&venv, &tar);
+    assert_init_refused(
+        &venv,
+        &[
+            "_rocm_sdk_devel_n1/include/hip/named_loop",
+            "more than 40 links",
+        ],
+    );
 }
 
 /// A `_devel.tar` changed after pip installed it (same size, one byte of a

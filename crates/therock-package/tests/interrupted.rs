@@ -1,5 +1,6 @@
-//! A failed or killed build leaves `dist/` as it was, and the next run
-//! cleans up after it.
+//! A failed or killed build leaves `dist/` as it was (or, killed after the
+//! swap, fully new), the next run cleans up after it, a staging directory
+//! whose build still runs survives, and `verify`/`index` never read one.
 
 mod common;
 
@@ -39,6 +40,40 @@ fn slow_example(mib: usize) -> tempfile::TempDir {
         file.write_all(&block).unwrap();
     }
     copy
+}
+
+/// The staging directories and lock files beside `dist/` in `dest`.
+fn staging_entries(dest: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dest)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".therock-package-staging-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every file under `dir` (relative path, bytes), recursively, sorted.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+fn names(files: &[(String, Vec<u8>)]) -> Vec<&str> {
+    files.iter().map(|(n, _)| n.as_str()).collect()
 }
 
 fn listing(dist: &Path) -> Vec<(String, Vec<u8>)> {
@@ -83,14 +118,7 @@ fn killed_build_leaves_dist_as_it_was_and_the_next_run_cleans_up() {
         .spawn()
         .unwrap();
     // Wait until the run has started writing, then kill it.
-    let staging_started = || {
-        fs::read_dir(&dist).unwrap().any(|e| {
-            e.unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".therock-package-staging-")
-        })
-    };
+    let staging_started = || !staging_entries(dest.path()).is_empty();
     for _ in 0..400 {
         if staging_started() {
             break;
@@ -148,4 +176,181 @@ fn failed_build_leaves_dist_as_it_was() {
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert!(stderr.contains("gfx1101"), "{stderr}");
     assert_eq!(listing(&dest.path().join("dist")), before);
+}
+
+fn build_args(artifact_dir: &Path, dest: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "build".into(),
+        "-q".into(),
+        "--artifact-dir".into(),
+        artifact_dir.display().to_string(),
+        "--dest-dir".into(),
+        dest.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    args
+}
+
+/// Opens the FIFO `gate` for writing once the build has opened it for
+/// reading (it then waits at that point of the commit); `None` when the
+/// build ended without reaching it.
+fn wait_at_gate(gate: &Path, child: &mut std::process::Child) -> Option<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    loop {
+        // Non-blocking: ENXIO until a reader has the FIFO open.
+        match fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(gate)
+        {
+            Ok(file) => return Some(file),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(e) => panic!("{}: {e}", gate.display()),
+        }
+        if child.try_wait().unwrap().is_some() {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_build_killed_during_its_commit_leaves_dist_fully_old_or_fully_new() {
+    let kpack = artifacts(ExampleMode::Kpack);
+    // What the new release alone looks like.
+    let reference = tempfile::tempdir().unwrap();
+    ok(&therock_package(
+        &build_args(&kpack, reference.path(), &["--version", "7.2.0"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    ));
+    let new_release = tree(&reference.path().join("dist"));
+    for (gate, expect_new) in [("before-swap", false), ("after-swap", true)] {
+        let dest = tempfile::tempdir().unwrap();
+        let dist = dest.path().join("dist");
+        // An earlier release, and a file the build knows nothing about.
+        ok(&therock_package(
+            &build_args(&kpack, dest.path(), &[])
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        ));
+        fs::write(dist.join("notes.txt"), "kept").unwrap();
+        let old = tree(&dist);
+        let mut new = old.clone();
+        new.extend(new_release.iter().cloned());
+        new.sort();
+
+        let gates = tempfile::tempdir().unwrap();
+        let fifo = gates.path().join(gate);
+        ok(&Command::new("mkfifo").arg(&fifo).output().unwrap());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_therock-package"))
+            .args(build_args(&kpack, dest.path(), &["--version", "7.2.0"]))
+            .env("THEROCK_PACKAGE_TEST_COMMIT_GATE", gates.path())
+            .spawn()
+            .unwrap();
+        let held = wait_at_gate(&fifo, &mut child);
+        assert!(held.is_some(), "the build never reached its {gate} point");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let after = tree(&dist);
+        if expect_new {
+            assert_eq!(names(&after), names(&new), "killed {gate}");
+            assert!(after == new, "killed {gate}: dist/ is not the new release");
+        } else {
+            assert_eq!(names(&after), names(&old), "killed {gate}");
+            assert!(after == old, "killed {gate}: dist/ changed");
+        }
+        assert!(!staging_entries(dest.path()).is_empty());
+
+        // The next build removes what the killed one left and publishes.
+        ok(&therock_package(
+            &build_args(&kpack, dest.path(), &["--version", "7.2.0"])
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        ));
+        assert_eq!(staging_entries(dest.path()), Vec::<String>::new());
+        assert_eq!(names(&tree(&dist)), names(&new));
+    }
+}
+
+#[test]
+fn a_staging_directory_whose_build_still_runs_survives_another_build() {
+    let dest = tempfile::tempdir().unwrap();
+    // A build on another host (its pid means nothing here) holds its lock.
+    let live = dest.path().join(".therock-package-staging-4194305-1");
+    let abandoned = dest.path().join(".therock-package-staging-4194306-2");
+    for dir in [&live, &abandoned] {
+        fs::create_dir_all(dir.join("dist")).unwrap();
+        fs::write(dir.join("dist/half.whl"), "half").unwrap();
+        fs::write(dir.with_extension("lock"), "").unwrap();
+    }
+    let live_lock = format!("{}.lock", live.display());
+    let mut holder = Command::new("flock")
+        .args([live_lock.as_str(), "sleep", "600"])
+        .spawn()
+        .unwrap();
+    // `flock` has the lock once the file is locked for anyone else.
+    let lock_file = fs::File::open(&live_lock).unwrap();
+    for _ in 0..500 {
+        if matches!(lock_file.try_lock(), Err(fs::TryLockError::WouldBlock)) {
+            break;
+        }
+        let _ = lock_file.unlock();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(matches!(
+        lock_file.try_lock(),
+        Err(fs::TryLockError::WouldBlock)
+    ));
+
+    ok(&therock_package(&[
+        "build",
+        "--artifact-dir",
+        artifacts(ExampleMode::Kpack).to_str().unwrap(),
+        "--dest-dir",
+        dest.path().to_str().unwrap(),
+    ]));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(
+        live.join("dist/half.whl").is_file(),
+        "a live build's staging directory was removed"
+    );
+    assert!(
+        !abandoned.exists(),
+        "the abandoned staging directory is still there"
+    );
+    assert!(dest.path().join("dist").read_dir().unwrap().count() > 0);
+}
+
+#[test]
+fn verify_and_index_never_read_a_staging_directory() {
+    let dest = tempfile::tempdir().unwrap();
+    let dist = dest.path().join("dist");
+    let build = Build::new(ExampleMode::Kpack, &[]);
+    common::publish(&[build.dist()], &dist);
+    // What a killed build of an earlier version left inside dist/.
+    let staging = dist.join(".therock-package-staging-4194307");
+    fs::create_dir_all(&staging).unwrap();
+    fs::write(
+        staging.join("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"),
+        "half-written",
+    )
+    .unwrap();
+    fs::copy(
+        build
+            .dist()
+            .join("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"),
+        staging.join("rocm_sdk_core-7.0.0-py3-none-linux_x86_64.whl"),
+    )
+    .unwrap();
+    let report = ok(&therock_package(&["verify", dist.to_str().unwrap()]));
+    assert!(!report.contains("staging"), "{report}");
+    ok(&therock_package(&["index", dist.to_str().unwrap()]));
+    let page = fs::read_to_string(dist.join("index.html")).unwrap();
+    assert!(!page.contains("staging"), "{page}");
+    assert!(page.contains("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"));
 }

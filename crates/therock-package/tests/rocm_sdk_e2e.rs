@@ -671,3 +671,45 @@ fn commands_answer_and_errors_say_what_to_do() {
         sp.join("_rocm_sdk_devel/lib/cmake").display().to_string()
     );
 }
+
+#[test]
+fn a_release_with_a_nonce_installs_and_passes_the_self_check() {
+    // `--version-suffix 123`: every platform package directory, the devel
+    // tree and the device wheels' devel links carry it.
+    let build = Build::new(ExampleMode::Kpack, &["--version-suffix", "123"]);
+    let venv = Venv::new();
+    ok(&pip(
+        &venv,
+        &[build.dist()],
+        &["install", "rocm[libraries,devel,profiler,device-gfx942]"],
+    ));
+    ok(&venv.run("rocm-sdk", &["init"]));
+    let sp = venv.site_packages();
+    for dir in [
+        "_rocm_sdk_core123",
+        "_rocm_sdk_libraries123",
+        "_rocm_profiler123",
+    ] {
+        assert!(sp.join(dir).join("__init__.py").is_file(), "{dir}");
+    }
+    assert!(sp.join("_rocm_sdk_devel123/bin").is_dir());
+    for unsuffixed in ["_rocm_sdk_core", "_rocm_sdk_libraries", "_rocm_sdk_devel"] {
+        assert!(!sp.join(unsuffixed).exists(), "{unsuffixed} exists");
+    }
+    // A device file is hard-linked into the suffixed devel tree.
+    let device = sp.join("_rocm_sdk_libraries123/lib/rocblas/library/TensileLibrary_gfx942.co");
+    let linked = sp.join("_rocm_sdk_devel123/lib/rocblas/library/TensileLibrary_gfx942.co");
+    let (a, b) = (
+        fs::metadata(&device).unwrap(),
+        fs::metadata(&linked).unwrap(),
+    );
+    assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()));
+    let out = venv.run("rocm-sdk", &["test"]);
+    let text = out_text(&out);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(totals(&String::from_utf8_lossy(&out.stdout)).1, 0, "{text}");
+    assert!(
+        ok(&venv.run("rocm-sdk", &["path", "--root"])).trim_end()
+            == sp.join("_rocm_sdk_devel123").display().to_string()
+    );
+}

@@ -115,7 +115,7 @@ fn seed_scenario_without_family_flags_fails_naming_the_missing_extras() {
     // And the Linux sdist sends Windows users to a package that does not exist for them.
     assert!(
         report.contains(
-            "requires rocm-sdk-device-gfx942==7.1.0; extra == \"device-gfx942\" on win32"
+            "requires rocm-sdk-device-gfx942==7.1.0; extra == \"device-gfx942\" on win_amd64"
         ),
         "{report}"
     );
@@ -206,7 +206,7 @@ fn mismatched_version_is_named() {
     );
     // The device wheels pin the libraries wheel of their own version.
     assert!(
-        report.contains("requires rocm-sdk-libraries==7.1.0 on linux, which nothing in the set provides (the set has rocm_sdk_libraries-7.1.1-py3-none-linux_x86_64.whl (7.1.1))"),
+        report.contains("requires rocm-sdk-libraries==7.1.0 on linux_x86_64, which nothing in the set provides (the set has rocm_sdk_libraries-7.1.1-py3-none-linux_x86_64.whl (7.1.1))"),
         "{report}"
     );
 }
@@ -218,11 +218,11 @@ fn missing_requirement_is_named() {
     let report = fails(&verify(&[&dist], &[]));
     assert!(report.contains("FAILED  requirements"), "{report}");
     assert!(
-        report.contains("rocm_sdk_device_gfx942-7.1.0-py3-none-linux_x86_64.whl: requires rocm-sdk-libraries==7.1.0 on linux, which nothing in the set provides"),
+        report.contains("rocm_sdk_device_gfx942-7.1.0-py3-none-linux_x86_64.whl: requires rocm-sdk-libraries==7.1.0 on linux_x86_64, which nothing in the set provides"),
         "{report}"
     );
     assert!(
-        report.contains("rocm-7.1.0.tar.gz: requires rocm-sdk-libraries==7.1.0; extra == \"libraries\" on linux (extra libraries)"),
+        report.contains("rocm-7.1.0.tar.gz: requires rocm-sdk-libraries==7.1.0; extra == \"libraries\" on linux_x86_64 (extra libraries)"),
         "{report}"
     );
 }
@@ -308,6 +308,146 @@ fn legacy_release_with_per_family_directories_passes() {
     ));
     assert!(
         report.contains("linux: no libraries wheels for gfx950-dcgpu"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_truncated_or_garbled_wheel_is_a_failed_check_not_an_error() {
+    let (_tmp, dist) = copy_dist(&good_release().0.dist());
+    let core = find(&dist, "rocm_sdk_core-");
+    let bytes = fs::read(&core).unwrap();
+    fs::write(&core, &bytes[..bytes.len() / 2]).unwrap();
+    let garbled = dist.join("rocm_sdk_extra-7.1.0-py3-none-linux_x86_64.whl");
+    fs::write(&garbled, b"PK\x03\x04 not a zip at all").unwrap();
+    let report = fails(&verify(&[&dist], &[]));
+    assert!(report.contains("FAILED  well-formed"), "{report}");
+    for file in [&core, &garbled] {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            report
+                .lines()
+                .any(|l| l.contains(&name) && l.contains("is not a valid zip archive")),
+            "{name} not named:\n{report}"
+        );
+    }
+}
+
+/// Patches the local header of `member` in `wheel`: `field` is `size`
+/// (adds one), `crc` (flips a bit) or `name` (changes its last byte).
+fn lie_in_local_header(wheel: &Path, member: &str, field: &str) {
+    const SCRIPT: &str = r"
+import struct, sys, zipfile
+path, member, field = sys.argv[1:4]
+with zipfile.ZipFile(path) as z:
+    offset = z.getinfo(member).header_offset
+data = bytearray(open(path, 'rb').read())
+assert data[offset:offset + 4] == b'PK\x03\x04'
+if field == 'size':
+    (size,) = struct.unpack_from('<I', data, offset + 22)
+    struct.pack_into('<I', data, offset + 22, size + 1)
+elif field == 'crc':
+    data[offset + 14] ^= 1
+else:
+    (name_len,) = struct.unpack_from('<H', data, offset + 26)
+    data[offset + 30 + name_len - 1] ^= 0x20
+open(path, 'wb').write(bytes(data))
+";
+    ok(&Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(wheel)
+        .args([member, field])
+        .output()
+        .unwrap());
+}
+
+#[test]
+fn a_local_header_that_disagrees_with_the_central_directory_fails() {
+    for (field, says) in [
+        ("size", "the local header gives size"),
+        ("crc", "the local header gives CRC-32"),
+        ("name", "the local header gives name"),
+    ] {
+        let (_tmp, dist) = copy_dist(&good_release().0.dist());
+        let wheel = find(&dist, "rocm_profiler-");
+        lie_in_local_header(&wheel, "rocm_profiler/__init__.py", field);
+        let report = fails(&verify(&[&dist], &[]));
+        assert!(report.contains("FAILED  well-formed"), "{field}: {report}");
+        assert!(
+            report.lines().any(|l| l.contains("rocm_profiler-7.1.0")
+                && l.contains("zip headers disagree: rocm_profiler/__init__.py:")
+                && l.contains(says)),
+            "{field}: {report}"
+        );
+    }
+}
+
+/// Adds a `Requires-Dist` line to a wheel's METADATA, RECORD kept right.
+fn add_requirement(wheel: &Path, requirement: &str) {
+    const SCRIPT: &str = r"
+import base64, hashlib, sys, zipfile
+src, line = sys.argv[1:3]
+dst = src + '.new'
+with zipfile.ZipFile(src) as zin:
+    infos = zin.infolist()
+    data = {i.filename: zin.read(i) for i in infos}
+meta = next(n for n in data if n.endswith('.dist-info/METADATA'))
+record = next(n for n in data if n.endswith('.dist-info/RECORD'))
+head, sep, body = data[meta].partition(b'\n\n')
+added = head.rstrip(b'\n') + b'\nRequires-Dist: ' + line.encode() + b'\n'
+data[meta] = added + (b'\n' + body if sep else b'')
+digest = base64.urlsafe_b64encode(hashlib.sha256(data[meta]).digest()).rstrip(b'=')
+rows = [r for r in data[record].splitlines() if not r.startswith(meta.encode() + b',')]
+rows.append(meta.encode() + b',sha256=' + digest + b',' + str(len(data[meta])).encode())
+data[record] = b''.join(r + b'\n' for r in rows)
+with zipfile.ZipFile(dst, 'w', zipfile.ZIP_DEFLATED) as zout:
+    for info in infos:
+        zout.writestr(info, data[info.filename])
+";
+    ok(&Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(wheel)
+        .arg(requirement)
+        .output()
+        .unwrap());
+    fs::rename(format!("{}.new", wheel.display()), wheel).unwrap();
+}
+
+#[test]
+fn a_marker_pep_508_cannot_decide_fails_instead_of_holding() {
+    // Ordering two strings is not defined by PEP 508; the old evaluator
+    // took it as true, so the requirement looked checked.
+    let (_tmp, dist) = copy_dist(&good_release().0.dist());
+    add_requirement(
+        &find(&dist, "rocm_profiler-"),
+        r#"rocm-sdk-core==7.1.0; sys_platform < "win32""#,
+    );
+    let report = fails(&verify(&[&dist], &[]));
+    assert!(report.contains("ok      well-formed"), "{report}");
+    assert!(report.contains("FAILED  requirements"), "{report}");
+    assert!(
+        report.contains(r"the marker `sys_platform < 'win32'` cannot be evaluated"),
+        "{report}"
+    );
+
+    // Every variable takes the target's value: a requirement only aarch64
+    // machines need is not required on x86_64.
+    let (_tmp, dist) = copy_dist(&good_release().0.dist());
+    add_requirement(
+        &find(&dist, "rocm_profiler-"),
+        r#"rocm-sdk-missing==1; platform_machine == "aarch64" or python_version < "3.9""#,
+    );
+    ok(&verify(&[&dist], &[]));
+    // ... and one every Linux machine needs is.
+    add_requirement(
+        &find(&dist, "rocm_profiler-"),
+        r#"rocm-sdk-missing==1; platform_machine == "x86_64" and python_version >= "3.12""#,
+    );
+    let report = fails(&verify(&[&dist], &[]));
+    assert!(
+        report.contains(
+            "on linux_x86_64 with Python 3.12, 3.13, 3.14, which nothing in the set provides"
+        ),
         "{report}"
     );
 }

@@ -19,6 +19,7 @@
 //! Design notes: `docs/wheel-writer.md`.
 
 mod error;
+mod local_header;
 mod member_path;
 mod metadata;
 mod names;
@@ -35,12 +36,13 @@ mod wheel_file;
 mod zip;
 
 pub use error::Error;
+pub use local_header::HeaderMismatch;
 pub use metadata::CoreMetadata;
 pub use names::{
     WheelTag, escaped_dist_name, normalized_name, sdist_file_name, sdist_top_directory,
     validate_build_tag, validate_dist_name, validate_extra, validate_version, wheel_file_name,
 };
-pub use options::{Compression, WriteOptions, ZIP_EPOCH};
+pub use options::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
 pub use reader::{ReadError, RecordProblem, Verification, WheelReader};
 pub use record::{MemberDigest, RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use sdist::SdistBuilder;

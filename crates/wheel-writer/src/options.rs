@@ -21,6 +21,9 @@ impl Default for Compression {
 /// The earliest time a zip header can hold: 1980-01-01T00:00:00Z.
 pub const ZIP_EPOCH: u64 = 315_532_800;
 
+/// The most compression threads per core a run starts, whatever was asked.
+pub const MAX_JOBS_PER_CORE: usize = 4;
+
 /// Options shared by every package written in one run.
 ///
 /// Build one with [`WriteOptions::default`] and the `with_*` methods:
@@ -48,7 +51,9 @@ impl WriteOptions {
         self
     }
 
-    /// Sets the number of compression threads; 0 (the default) means one per core.
+    /// Sets the number of compression threads; 0 (the default) means one
+    /// per core. More than [`MAX_JOBS_PER_CORE`] per core is capped (see
+    /// [`WriteOptions::effective_jobs`]).
     #[must_use]
     pub fn with_jobs(mut self, jobs: usize) -> Self {
         self.jobs = jobs;
@@ -74,12 +79,16 @@ impl WriteOptions {
         self.jobs
     }
 
-    /// The number of threads actually used.
+    /// The number of threads actually used: one per core when none was
+    /// asked for, else the request capped at [`MAX_JOBS_PER_CORE`] per core
+    /// (compression is CPU-bound, so more threads only cost memory and
+    /// start-up time: thousands of them made a 0.1 s build take minutes).
     pub fn effective_jobs(&self) -> usize {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
         if self.jobs == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            cores
         } else {
-            self.jobs
+            self.jobs.min(cores * MAX_JOBS_PER_CORE)
         }
     }
 

@@ -13,6 +13,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
+use crate::local_header::{self, Central, HeaderMismatch};
 use crate::record::{RecordEntry, RecordSyntaxError, parse_record};
 
 /// Why a wheel could not be read.
@@ -170,14 +171,17 @@ impl fmt::Display for RecordProblem {
 pub struct Verification {
     /// Members checked against `RECORD`.
     pub members_checked: usize,
-    /// Everything that disagrees; empty when the wheel is sound.
+    /// Everything that disagrees with `RECORD`; empty when the wheel is sound.
     pub problems: Vec<RecordProblem>,
+    /// Members whose local header disagrees with the central directory.
+    pub header_mismatches: Vec<HeaderMismatch>,
 }
 
 impl Verification {
-    /// Whether every member matches `RECORD` and `RECORD` lists every member.
+    /// Whether every member matches `RECORD`, `RECORD` lists every member
+    /// and every local header agrees with the central directory.
     pub fn is_valid(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.header_mismatches.is_empty()
     }
 }
 
@@ -323,6 +327,12 @@ impl WheelReader {
         }
         let mut seen = std::collections::BTreeSet::new();
         let mut checked = 0;
+        let mut header_mismatches = Vec::new();
+        // A second handle: the archive's reader is borrowed by each member.
+        let mut raw = File::open(&self.path).map_err(|source| ReadError::Open {
+            path: self.path.clone(),
+            source,
+        })?;
         for index in 0..self.archive.len() {
             let path = self.path.clone();
             let mut member = self
@@ -330,6 +340,21 @@ impl WheelReader {
                 .by_index(index)
                 .map_err(|source| ReadError::Zip { path, source })?;
             let name = String::from_utf8_lossy(member.name_raw()).into_owned();
+            let central = Central {
+                name: member.name_raw(),
+                header_start: member.header_start(),
+                record_start: member.central_header_start(),
+                crc32: member.crc32(),
+                compressed_size: member.compressed_size(),
+                size: member.size(),
+            };
+            header_mismatches.extend(local_header::compare(&mut raw, &central).map_err(
+                |source| ReadError::Member {
+                    path: self.path.clone(),
+                    member: name.clone(),
+                    source,
+                },
+            )?);
             if member.is_dir() {
                 continue;
             }
@@ -393,6 +418,7 @@ impl WheelReader {
         Ok(Verification {
             members_checked: checked,
             problems,
+            header_mismatches,
         })
     }
 }

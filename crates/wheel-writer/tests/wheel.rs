@@ -334,3 +334,54 @@ fn pip_installs_the_wheels_offline() {
     assert!(venv.join("bin/rocm-sdk-launch").is_file());
     assert!(venv.join("bin/hipcc").is_file());
 }
+
+#[test]
+fn local_headers_are_checked_against_the_central_directory() {
+    assert!(have_python(), "python3 is needed for this test");
+    let dir = tempfile::tempdir().unwrap();
+    let written = sample_wheel(&ALL)
+        .write(dir.path(), &options(), None)
+        .unwrap();
+    let clean = WheelReader::open(&written.path).unwrap().verify().unwrap();
+    assert!(clean.is_valid(), "{clean:?}");
+
+    // Written to a stream that cannot seek, zipfile puts CRC and sizes in
+    // a data descriptor after each member (flag bit 3): still sound.
+    let streamed = dir.path().join("streamed.whl");
+    run(Command::new("python3")
+        .args([
+            "-c",
+            r"
+import io, sys, zipfile
+class Stream(io.RawIOBase):
+    def __init__(self, f): self.f = f
+    def writable(self): return True
+    def write(self, b): return self.f.write(b)
+with open(sys.argv[2], 'wb') as f, zipfile.ZipFile(sys.argv[1]) as zin:
+    with zipfile.ZipFile(Stream(f), 'w', zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info, zin.read(info))
+",
+        ])
+        .arg(&written.path)
+        .arg(&streamed));
+    let mut bytes = read(&streamed);
+    assert!(bytes.windows(4).any(|w| w == b"PK\x07\x08"));
+    let sound = WheelReader::open(&streamed).unwrap().verify().unwrap();
+    assert!(sound.header_mismatches.is_empty(), "{sound:?}");
+
+    // A descriptor whose CRC disagrees with the central directory.
+    let at = bytes.windows(4).position(|w| w == b"PK\x07\x08").unwrap();
+    bytes[at + 4] ^= 1;
+    std::fs::write(&streamed, &bytes).unwrap();
+    let lying = WheelReader::open(&streamed).unwrap().verify().unwrap();
+    assert!(!lying.is_valid());
+    assert_eq!(lying.header_mismatches.len(), 1, "{lying:?}");
+    assert!(
+        lying.header_mismatches[0]
+            .to_string()
+            .contains("the local header gives data descriptor (CRC-32, compressed size, size)"),
+        "{}",
+        lying.header_mismatches[0]
+    );
+}

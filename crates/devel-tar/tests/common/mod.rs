@@ -147,7 +147,11 @@ impl Site {
     /// A device wheel for `target` of `version` with `files` (relative to
     /// `_rocm_sdk_libraries/`) and its `.devel_links/{T}.json`.
     pub fn install_device(&self, target: &str, version: &str, files: &[(&str, &[u8])]) {
-        let doc = DevelLinks::new(version, files.iter().map(|(r, _)| (*r).to_string()));
+        let doc = DevelLinks::new(
+            version,
+            "_rocm_sdk_libraries",
+            files.iter().map(|(r, _)| (*r).to_string()),
+        );
         let doc_path = format!("_rocm_sdk_libraries/.devel_links/{target}.json");
         let json = doc.to_json();
         let mut all: Vec<(String, Vec<u8>)> = files

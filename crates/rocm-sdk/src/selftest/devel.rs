@@ -44,7 +44,10 @@ pub(super) fn unpack(cx: &Context<'_>, checks: &mut Vec<Check>) {
 }
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
-    let root = cx.site.devel_root();
+    // An unreadable devel document already failed the unpack check.
+    let Ok(root) = cx.site.devel_root() else {
+        return;
+    };
     if !cx.site.has_devel() || !root.is_dir() {
         return;
     }
@@ -206,13 +209,9 @@ fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         };
         let rel = path.strip_prefix(base).unwrap_or(&path).to_path_buf();
         let top = rel.components().next().map(|c| c.as_os_str().to_owned());
-        let links_dir = devel_tar::DEVEL_LINKS_DIR
-            .rsplit('/')
-            .next()
-            .unwrap_or_default();
         let skip = top.is_some_and(|t| {
             t == "__pycache__"
-                || t == links_dir
+                || t == ".devel_links"
                 || t == "__init__.py"
                 || t == dist_info::libraries_record::FILE_NAME
         });

@@ -167,8 +167,12 @@ fn script_file_problem(path: &Path) -> Option<String> {
 /// the tool may unpack it) or in the owning platform package.
 pub(super) fn tool_path(cx: &Context<'_>, script: &ConsoleScript) -> Option<PathBuf> {
     let mut candidates = Vec::new();
-    if script.package == PackageKind::Core && !script.system_info && cx.site.has_devel() {
-        candidates.push(cx.site.devel_root().join(&script.relpath));
+    if script.package == PackageKind::Core
+        && !script.system_info
+        && cx.site.has_devel()
+        && let Ok(root) = cx.site.devel_root()
+    {
+        candidates.push(root.join(&script.relpath));
     }
     let owner = if script.package == PackageKind::Profiler {
         PackageKind::Profiler

@@ -63,7 +63,11 @@ pub(crate) fn check(
                 (targets, names)
             }
             Mode::Legacy => {
-                let package = Package::new(PackageKind::Libraries, Mode::Legacy, "");
+                let package = Package::new(
+                    PackageKind::Libraries,
+                    Mode::Legacy,
+                    &dist_info::nonce::Nonce::NONE,
+                );
                 let names = families
                     .iter()
                     .filter_map(|f| package.dist_name(Some(f)).ok())

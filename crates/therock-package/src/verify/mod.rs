@@ -11,7 +11,7 @@ mod duplicates;
 mod extras;
 mod kpack;
 mod links;
-mod marker;
+mod pep508;
 mod release;
 mod requirements;
 mod versions;
@@ -86,6 +86,26 @@ impl Release {
             vec![Platform::Linux]
         } else {
             found.into_iter().collect()
+        }
+    }
+
+    /// The concrete platform tags of the set's platform wheels
+    /// (`linux_x86_64` when it has none): what markers are evaluated for.
+    fn platform_tags(&self) -> Vec<String> {
+        let found: BTreeSet<&str> = self
+            .files
+            .iter()
+            .filter_map(|f| match &f.kind {
+                Kind::Wheel(w) => Some(w.platform_tags.iter().map(String::as_str)),
+                Kind::Sdist(_) => None,
+            })
+            .flatten()
+            .filter(|t| *t != "any")
+            .collect();
+        if found.is_empty() {
+            vec!["linux_x86_64".to_owned()]
+        } else {
+            found.into_iter().map(str::to_owned).collect()
         }
     }
 
@@ -214,13 +234,9 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         "every requirement of every package is satisfiable inside the set",
         Some(requirements::check(&release)),
         Some(format!(
-            "platforms: {}",
-            release
-                .platforms()
-                .iter()
-                .map(|p| p.sys_platform())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "platforms: {}; Python {}",
+            release.platform_tags().join(", "),
+            pep508::PYTHON_VERSIONS.join(", ")
         )),
     ));
     let kpack = kpack::check(
@@ -237,7 +253,7 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         kpack,
         kpack_note,
     ));
-    let (link_problems, elf_count) = links::check(&release)?;
+    let (link_problems, elf_count) = links::check(&release);
     checks.push(outcome(
         "elf-links",
         "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",

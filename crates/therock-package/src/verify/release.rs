@@ -13,7 +13,7 @@ use dist_info::requirement::Platform;
 use sha2::{Digest, Sha256};
 use wheel_writer::{WheelReader, escaped_dist_name, normalized_name, sdist_top_directory};
 
-use super::marker::Requirement;
+use super::pep508::Requirement;
 
 /// One wheel or sdist found in a dist directory.
 #[derive(Debug)]
@@ -57,6 +57,10 @@ pub(crate) struct Wheel {
     pub provides_extra: Vec<String>,
     /// Members and their RECORD hashes, for explaining differences.
     pub record: Vec<(String, String)>,
+    /// The archive opened and every member read back; the checks that
+    /// read members again (ELF links) skip the others, which already
+    /// fail the well-formed check.
+    pub readable: bool,
 }
 
 /// What an sdist says about itself.
@@ -96,7 +100,8 @@ impl DistFile {
     }
 }
 
-/// Lists `*.whl` and `*.tar.gz` under `dir` (recursively, sorted).
+/// Lists `*.whl` and `*.tar.gz` under `dir` (recursively, sorted), never
+/// inside a build's staging directory.
 pub(crate) fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
@@ -106,7 +111,14 @@ pub(crate) fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
             let path = entry.path();
             let kind = entry.file_type()?;
             if kind.is_dir() {
-                stack.push(path);
+                // A build's private directory holds unfinished packages.
+                if !entry
+                    .file_name()
+                    .to_str()
+                    .is_some_and(crate::staging::is_staging)
+                {
+                    stack.push(path);
+                }
             } else if kind.is_file() {
                 let name = entry.file_name().to_string_lossy().into_owned();
                 // Wheel and sdist names are lower-case by specification.
@@ -267,7 +279,15 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
         }
     };
     match reader.verify() {
-        Ok(v) => problems.extend(v.problems.iter().map(|p| format!("RECORD: {p}"))),
+        Ok(v) => {
+            wheel.readable = v.header_mismatches.is_empty();
+            problems.extend(v.problems.iter().map(|p| format!("RECORD: {p}")));
+            problems.extend(v.header_mismatches.iter().map(|m| {
+                format!(
+                    "zip headers disagree: {m}; rebuild it (installers would read different files)"
+                )
+            }));
+        }
         Err(e) => problems.push(e.to_string()),
     }
     if let Ok(record) = reader.record() {
@@ -300,7 +320,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
             for line in all_headers(&h, "Requires-Dist") {
                 match Requirement::parse(line) {
                     Ok(r) => wheel.requires_dist.push(r),
-                    Err(e) => problems.push(format!("METADATA Requires-Dist: {e}")),
+                    Err(e) => problems.push(format!("METADATA Requires-Dist {e}")),
                 }
             }
             wheel.provides_extra = all_headers(&h, "Provides-Extra")
