@@ -198,6 +198,10 @@ def text_seeds() -> None:
         ' and python_version >= "3.9"',
         'rocm-sdk-libraries-gfx110X-all==7.1.0; extra == "libraries" and platform_system != "Windows"',
         "x ~=1.0, !=1.3.*; platform_machine == 'x86_64'",
+        # Once a panic inside pep508_rs: a name ending in `-` before a NUL.
+        "rocm-sdk-de-\0vice-gfx942==7.1.0",
+        "f1[m-]sdk-",
+        "foo[bar] (>=1.0, <2) ; (sys_platform == 'wi\x0032'\u0390V",
     ]
     for i, r in enumerate(requirements):
         write("requirement", f"r{i}", r.encode())

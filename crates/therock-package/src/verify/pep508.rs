@@ -75,6 +75,45 @@ impl Env<'_> {
     }
 }
 
+/// What `pep508_rs` 0.8 would panic on or read from the environment,
+/// found first (the fuzz target found the panics): a name or an extra that
+/// ends in `-`, `.` or `_` (it validates them only at the end of the
+/// input), a character outside ASCII (it slices strings at byte offsets
+/// counted as characters), and a URL requirement (`name @ ...`: a path in
+/// it is made absolute against the working directory and `$VAR`s are
+/// expanded). A release's requirements are ASCII and never name a URL.
+fn refused_before_parsing(text: &str) -> Option<String> {
+    if let Some(c) = text.chars().find(|c| !c.is_ascii()) {
+        return Some(format!(
+            "it holds {c:?}; the requirements of a release are ASCII"
+        ));
+    }
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_');
+    let ends_badly = |name: &str| name.ends_with(['-', '.', '_']);
+    let rest = text.trim_start();
+    let name_end = rest.find(|c| !is_name_char(c)).unwrap_or(rest.len());
+    let name = &rest[..name_end];
+    if ends_badly(name) {
+        return Some(format!("the name {name:?} must end with a letter or digit"));
+    }
+    let mut rest = rest[name_end..].trim_start();
+    if let Some(extras) = rest.strip_prefix('[') {
+        let (body, after) = extras.split_once(']').unwrap_or((extras, ""));
+        if let Some(extra) = body
+            .split(',')
+            .map(str::trim)
+            .find(|e| e.chars().all(is_name_char) && ends_badly(e))
+        {
+            return Some(format!(
+                "the extra {extra:?} must end with a letter or digit"
+            ));
+        }
+        rest = after.trim_start();
+    }
+    rest.starts_with('@')
+        .then(|| "a URL requirement; a release depends only on versions".to_owned())
+}
+
 /// `platform_machine` on a platform tag, as CPython reports it there.
 fn machine_of_tag(tag: &str) -> Result<&'static str, String> {
     let known = [
@@ -93,6 +132,9 @@ fn machine_of_tag(tag: &str) -> Result<&'static str, String> {
 impl Requirement {
     /// Parses one `Requires-Dist` value; the error is one line.
     pub(crate) fn parse(text: &str) -> Result<Self, String> {
+        if let Some(problem) = refused_before_parsing(text) {
+            return Err(format!("{text:?} is not a PEP 508 requirement: {problem}"));
+        }
         let parsed = pep508_rs::Requirement::from_str(text)
             .map_err(|e| format!("{text:?} is not a PEP 508 requirement: {}", e.message))?;
         if let Some(marker) = &parsed.marker
@@ -216,6 +258,41 @@ mod tests {
             platform_tag,
             python: "3.12",
             extra,
+        }
+    }
+
+    #[test]
+    fn names_and_extras_ending_in_a_separator_are_errors_not_panics() {
+        for text in [
+            "rocm-sdk-de-\0vice==7.1",
+            "rocm_.;x",
+            "a_ ==1",
+            "rocm-",
+            "f1[m-]sdk-",
+            "f1[ok, m_ ]",
+            "f1 [m.,x]",
+        ] {
+            let error = Requirement::parse(text).unwrap_err();
+            assert!(error.contains("must end with a letter or digit"), "{error}");
+        }
+        assert!(Requirement::parse("f1[a-b, c]==1").is_ok());
+    }
+
+    #[test]
+    fn non_ascii_is_an_error_not_a_panic() {
+        let text = "foo[bar] (>=1.0, <2) ; (sys_platform == 'wi\x0032'\u{390}V";
+        let error = Requirement::parse(text).unwrap_err();
+        assert!(
+            error.contains("the requirements of a release are ASCII"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn url_requirements_are_refused() {
+        for text in ["x @ ./${HOME}", "x[y] @ https://example.com/x.whl", "x@/"] {
+            let error = Requirement::parse(text).unwrap_err();
+            assert!(error.contains("a URL requirement"), "{error}");
         }
     }
 
