@@ -90,12 +90,12 @@ pub fn zipfile_level_6_sizes(dist: &std::path::Path) -> Result<Vec<WheelSize>, S
 pub fn print_zipfile_comparison(sizes: &[WheelSize]) {
     let percent = |ours: u64, theirs: u64| (ours as f64 / theirs as f64 - 1.0) * 100.0;
     println!(
-        "  {:<58} {:>13} {:>13} {:>8}",
+        "  {:<64} {:>13} {:>13} {:>8}",
         "wheel", "ours", "zipfile -6", "size"
     );
     for size in sizes {
         println!(
-            "  {:<58} {:>13} {:>13} {:>+7.2}%",
+            "  {:<64} {:>13} {:>13} {:>+7.2}%",
             size.name,
             size.ours,
             size.zipfile,
@@ -105,7 +105,7 @@ pub fn print_zipfile_comparison(sizes: &[WheelSize]) {
     let ours: u64 = sizes.iter().map(|s| s.ours).sum();
     let theirs: u64 = sizes.iter().map(|s| s.zipfile).sum();
     println!(
-        "  {:<58} {:>13} {:>13} {:>+7.2}%",
+        "  {:<64} {:>13} {:>13} {:>+7.2}%",
         "all wheels",
         ours,
         theirs,

@@ -12,12 +12,22 @@
 //! One compressor per thread and level is kept: libdeflate sets up all its
 //! state at the start of every call, so its output depends on the input
 //! and level only (tested below).
+//!
+//! libdeflate stores inputs of up to `55 − 4 × level` bytes outright (five
+//! bytes of header), where zlib codes them with the fixed Huffman code, two
+//! or three bytes shorter; Python packages have many such files (empty
+//! `__init__.py`, version stamps). Members under [`TINY`] bytes are
+//! therefore also coded by zlib-rs and the shorter stream is kept.
 
 use std::cell::RefCell;
 
 use libdeflater::{CompressionLvl, Compressor};
 
 use super::block_scan::final_block;
+
+/// Members shorter than this get the shorter of libdeflate's and zlib-rs's
+/// stream.
+pub(crate) const TINY: usize = 64;
 
 /// The levels libdeflate offers.
 pub(crate) const LEVELS: std::ops::RangeInclusive<u32> = 1..=12;
@@ -62,6 +72,11 @@ pub(crate) fn deflate(level: u32, input: &[u8], last: bool) -> Result<Vec<u8>, S
     })?;
     if !last {
         leave_open(&mut out)?;
+    } else if input.len() < TINY {
+        let zlib = super::zlib_rs::deflate(level.min(9), &[], input, true)?;
+        if zlib.len() < out.len() {
+            return Ok(zlib);
+        }
     }
     Ok(out)
 }
@@ -176,6 +191,23 @@ mod tests {
                 .unwrap();
             deflate(level, &a, false).unwrap();
             assert_eq!(deflate(level, &b, true).unwrap(), fresh, "level {level}");
+        }
+    }
+
+    #[test]
+    fn tiny_members_are_as_short_as_zlib_makes_them() {
+        // libdeflate stores these (5 bytes of header); zlib's fixed code is
+        // shorter.
+        assert_eq!(deflate(6, b"", true).unwrap(), [3, 0]);
+        let text = b"kpack archive for gfx1100\n";
+        let stream = deflate(6, text, true).unwrap();
+        assert_eq!(stream.len(), 28);
+        assert_eq!(inflate(&stream), text);
+        for len in 0..TINY + 2 {
+            let data = sample(len, len as u32 + 1);
+            let stream = deflate(6, &data, true).unwrap();
+            assert_eq!(inflate(&stream), data);
+            assert!(stream.len() <= data.len() + 5, "{len}: {}", stream.len());
         }
     }
 
