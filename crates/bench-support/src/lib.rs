@@ -1,10 +1,16 @@
 //! What the benchmarks share: running a child to completion and reading its
-//! own wall time, CPU time and peak RSS (`wait4`), and summarising runs.
+//! own wall time, CPU time and peak RSS (`wait4`), summarising runs, and
+//! the reference's baselines written in Python (a devel unpack with
+//! `tarfile`, wheels zipped by `zipfile` at level 6).
 //!
 //! A child's peak RSS counts what it inherited at `fork`, so a benchmark
 //! process holding much memory should measure through a small helper
 //! process (see the `rocm-sdk` benchmark).
-#![allow(clippy::print_stdout, clippy::cast_sign_loss)]
+#![allow(
+    clippy::print_stdout,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
 #![allow(
     unsafe_code,
     reason = "wait4 is the only way to read one child's rusage"
@@ -20,6 +26,92 @@ use std::time::{Duration, Instant};
 /// directory links), RECORD is appended and the tar removed. Run it as
 /// `python3 -c PYTHON_DEVEL_UNPACK SITE_PACKAGES`.
 pub const PYTHON_DEVEL_UNPACK: &str = include_str!("devel_unpack.py");
+
+/// Re-zips every wheel of a directory with Python's `zipfile` at zlib level
+/// 6 (same members, names and order) and prints one tab-separated line per
+/// wheel: name, our bytes, zipfile's bytes, and the same over the members'
+/// compressed data. Run it as `python3 -c REZIP_ZIPFILE_6 DIST`; use
+/// [`zipfile_level_6_sizes`].
+pub const REZIP_ZIPFILE_6: &str = include_str!("rezip_zipfile6.py");
+
+/// A wheel's size next to the same members zipped by Python's `zipfile` at
+/// level 6.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WheelSize {
+    /// The wheel's file name.
+    pub name: String,
+    /// Our wheel, in bytes.
+    pub ours: u64,
+    /// The same members zipped by `zipfile` at level 6, in bytes.
+    pub zipfile: u64,
+    /// Our members' compressed data alone.
+    pub ours_data: u64,
+    /// `zipfile`'s members' compressed data alone.
+    pub zipfile_data: u64,
+}
+
+/// Every wheel of `dist` next to the same members zipped by Python's
+/// `zipfile` at level 6 (the reference's codec path).
+pub fn zipfile_level_6_sizes(dist: &std::path::Path) -> Result<Vec<WheelSize>, String> {
+    let out = Command::new("python3")
+        .args(["-c", REZIP_ZIPFILE_6])
+        .arg(dist)
+        .output()
+        .map_err(|e| format!("cannot run python3: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "re-zipping {} failed: {}",
+            dist.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let number = |i: usize| {
+                fields
+                    .get(i)
+                    .and_then(|f| f.parse().ok())
+                    .ok_or_else(|| format!("unexpected line from the re-zip script: {line}"))
+            };
+            Ok(WheelSize {
+                name: fields[0].to_owned(),
+                ours: number(1)?,
+                zipfile: number(2)?,
+                ours_data: number(3)?,
+                zipfile_data: number(4)?,
+            })
+        })
+        .collect()
+}
+
+/// Prints [`zipfile_level_6_sizes`] as a table with a total line.
+pub fn print_zipfile_comparison(sizes: &[WheelSize]) {
+    let percent = |ours: u64, theirs: u64| (ours as f64 / theirs as f64 - 1.0) * 100.0;
+    println!(
+        "  {:<64} {:>13} {:>13} {:>8}",
+        "wheel", "ours", "zipfile -6", "size"
+    );
+    for size in sizes {
+        println!(
+            "  {:<64} {:>13} {:>13} {:>+7.2}%",
+            size.name,
+            size.ours,
+            size.zipfile,
+            percent(size.ours, size.zipfile)
+        );
+    }
+    let ours: u64 = sizes.iter().map(|s| s.ours).sum();
+    let theirs: u64 = sizes.iter().map(|s| s.zipfile).sum();
+    println!(
+        "  {:<64} {:>13} {:>13} {:>+7.2}%",
+        "all wheels",
+        ours,
+        theirs,
+        percent(ours, theirs)
+    );
+}
 
 /// One measured run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +195,33 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("boom"), "{err}");
+    }
+
+    #[test]
+    fn zipfile_rezips_each_wheel_at_level_6() {
+        let dist = std::env::temp_dir().join(format!("bench-support-{}", std::process::id()));
+        std::fs::create_dir_all(&dist).unwrap();
+        // A stored wheel: zipfile at level 6 makes it smaller.
+        let made = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, zipfile\n\
+                 with zipfile.ZipFile(sys.argv[1], 'w') as z:\n    \
+                     z.writestr('pkg/a.txt', 'hello ' * 1000)\n    \
+                     z.writestr('pkg/b.txt', '')",
+            ])
+            .arg(dist.join("pkg-1.0-py3-none-any.whl"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let sizes = zipfile_level_6_sizes(&dist).unwrap();
+        std::fs::remove_dir_all(&dist).unwrap();
+        assert_eq!(sizes.len(), 1);
+        let size = &sizes[0];
+        assert_eq!(size.name, "pkg-1.0-py3-none-any.whl");
+        assert_eq!(size.ours_data, 6000);
+        assert!(size.zipfile_data < 100, "{size:?}");
+        assert!(size.zipfile < size.ours, "{size:?}");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `therock-package build` on a scaled example (≥ 3 GB, ≥ 1 000 files, two
 //! families sharing a 1 GiB library; the bulk is real machine code), both modes, next to a floor measured
 //! in the same run: the same input bytes deflated at level 6 on all cores
-//! (`tar -cf - … | pigz -6`). Prints wall, CPU, peak RSS and output sizes.
+//! (`tar -cf - … | pigz -6`). Prints wall, CPU, peak RSS and output sizes,
+//! and each wheel's size next to its members zipped by Python's `zipfile`
+//! at level 6 (the reference's codec).
 //!
 //! Run with `cargo bench -p therock-package --bench build` (or `cargo xtask
 //! bench`); installs `pigz` and GNU `time` when missing. `BENCH_SCALE_MIB`
@@ -92,6 +94,10 @@ fn main() {
             "  ratio to floor (wall): {:.2}x; output {:.2} GB",
             ours.wall / floor.wall,
             out_bytes as f64 / 1e9
+        );
+        println!("  wheels next to the same members zipped by Python's zipfile at level 6:");
+        bench_support::print_zipfile_comparison(
+            &bench_support::zipfile_level_6_sizes(&dest.join("dist")).unwrap(),
         );
         let _ = fs::remove_dir_all(&dest);
     }

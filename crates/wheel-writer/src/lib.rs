@@ -42,7 +42,10 @@ pub use names::{
     WheelTag, escaped_dist_name, normalized_name, sdist_file_name, sdist_top_directory,
     validate_build_tag, validate_dist_name, validate_extra, validate_version, wheel_file_name,
 };
-pub use options::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
+pub use options::{
+    CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, DeflateEngine, MAX_JOBS_PER_CORE, WriteOptions,
+    ZIP_EPOCH,
+};
 pub use reader::{ReadError, RecordProblem, Verification, WheelReader};
 pub use record::{MemberDigest, RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use sdist::SdistBuilder;

@@ -12,9 +12,11 @@ use wheel_writer::{
     WriteOptions,
 };
 
+/// 1 MiB chunks, so the sample's 3 MiB library is written in chunks.
 fn options() -> WriteOptions {
     WriteOptions::default()
         .with_jobs(2)
+        .with_chunk_size(1 << 20)
         .with_source_date_epoch(Some(1_700_000_000))
 }
 

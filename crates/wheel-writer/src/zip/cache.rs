@@ -5,13 +5,14 @@ use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::deflate::Codec;
+
 /// Identifies compressed bytes: the content and the codec that made them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct BlobKey {
     pub(crate) sha256: [u8; 32],
     pub(crate) size: u64,
-    pub(crate) method: u16,
-    pub(crate) level: u32,
+    pub(crate) codec: Codec,
 }
 
 /// Where compressed bytes already sit: a byte range of a written wheel.

@@ -61,22 +61,13 @@ fn civil_from_days(days: u64) -> (u64, u64, u64) {
     (year, month, day)
 }
 
-/// Chunk size of the parallel deflate; also bounds the worst-case growth.
-pub(crate) const CHUNK: u64 = 1 << 20;
-
-/// Whether a member of `size` bytes gets zip64 sizes in its local header.
+/// Whether a member gets zip64 sizes in its local header, from the largest
+/// its stored or compressed data could be (`Codec::worst_case`).
 ///
-/// Decided from the size alone, before compressing, so that every path
-/// (streamed, reused from the cache) writes the same header: zip64 when the
-/// stored or worst-case deflated size could reach 4 GiB.
-pub(crate) fn needs_zip64(size: u64, method: u16) -> bool {
-    let worst = if method == METHOD_DEFLATE {
-        // zlib's deflateBound plus a sync marker and block header per chunk.
-        size + (size >> 12) + (size >> 14) + 16 * (size / CHUNK + 1) + 64
-    } else {
-        size
-    };
-    worst >= U32_MAX
+/// Decided from the declared size alone, before compressing, so that every
+/// path (streamed, chunked, reused from the cache) writes the same header.
+pub(crate) fn needs_zip64(worst_case: u64) -> bool {
+    worst_case >= U32_MAX
 }
 
 /// Everything the headers say about one member.
@@ -283,11 +274,8 @@ mod tests {
     }
 
     #[test]
-    fn zip64_threshold_covers_deflate_growth() {
-        assert!(!needs_zip64(1 << 20, METHOD_DEFLATE));
-        assert!(!needs_zip64(U32_MAX - 1, METHOD_STORED));
-        assert!(needs_zip64(U32_MAX, METHOD_STORED));
-        assert!(needs_zip64(U32_MAX - 1_000_000, METHOD_DEFLATE));
-        assert!(!needs_zip64(4_000_000_000, METHOD_DEFLATE));
+    fn zip64_from_the_worst_case_size() {
+        assert!(!needs_zip64(U32_MAX - 1));
+        assert!(needs_zip64(U32_MAX));
     }
 }

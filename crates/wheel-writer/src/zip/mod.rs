@@ -15,19 +15,21 @@ use rayon::prelude::*;
 
 use cache::{Blob, BlobKey};
 pub use cache::{CacheStats, CompressionCache};
-use format::{DosDateTime, METHOD_DEFLATE, METHOD_STORED};
-use pipeline::{Codec, Permits, Plan, hash_member};
+use deflate::Codec;
+use format::DosDateTime;
+use pipeline::{Permits, Plan, hash_member};
 use writer::{Reuse, Reused, ZipOutput};
 
-use crate::options::{Compression, WriteOptions};
+use crate::options::WriteOptions;
 use crate::sink::ArchiveSink;
 use crate::{Error, Member, MemberDigest};
 
 /// Chunks in flight per thread; enough to keep every thread busy while the
 /// writer drains, small enough to bound memory (see `pipeline`).
 const WINDOW_PER_JOB: usize = 2;
-/// Upper bound of chunks in flight on very large machines (≈ 2 MiB each).
-const MAX_WINDOW: usize = 128;
+/// Upper bound of chunk input in flight on very large machines (as much
+/// again is held compressed).
+const MAX_WINDOW_BYTES: u64 = 512 << 20;
 
 /// Per member: compress or reuse, where reused bytes are, and (with a
 /// cache) the digest from the first read.
@@ -88,16 +90,7 @@ impl<'c> ZipSink<'c> {
                 jobs,
                 message: e.to_string(),
             })?;
-        let codec = match options.compression() {
-            Compression::Deflate { level } => Codec {
-                method: METHOD_DEFLATE,
-                level: level.clamp(1, 9),
-            },
-            Compression::Stored => Codec {
-                method: METHOD_STORED,
-                level: 0,
-            },
-        };
+        let codec = Codec::new(options);
         let dos = DosDateTime::from_unix(options.timestamp());
         Ok(Self {
             out: ZipOutput::new(Arc::new(file), path, dos),
@@ -123,8 +116,7 @@ impl<'c> ZipSink<'c> {
         BlobKey {
             sha256: digest.sha256,
             size: digest.size,
-            method: self.codec.method,
-            level: self.codec.level,
+            codec: self.codec,
         }
     }
 
@@ -175,7 +167,8 @@ impl<'c> ZipSink<'c> {
 impl ArchiveSink for ZipSink<'_> {
     fn write_members(&mut self, members: &[Member]) -> Result<Vec<MemberDigest>, Error> {
         let (plan, reuse, expected) = self.plan(members)?;
-        let window = (self.jobs * WINDOW_PER_JOB + 2).min(MAX_WINDOW);
+        let most = usize::try_from(MAX_WINDOW_BYTES / self.codec.chunk).unwrap_or(usize::MAX);
+        let window = (self.jobs * WINDOW_PER_JOB + 2).min(most.max(2));
         let permits = &Permits::new(window);
         let (tx, rx) = mpsc::channel();
         let codec = self.codec;

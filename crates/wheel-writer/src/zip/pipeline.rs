@@ -3,8 +3,8 @@
 //!
 //! Memory stays bounded by a window of permits: a chunk takes a permit
 //! before it is read and gives it back once the writer has written it, so
-//! at most `window` chunks (≤ 1 MiB in, ≤ ~1 MiB out each) exist at once
-//! whatever the size of the members or of the wheel.
+//! at most `window` chunks (≤ one chunk in, about as much out each) exist
+//! at once whatever the size of the members or of the wheel.
 
 use std::io::Read;
 use std::sync::mpsc::Sender;
@@ -13,8 +13,7 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use flate2::Crc;
 use sha2::{Digest as _, Sha256};
 
-use super::deflate::{WINDOW, deflate};
-use super::format::{CHUNK, METHOD_DEFLATE};
+use super::deflate::{Codec, WINDOW};
 use crate::sink::{check_size, read_member};
 use crate::{Error, Member, MemberDigest};
 
@@ -27,29 +26,20 @@ pub(crate) enum Plan {
     Reuse,
 }
 
-/// Compression settings of one write.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Codec {
-    pub(crate) method: u16,
-    pub(crate) level: u32,
-}
-
 impl Codec {
-    fn encode(
+    /// [`Codec::encode`] with the member named in errors.
+    fn encode_member(
         self,
         member: &Member,
-        dict: &[u8],
+        dictionary: &[u8],
         input: &[u8],
         last: bool,
     ) -> Result<Vec<u8>, Error> {
-        if self.method == METHOD_DEFLATE {
-            deflate(self.level, dict, input, last).map_err(|message| Error::Compression {
+        self.encode(dictionary, input, last)
+            .map_err(|message| Error::Compression {
                 member: member.path().to_owned(),
                 message,
             })
-        } else {
-            Ok(input.to_vec())
-        }
     }
 }
 
@@ -149,7 +139,7 @@ pub(crate) fn produce<'s>(
             seq += 1;
             continue;
         }
-        if member.source().size() <= CHUNK {
+        if member.source().size() <= codec.chunk {
             if !permits.acquire() {
                 return;
             }
@@ -173,7 +163,7 @@ fn compress_whole(index: usize, member: &Member, codec: Codec) -> Result<Piece, 
         sha256: Sha256::digest(&bytes).into(),
         size: bytes.len() as u64,
     };
-    let data = codec.encode(member, &[], &bytes, true)?;
+    let data = codec.encode_member(member, &[], &bytes, true)?;
     Ok(Piece::Whole {
         member: index,
         data,
@@ -208,7 +198,7 @@ fn produce_chunks<'s>(
         Err(e) => return fail(seq, io_error(e)),
     };
     let size = source.size();
-    let chunks = size.div_ceil(CHUNK);
+    let chunks = size.div_ceil(codec.chunk);
     let mut sha = Sha256::new();
     let mut dictionary: Vec<u8> = Vec::new();
     let mut read_total = 0;
@@ -216,7 +206,7 @@ fn produce_chunks<'s>(
         if !permits.acquire() {
             return false;
         }
-        let want = CHUNK.min(size - read_total);
+        let want = codec.chunk.min(size - read_total);
         let mut buf = Vec::with_capacity(want as usize);
         if let Err(e) = (&mut reader).take(want).read_to_end(&mut buf) {
             permits.release();
@@ -228,8 +218,12 @@ fn produce_chunks<'s>(
             return fail(seq, size_error(member, read_total));
         }
         sha.update(&buf);
-        let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
-        let dict = std::mem::replace(&mut dictionary, next_dictionary);
+        let dict = if codec.primes() {
+            let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
+            std::mem::replace(&mut dictionary, next_dictionary)
+        } else {
+            Vec::new()
+        };
         let last = chunk + 1 == chunks;
         let tx = tx.clone();
         let number = *seq;
@@ -237,7 +231,7 @@ fn produce_chunks<'s>(
             let mut crc32 = Crc::new();
             crc32.update(&buf);
             let piece = codec
-                .encode(member, &dict, &buf, last)
+                .encode_member(member, &dict, &buf, last)
                 .map(|data| Piece::Chunk {
                     member: index,
                     index: chunk,

@@ -12,8 +12,9 @@ use std::sync::mpsc::Receiver;
 use flate2::Crc;
 
 use super::cache::Blob;
+use super::deflate::Codec;
 use super::format::{DosDateTime, EntryHeader, end_records, needs_zip64};
-use super::pipeline::{Codec, Numbered, Permits, Piece};
+use super::pipeline::{Numbered, Permits, Piece};
 use crate::positioned::{read_exact_at, write_all_at};
 use crate::{Error, Member, MemberDigest};
 
@@ -120,7 +121,7 @@ impl ZipOutput {
             crc32: 0,
             compressed_size: 0,
             size,
-            zip64: needs_zip64(size, codec.method),
+            zip64: needs_zip64(codec.worst_case(size)),
             mode: member.mode(),
             local_offset: offset,
         })

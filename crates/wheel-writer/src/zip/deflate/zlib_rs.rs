@@ -1,16 +1,10 @@
-//! Raw deflate of one member or one chunk of a member.
-//!
-//! A large member is cut into fixed-size chunks compressed independently
-//! (pigz style): every chunk but the last ends with a sync flush, so the
-//! concatenation is one valid deflate stream, and each chunk is primed with
-//! the previous chunk's last 32 KiB so the ratio stays that of one stream.
-//! A fresh compressor per call keeps the output a pure function of the input
-//! (reusing one after a reset is not guaranteed to give the same bytes).
+//! The zlib-rs engine (through flate2): each chunk is primed with the
+//! previous chunk's last 32 KiB (`set_dictionary`) and ends with a sync
+//! flush (the last with `Finish`), so the ratio stays that of one stream.
+//! A fresh compressor per call keeps the output a pure function of the
+//! input (zlib-rs does not promise identical output after `deflateReset`).
 
 use flate2::{Compress, FlushCompress, Status};
-
-/// The deflate window: how much of the previous chunk primes the next.
-pub(crate) const WINDOW: usize = 32 * 1024;
 
 /// Compresses `input` at `level`, primed with `dictionary`; `last` ends the
 /// stream, otherwise it ends on a byte boundary with a sync flush.
@@ -54,6 +48,7 @@ pub(crate) fn deflate(
 
 #[cfg(test)]
 mod tests {
+    use super::super::WINDOW;
     use super::*;
     use std::io::Read;
 
