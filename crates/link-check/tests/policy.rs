@@ -91,11 +91,11 @@ fn tags(audit: &WheelAudit) -> [&str; 3] {
     ]
 }
 
-const NEW_GLIBC: &str = r#"
+const NEW_GLIBC: &str = r"
 #define _GNU_SOURCE
 #include <unistd.h>
 void close_all(int fd) { closefrom(fd); }
-"#;
+";
 
 const GLIBC_2_28: &str = r#"
 #define _GNU_SOURCE
