@@ -100,6 +100,9 @@ pub struct WheelAudit {
     /// Libraries its files need that the release deliberately leaves to
     /// the system (`--exclude`).
     pub excluded_libraries: BTreeSet<String>,
+    /// Libraries its files need that nothing provides: neither the set,
+    /// nor an allowed system library, nor an exclusion.
+    pub missing_libraries: BTreeSet<String>,
     /// Libraries its files take from other wheels of the set, with the
     /// wheels that provide them.
     pub from_other_wheels: BTreeMap<String, BTreeSet<String>>,
@@ -149,6 +152,7 @@ pub fn audit_wheel(
         versioned_symbols: BTreeMap::new(),
         system_libraries: BTreeSet::new(),
         excluded_libraries: BTreeSet::new(),
+        missing_libraries: BTreeSet::new(),
         from_other_wheels: BTreeMap::new(),
     };
     for file in &files {
@@ -165,6 +169,9 @@ pub fn audit_wheel(
         audit
             .excluded_libraries
             .extend(file.excluded.iter().map(|&s| s.to_owned()));
+        audit
+            .missing_libraries
+            .extend(file.unresolved.iter().map(|&s| s.to_owned()));
         for (library, wheels) in &file.other_wheels {
             audit
                 .from_other_wheels

@@ -275,6 +275,10 @@ fn unallowed_libraries_fail_unless_excluded() {
             library: "libdriver.so.1".into()
         }]
     );
+    assert_eq!(
+        audit.missing_libraries.iter().collect::<Vec<_>>(),
+        ["libdriver.so.1"]
+    );
     assert!(
         audit.problems()[0].ends_with(
             "(it satisfies linux_x86_64): ship the libraries it needs in the set, or --exclude the ones the release leaves to the system on purpose"
@@ -301,6 +305,7 @@ fn unallowed_libraries_fail_unless_excluded() {
         excluded.excluded_libraries.iter().collect::<Vec<_>>(),
         ["libdriver.so.1"]
     );
+    assert!(excluded.missing_libraries.is_empty());
 }
 
 #[test]
