@@ -107,11 +107,11 @@ fn version_of(imports: &Imports, symbol: &str) -> Option<SymbolVersion> {
         .clone()
 }
 
-fn version(library: &str, name: &str) -> Option<SymbolVersion> {
-    Some(SymbolVersion {
+fn version(library: &str, name: &str) -> SymbolVersion {
+    SymbolVersion {
         library: library.to_owned(),
         name: name.to_owned(),
-    })
+    }
 }
 
 fn gxx(linker: Linker, args: &[&str]) {
@@ -164,15 +164,15 @@ fn gcc_and_gxx_builds_read_like_readelf() {
         assert_eq!(need(&lib, "libgcc_s.so.1").versions, ["GCC_3.3"]);
         assert_eq!(
             version_of(&lib, "closefrom"),
-            version("libc.so.6", "GLIBC_2.34")
+            Some(version("libc.so.6", "GLIBC_2.34"))
         );
         assert_eq!(
             version_of(&lib, "statx"),
-            version("libc.so.6", "GLIBC_2.28")
+            Some(version("libc.so.6", "GLIBC_2.28"))
         );
         assert_eq!(
             version_of(&lib, "_Unwind_Backtrace"),
-            version("libgcc_s.so.1", "GCC_3.3")
+            Some(version("libgcc_s.so.1", "GCC_3.3"))
         );
         let hook = lib
             .symbols
@@ -195,13 +195,13 @@ fn gcc_and_gxx_builds_read_like_readelf() {
                 &cxx,
                 "_ZNSt18condition_variable4waitERSt11unique_lockISt5mutexE"
             ),
-            version("libstdc++.so.6", "GLIBCXX_3.4.30")
+            Some(version("libstdc++.so.6", "GLIBCXX_3.4.30"))
         );
 
         let exe = imports(&exe);
         assert_eq!(
             version_of(&exe, "__libc_start_main"),
-            version("libc.so.6", "GLIBC_2.34")
+            Some(version("libc.so.6", "GLIBC_2.34"))
         );
     }
 }
