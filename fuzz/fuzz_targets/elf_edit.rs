@@ -1,5 +1,6 @@
-//! The ELF reader and search-path editor (crates/elf-surgery): parse, plan
-//! an RPATH edit (which verifies itself), apply it, and check the result.
+//! The ELF reader and search-path editor (crates/elf-surgery): parse, read
+//! the imports, plan an RPATH edit (which verifies itself), apply it, and
+//! check the result.
 //!
 //! Beyond "no panic": a verification failure is a planner bug (the planner
 //! built a bad edit from an input it accepted), and every edit handed out
@@ -31,8 +32,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(elf) = ElfFile::parse(&mut source) else {
         return;
     };
-    // The facts read back without panicking.
+    // The facts read back without panicking, imports included.
     let _ = (elf.kind(), elf.soname(), elf.needed(), elf.interpreter());
+    let _ = elf.read_imports(&mut source);
     let edit = match elf.plan_edit(&mut source, &request) {
         Ok(edit) => edit,
         Err(e) => {

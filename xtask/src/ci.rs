@@ -4,7 +4,8 @@ use crate::cmd::{have, run};
 
 /// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
 /// check ELF edits; `gcc` builds the example's real ELF files; `g++` builds
-/// libFuzzer for the fuzz targets; `python3` and `python3-venv` let
+/// libFuzzer for the fuzz targets and the C++ libraries whose libstdc++
+/// symbol versions the policy tests read; `python3` and `python3-venv` let
 /// wheel-writer's tests `pip install` wheels into a venv; `libtinfo6` (with
 /// `libncurses-dev` to link against) is the host-only system library
 /// `rocm-sdk test` must report as a warning.

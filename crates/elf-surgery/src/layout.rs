@@ -39,7 +39,7 @@ pub(crate) struct Decoder {
 }
 
 impl Decoder {
-    fn u16(self, b: &[u8], at: usize) -> u16 {
+    pub(crate) fn u16(self, b: &[u8], at: usize) -> u16 {
         let v = [b[at], b[at + 1]];
         match self.endian {
             Endianness::Little => u16::from_le_bytes(v),
@@ -47,7 +47,7 @@ impl Decoder {
         }
     }
 
-    fn u32(self, b: &[u8], at: usize) -> u32 {
+    pub(crate) fn u32(self, b: &[u8], at: usize) -> u32 {
         let v: [u8; 4] = b[at..at + 4].try_into().expect("4 bytes");
         match self.endian {
             Endianness::Little => u32::from_le_bytes(v),
@@ -55,7 +55,7 @@ impl Decoder {
         }
     }
 
-    fn u64(self, b: &[u8], at: usize) -> u64 {
+    pub(crate) fn u64(self, b: &[u8], at: usize) -> u64 {
         let v: [u8; 8] = b[at..at + 8].try_into().expect("8 bytes");
         match self.endian {
             Endianness::Little => u64::from_le_bytes(v),
@@ -64,14 +64,14 @@ impl Decoder {
     }
 
     /// A class-sized word (`Elf32_Addr`/`Elf64_Addr` and friends).
-    fn word(self, b: &[u8], at: usize) -> u64 {
+    pub(crate) fn word(self, b: &[u8], at: usize) -> u64 {
         match self.class {
             ElfClass::Elf32 => u64::from(self.u32(b, at)),
             ElfClass::Elf64 => self.u64(b, at),
         }
     }
 
-    fn is64(self) -> bool {
+    pub(crate) fn is64(self) -> bool {
         self.class == ElfClass::Elf64
     }
 
@@ -89,6 +89,11 @@ impl Decoder {
 
     pub(crate) fn dyn_size(self) -> usize {
         if self.is64() { 16 } else { 8 }
+    }
+
+    /// `Elf32_Sym` / `Elf64_Sym`.
+    pub(crate) fn sym_size(self) -> usize {
+        if self.is64() { 24 } else { 16 }
     }
 }
 

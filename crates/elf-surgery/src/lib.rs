@@ -3,6 +3,9 @@
 //!
 //! - [`ElfFile`] classifies a file ([`ElfKind`]) and reads SONAME, NEEDED,
 //!   RPATH, RUNPATH and the interpreter from a bounded set of reads.
+//! - [`ElfFile::read_imports`] reads what a file takes from other objects:
+//!   the symbol versions it needs per library (`.gnu.version_r`) and its
+//!   undefined dynamic symbols with their versions ([`Imports`]).
 //! - [`ElfFile::plan_edit`] turns a [`SearchPathEdit`] into an [`Edit`]:
 //!   patches over the source plus appended data, verified on the edited
 //!   view (re-parsed, loader invariants checked, the new path read back).
@@ -26,6 +29,7 @@
 mod edit;
 mod error;
 mod file;
+mod imports;
 mod layout;
 mod plan;
 mod search_path;
@@ -39,6 +43,7 @@ use std::path::Path;
 pub use edit::{Appended, Edit, EditReader, Patch, Unchanged};
 pub use error::{Error, ErrorKind, Result};
 pub use file::{ElfFile, ElfKind, classify};
+pub use imports::{ImportedSymbol, Imports, SymbolVersion, VersionNeed};
 pub use layout::{ElfClass, Endianness};
 pub use search_path::SearchPathEdit;
 

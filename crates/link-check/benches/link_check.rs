@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use bench_support::{Sample, measure, median, print_row};
 
-use link_check::{DirTree, LinkChecker, WheelSetTree};
+use link_check::{Arch, DirTree, LinkChecker, Policies, WheelSetTree, audit_wheel};
 use wheel_writer::{BytesSource, CoreMetadata, WheelBuilder, WheelTag, WriteOptions};
 
 const SOURCE: &str = "/usr/lib/x86_64-linux-gnu";
@@ -84,9 +84,13 @@ fn main() {
     let baseline = run("readelf", &tree);
     let dir = run("dir", &tree);
     let zipped = run("wheels", &wheels);
+    let dir_imports = run("dir-imports", &tree);
+    let audited = run("wheels-audit", &wheels);
     print_row("readelf -d per file", baseline);
     print_row("DirTree + check", dir);
     print_row("WheelSetTree + check", zipped);
+    print_row("DirTree + check + imports", dir_imports);
+    print_row("WheelSetTree + check + imports + audit", audited);
     println!(
         "  ratio wall vs baseline: DirTree {:.2}x, WheelSetTree {:.2}x (lower is faster)",
         dir.wall.as_secs_f64() / baseline.wall.as_secs_f64(),
@@ -156,22 +160,33 @@ fn child(mode: &str, dir: &Path) {
                 assert!(out.status.success());
             }
         }
-        "dir" => {
-            let report = LinkChecker::new()
-                .check(&DirTree::open(dir).unwrap())
-                .unwrap();
+        "dir" | "dir-imports" => {
+            let mut checker = LinkChecker::new();
+            if mode == "dir-imports" {
+                checker = checker.with_imports();
+            }
+            let report = checker.check(&DirTree::open(dir).unwrap()).unwrap();
             assert!(!report.files.is_empty());
         }
-        "wheels" => {
+        "wheels" | "wheels-audit" => {
             let mut wheels: Vec<PathBuf> = fs::read_dir(dir)
                 .unwrap()
                 .map(|e| e.unwrap().path())
                 .collect();
             wheels.sort();
-            let report = LinkChecker::new()
-                .check(&WheelSetTree::open(&wheels).unwrap())
-                .unwrap();
-            assert!(!report.files.is_empty());
+            let tree = WheelSetTree::open(&wheels).unwrap();
+            if mode == "wheels" {
+                let report = LinkChecker::new().check(&tree).unwrap();
+                assert!(!report.files.is_empty());
+                return;
+            }
+            let report = LinkChecker::new().with_imports().check(&tree).unwrap();
+            let policy = Policies::auditwheel().get("manylinux_2_28");
+            for wheel in &wheels {
+                let name = wheel.file_name().unwrap().to_string_lossy();
+                let audit = audit_wheel(&report, &tree, &name, Arch::X86_64, policy);
+                assert!(audit.tightest_tag.is_some());
+            }
         }
         other => panic!("unknown mode {other}"),
     }

@@ -6,20 +6,21 @@ use crate::Error;
 use crate::policy::SystemPolicy;
 use crate::report::{ElfReport, Needed, Report, Resolution, SearchKind};
 use crate::search_path::{SearchDir, expand_search_path, join, parent};
-use crate::tree::{FileTree, TreeElf};
+use crate::tree::{Facts, FileTree, TreeElf};
 
 /// Resolves needed libraries the way the loader does for a file's own
 /// search path, restricted to a tree.
 ///
 /// Per `DT_NEEDED` entry, in order: each directory of the file's `RUNPATH`
 /// (or, without one, its `RPATH`) that lies inside the tree; then the
-/// dynamic loader; then the system libraries the policy allows. A name
-/// with a `/` is not searched for (the loader opens it as a path) and only
-/// resolves if it names the loader.
+/// dynamic loader; then the system libraries the policy allows; then the
+/// libraries it excludes. A name with a `/` is not searched for (the
+/// loader opens it as a path) and only resolves if it names the loader.
 #[derive(Debug, Clone, Default)]
 pub struct LinkChecker {
     policy: SystemPolicy,
     prefixes: Vec<String>,
+    facts: Facts,
 }
 
 impl LinkChecker {
@@ -32,6 +33,14 @@ impl LinkChecker {
     #[must_use]
     pub fn with_policy(mut self, policy: SystemPolicy) -> Self {
         self.policy = policy;
+        self
+    }
+
+    /// Also reads what every file imports (symbol versions, undefined
+    /// symbols) into [`ElfReport::imports`], for policy audits.
+    #[must_use]
+    pub fn with_imports(mut self) -> Self {
+        self.facts = Facts::LinksAndImports;
         self
     }
 
@@ -64,7 +73,7 @@ impl LinkChecker {
     /// file (shared objects and dynamic executables; device code, object
     /// files and static executables need nothing).
     pub fn check(&self, tree: &dyn FileTree) -> Result<Report, Error> {
-        let scan = tree.scan(&|p| self.selects(p))?;
+        let scan = tree.scan(&|p| self.selects(p), self.facts)?;
         let files = scan
             .files
             .iter()
@@ -110,6 +119,7 @@ impl LinkChecker {
             search_kind,
             search_dirs,
             needed,
+            imports: file.imports.clone(),
         }
     }
 
@@ -141,6 +151,8 @@ impl LinkChecker {
             Resolution::Loader
         } else if self.policy.allows(name) {
             Resolution::System
+        } else if self.policy.excludes(name) {
+            Resolution::Excluded
         } else {
             Resolution::Unresolved
         }

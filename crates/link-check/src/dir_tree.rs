@@ -6,12 +6,12 @@ use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-use elf_surgery::ElfFile;
+use elf_surgery::{ElfFile, Imports};
 use rayon::prelude::*;
 
 use crate::Error;
 use crate::report::Unreadable;
-use crate::tree::{ELF_MAGIC, FileTree, Scan, TreeElf};
+use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
 
 /// A directory on disk.
 ///
@@ -79,7 +79,7 @@ impl FileTree for DirTree {
         self.root.join(path).is_file()
     }
 
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error> {
+    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error> {
         let mut by_inode: BTreeMap<(u64, u64), Vec<&str>> = BTreeMap::new();
         for (path, inode) in &self.files {
             if select(path) {
@@ -91,7 +91,7 @@ impl FileTree for DirTree {
             .into_par_iter()
             .map(|paths| {
                 let full = self.root.join(paths[0]);
-                Ok(parse_file(&full)?.map(|p| (paths, p)))
+                Ok(parse_file(&full, facts)?.map(|p| (paths, p)))
             })
             .collect();
         let mut scan = Scan::default();
@@ -101,10 +101,11 @@ impl FileTree for DirTree {
             };
             for path in paths {
                 match &parsed {
-                    Ok(elf) => scan.files.push(TreeElf {
+                    Ok((elf, imports)) => scan.files.push(TreeElf {
                         path: path.to_owned(),
                         origin: None,
                         elf: elf.clone(),
+                        imports: imports.clone(),
                     }),
                     Err(reason) => scan.unreadable.push(Unreadable {
                         path: path.to_owned(),
@@ -121,20 +122,20 @@ impl FileTree for DirTree {
 }
 
 /// A file's facts, or why its ELF structures could not be read.
-type Parsed = Result<ElfFile, String>;
+type Parsed = Result<(ElfFile, Option<Imports>), String>;
 
 /// The paths of one inode and, when it is ELF, its facts.
 type Group<'a> = Option<(Vec<&'a str>, Parsed)>;
 
 /// `None` for a file that is not ELF.
-fn parse_file(path: &Path) -> Result<Option<Parsed>, Error> {
+fn parse_file(path: &Path, facts: Facts) -> Result<Option<Parsed>, Error> {
     let mut file = File::open(path).map_err(Error::io(path))?;
     let mut magic = [0u8; 4];
     if read_full(&mut file, &mut magic).map_err(Error::io(path))? < 4 || magic != ELF_MAGIC {
         return Ok(None);
     }
     file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
-    Ok(Some(ElfFile::parse(&mut file).map_err(|e| e.to_string())))
+    Ok(Some(read_elf(&mut file, facts).map_err(|e| e.to_string())))
 }
 
 pub(crate) fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -1,8 +1,15 @@
 //! Checks that every `DT_NEEDED` entry of every host ELF file in a tree of
 //! files resolves: through the file's own `RPATH`/`RUNPATH` (with `$ORIGIN`
 //! expanded relative to the file's directory) to a file inside the tree, or
-//! to a system library the manylinux_2_28 policy allows, or to the dynamic
-//! loader. Anything else is reported by name.
+//! to a system library a manylinux policy allows (manylinux_2_28 unless
+//! told otherwise), or to the dynamic loader, or to a library the release
+//! deliberately leaves to the system. Anything else is reported by name.
+//!
+//! Over a set of wheels it also audits each wheel against the manylinux
+//! policies as auditwheel defines them ([`Policies`], [`audit_wheel`]):
+//! the symbol versions its files need, the libraries they leave to the
+//! system and the blacklisted symbols they import, down to the tightest
+//! tag the wheel satisfies.
 //!
 //! The tree is anything implementing [`FileTree`]; two come with the crate:
 //!
@@ -24,22 +31,37 @@
 //! # Ok::<(), link_check::Error>(())
 //! ```
 //!
+//! ```no_run
+//! use link_check::{Arch, LinkChecker, Policies, WheelSetTree, audit_wheel};
+//!
+//! let tree = WheelSetTree::open(["dist/rocm_sdk_core-7.1.0-py3-none-manylinux_2_28_x86_64.whl"])?;
+//! let report = LinkChecker::new().with_imports().check(&tree)?;
+//! let wheel = "rocm_sdk_core-7.1.0-py3-none-manylinux_2_28_x86_64.whl";
+//! let audit = audit_wheel(&report, &tree, wheel, Arch::X86_64, Policies::auditwheel().get("manylinux_2_28"));
+//! println!("{}", audit.summary()); // "...: satisfies manylinux_2_34_x86_64 (needs up to GLIBC_2.34)"
+//! # Ok::<(), link_check::Error>(())
+//! ```
+//!
 //! Design notes: `docs/link-check.md`.
 
+mod audit;
 mod check;
 mod dir_tree;
 mod error;
+mod manylinux;
 mod policy;
 mod report;
 mod search_path;
 mod tree;
 mod wheel_tree;
 
+pub use audit::{Violation, WheelAudit, audit_wheel};
 pub use check::LinkChecker;
 pub use dir_tree::DirTree;
 pub use error::Error;
-pub use policy::{LOADER_NAMES, SystemPolicy, manylinux_2_28_libraries};
+pub use manylinux::{Arch, LinuxTag, Policies, Policy, PolicyName, UnknownPolicy};
+pub use policy::{LOADER_NAMES, SystemPolicy};
 pub use report::{ElfReport, Needed, Report, Resolution, SearchKind, Unreadable, Unresolved};
 pub use search_path::{SearchDir, expand_search_path, normalize};
-pub use tree::{FileTree, Scan, TreeElf};
+pub use tree::{Facts, FileTree, Scan, TreeElf};
 pub use wheel_tree::{WheelSetTree, installed_path};

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use elf_surgery::Imports;
 use serde::{Deserialize, Serialize};
 
 use crate::search_path::SearchDir;
@@ -31,6 +32,10 @@ pub struct ElfReport {
     pub search_dirs: Vec<SearchDir>,
     /// Every `DT_NEEDED` entry, in file order.
     pub needed: Vec<Needed>,
+    /// What the file imports, when the checker read it
+    /// ([`crate::LinkChecker::with_imports`]); policy audits use it.
+    #[serde(skip)]
+    pub imports: Option<Imports>,
 }
 
 /// Which dynamic entry holds the search path.
@@ -63,6 +68,9 @@ pub enum Resolution {
     },
     /// A system library the policy allows.
     System,
+    /// A library the release deliberately leaves to the system although
+    /// no policy allows it ([`crate::SystemPolicy::with_excluded`]).
+    Excluded,
     /// The dynamic loader.
     Loader,
     /// Nothing provides it.

@@ -1,6 +1,6 @@
 //! [`FileTree`]: what the checker needs to know about a tree of files.
 
-use elf_surgery::ElfFile;
+use elf_surgery::{ElfFile, Imports};
 
 use crate::Error;
 use crate::report::Unreadable;
@@ -15,10 +15,22 @@ pub trait FileTree: Sync {
     fn contains_file(&self, path: &str) -> bool;
 
     /// Parses every file for which `select(path)` holds and whose bytes
-    /// start with the ELF magic. Files that are ELF but cannot be parsed
-    /// are listed in [`Scan::unreadable`]; only a tree that cannot be read
-    /// at all is an error.
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error>;
+    /// start with the ELF magic, reading the `facts` asked for. Files that
+    /// are ELF but cannot be parsed are listed in [`Scan::unreadable`];
+    /// only a tree that cannot be read at all is an error.
+    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error>;
+}
+
+/// What a scan reads from each ELF file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Facts {
+    /// The dynamic facts links are resolved with (NEEDED, search paths,
+    /// interpreter): a bounded read of headers and tables.
+    #[default]
+    Links,
+    /// Also what the file imports (symbol versions and undefined
+    /// symbols), for policy checks: reads the dynamic symbol table too.
+    LinksAndImports,
 }
 
 /// The ELF files of a tree.
@@ -39,6 +51,21 @@ pub struct TreeElf {
     pub origin: Option<String>,
     /// Its facts.
     pub elf: ElfFile,
+    /// What it imports, when the scan read it ([`Facts::LinksAndImports`]).
+    pub imports: Option<Imports>,
 }
 
 pub(crate) const ELF_MAGIC: [u8; 4] = *b"\x7fELF";
+
+/// Parses one ELF file and, when asked, what it imports.
+pub(crate) fn read_elf<R: std::io::Read + std::io::Seek>(
+    source: &mut R,
+    facts: Facts,
+) -> elf_surgery::Result<(ElfFile, Option<Imports>)> {
+    let elf = ElfFile::parse(source)?;
+    let imports = match facts {
+        Facts::Links => None,
+        Facts::LinksAndImports => Some(elf.read_imports(source)?),
+    };
+    Ok((elf, imports))
+}

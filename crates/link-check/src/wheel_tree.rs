@@ -1,18 +1,17 @@
 //! [`WheelSetTree`]: the union of a set of wheels, virtually installed into
 //! one site-packages, read from the archives without unpacking.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use elf_surgery::ElfFile;
 use rayon::prelude::*;
 
 use crate::Error;
 use crate::dir_tree::read_full;
 use crate::report::Unreadable;
-use crate::tree::{ELF_MAGIC, FileTree, Scan, TreeElf};
+use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf};
 
 /// Where a wheel member lands relative to site-packages, as an installer
 /// places it: `{name}.data/purelib/x` and `{name}.data/platlib/x` land at
@@ -49,7 +48,8 @@ pub fn installed_path(member: &str) -> Option<String> {
 #[derive(Debug, Clone)]
 pub struct WheelSetTree {
     wheels: Vec<PathBuf>,
-    installed: BTreeSet<String>,
+    /// Installed path → the file names of the wheels that hold it.
+    installed: BTreeMap<String, Vec<String>>,
 }
 
 impl WheelSetTree {
@@ -61,14 +61,16 @@ impl WheelSetTree {
     {
         let mut wheels: Vec<PathBuf> = wheels.into_iter().map(|p| p.as_ref().to_owned()).collect();
         wheels.sort();
-        let mut installed = BTreeSet::new();
+        let mut installed: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for wheel in &wheels {
             let archive = open_archive(wheel)?;
-            installed.extend(
-                archive
-                    .file_names_raw()
-                    .filter_map(|raw| installed_path(&String::from_utf8_lossy(raw))),
-            );
+            let name = file_name(wheel);
+            for path in archive
+                .file_names_raw()
+                .filter_map(|raw| installed_path(&String::from_utf8_lossy(raw)))
+            {
+                installed.entry(path).or_default().push(name.clone());
+            }
         }
         Ok(Self { wheels, installed })
     }
@@ -80,8 +82,22 @@ impl WheelSetTree {
 
     /// Every installed path, sorted.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.installed.iter().map(String::as_str)
+        self.installed.keys().map(String::as_str)
     }
+
+    /// The file names of the wheels that install `path` (empty when none
+    /// does), in wheel order.
+    pub fn providers(&self, path: &str) -> &[String] {
+        self.installed.get(path).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// How a wheel is named in reports: its file name.
+fn file_name(wheel: &Path) -> String {
+    wheel.file_name().map_or_else(
+        || wheel.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 fn open_archive(wheel: &Path) -> Result<zip::ZipArchive<BufReader<File>>, Error> {
@@ -91,14 +107,14 @@ fn open_archive(wheel: &Path) -> Result<zip::ZipArchive<BufReader<File>>, Error>
 
 impl FileTree for WheelSetTree {
     fn contains_file(&self, path: &str) -> bool {
-        self.installed.contains(path)
+        self.installed.contains_key(path)
     }
 
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error> {
+    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error> {
         let per_wheel: Vec<Result<Scan, Error>> = self
             .wheels
             .par_iter()
-            .map(|wheel| scan_wheel(wheel, select))
+            .map(|wheel| scan_wheel(wheel, select, facts))
             .collect();
         let mut scan = Scan::default();
         for one in per_wheel {
@@ -114,8 +130,12 @@ impl FileTree for WheelSetTree {
     }
 }
 
-fn scan_wheel(wheel: &Path, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Scan, Error> {
-    let origin = wheel.file_name().map(|n| n.to_string_lossy().into_owned());
+fn scan_wheel(
+    wheel: &Path,
+    select: &(dyn Fn(&str) -> bool + Sync),
+    facts: Facts,
+) -> Result<Scan, Error> {
+    let origin = Some(file_name(wheel));
     let mut archive = open_archive(wheel)?;
     let mut scan = Scan::default();
     for index in 0..archive.len() {
@@ -135,11 +155,12 @@ fn scan_wheel(wheel: &Path, select: &(dyn Fn(&str) -> bool + Sync)) -> Result<Sc
         member
             .read_to_end(&mut bytes)
             .map_err(Error::io(wheel.join(&name)))?;
-        match ElfFile::parse(&mut Cursor::new(bytes)) {
-            Ok(elf) => scan.files.push(TreeElf {
+        match crate::tree::read_elf(&mut Cursor::new(bytes), facts) {
+            Ok((elf, imports)) => scan.files.push(TreeElf {
                 path,
                 origin: origin.clone(),
                 elf,
+                imports,
             }),
             Err(e) => scan.unreadable.push(Unreadable {
                 path,

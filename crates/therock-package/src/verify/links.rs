@@ -1,9 +1,10 @@
 //! In runtime wheels every ELF `DT_NEEDED` resolves inside the set through
-//! the file's search path, or is an allowed manylinux_2_28 system library
-//! or the loader (`link-check` over the wheels virtually installed, one
-//! site-packages per platform).
+//! the file's search path, or is an allowed manylinux_2_28 system library,
+//! the loader, or a library `--exclude` leaves to the system (`link-check`
+//! over the wheels virtually installed, one site-packages per platform).
 
-use link_check::{LinkChecker, WheelSetTree};
+use dist_info::requirement::Platform;
+use link_check::{LinkChecker, Report, SystemPolicy, WheelSetTree};
 
 use super::Release;
 use super::release::Kind;
@@ -12,9 +13,21 @@ use super::release::Kind;
 /// links are checked where they land (`rocm-sdk test`).
 const NOT_RUNTIME: &[&str] = &["rocm-sdk-devel"];
 
-pub(crate) fn check(release: &Release) -> (Vec<String>, usize) {
-    let mut problems = Vec::new();
-    let mut checked = 0;
+/// What the link check found.
+pub(crate) struct Links {
+    pub problems: Vec<String>,
+    pub elf_count: usize,
+    /// The Linux wheels and their report, imports read, for the
+    /// manylinux audit.
+    pub linux: Option<(WheelSetTree, Report)>,
+}
+
+pub(crate) fn check(release: &Release, excluded: &[String]) -> Links {
+    let mut links = Links {
+        problems: Vec::new(),
+        elf_count: 0,
+        linux: None,
+    };
     for platform in release.platforms() {
         let wheels: Vec<_> = release
             .unique()
@@ -25,24 +38,30 @@ pub(crate) fn check(release: &Release) -> (Vec<String>, usize) {
             })
             .map(|f| f.path.clone())
             .collect();
-        let report =
-            match WheelSetTree::open(&wheels).and_then(|tree| LinkChecker::new().check(&tree)) {
-                Ok(report) => report,
-                Err(e) => {
-                    problems.push(format!(
-                        "{}: cannot check the ELF links: {e}",
-                        platform.sys_platform()
-                    ));
-                    continue;
-                }
-            };
-        checked += report.files.len();
-        problems.extend(
+        let mut checker =
+            LinkChecker::new().with_policy(SystemPolicy::default().with_excluded(excluded));
+        if platform == Platform::Linux {
+            checker = checker.with_imports();
+        }
+        let checked = WheelSetTree::open(&wheels)
+            .and_then(|tree| checker.check(&tree).map(|report| (tree, report)));
+        let (tree, report) = match checked {
+            Ok(checked) => checked,
+            Err(e) => {
+                links.problems.push(format!(
+                    "{}: cannot check the ELF links: {e}",
+                    platform.sys_platform()
+                ));
+                continue;
+            }
+        };
+        links.elf_count += report.files.len();
+        links.problems.extend(
             report
                 .unresolved()
                 .map(|u| format!("{}: {u}", platform.sys_platform())),
         );
-        problems.extend(report.unreadable.iter().map(|u| {
+        links.problems.extend(report.unreadable.iter().map(|u| {
             format!(
                 "{}: {} (in {}): not a readable ELF file: {}",
                 platform.sys_platform(),
@@ -51,6 +70,9 @@ pub(crate) fn check(release: &Release) -> (Vec<String>, usize) {
                 u.reason
             )
         }));
+        if platform == Platform::Linux {
+            links.linux = Some((tree, report));
+        }
     }
-    (problems, checked)
+    links
 }

@@ -5,13 +5,15 @@
 //! Checks, in report order: well-formed packages, one version, identical
 //! bytes for a file name present twice, device wheels reachable through
 //! the `rocm` extras on their platform, every requirement satisfiable,
-//! kpack completeness against given family lists, ELF links.
+//! kpack completeness against given family lists, ELF links, manylinux
+//! policies.
 
 mod duplicates;
 mod extras;
 mod kpack;
 mod links;
 mod pep508;
+mod policy;
 mod release;
 mod requirements;
 mod versions;
@@ -24,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use dist_info::document::DistInfo;
 use dist_info::requirement::Platform;
+use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
 use release::{DistFile, Kind};
@@ -44,6 +47,14 @@ pub(crate) struct VerifyArgs {
     /// Families the Windows release must offer.
     #[arg(long, value_name = "FAMILIES")]
     windows_amdgpu_families: Option<String>,
+    /// The manylinux policy every Linux wheel must keep to (`manylinux_2_28`,
+    /// `manylinux2014`); default: the one each wheel's own tag claims.
+    #[arg(long, value_name = "POLICY")]
+    policy: Option<PolicyName>,
+    /// A library the release deliberately leaves to the system although no
+    /// policy allows it (repeatable; auditwheel's `--exclude`).
+    #[arg(long = "exclude", value_name = "SONAME")]
+    exclude: Vec<String>,
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
@@ -137,6 +148,10 @@ pub(crate) struct CheckOutcome {
     note: Option<String>,
     /// Everything found wrong, one readable sentence each.
     problems: Vec<String>,
+    /// What it found besides problems, for the text report (the JSON
+    /// report carries the same as data).
+    #[serde(skip)]
+    details: Vec<String>,
 }
 
 /// A package of the set, for the report.
@@ -156,6 +171,8 @@ pub(crate) struct VerifyReport {
     dirs: Vec<String>,
     files: Vec<FileEntry>,
     checks: Vec<CheckOutcome>,
+    /// The manylinux audit of every Linux wheel.
+    manylinux: Vec<WheelAudit>,
 }
 
 fn outcome(
@@ -175,6 +192,7 @@ fn outcome(
         status,
         note,
         problems: problems.unwrap_or_default(),
+        details: Vec::new(),
     }
 }
 
@@ -253,13 +271,28 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         kpack,
         kpack_note,
     ));
-    let (link_problems, elf_count) = links::check(&release);
+    let links = links::check(&release, &args.exclude);
+    let excluded = if args.exclude.is_empty() {
+        String::new()
+    } else {
+        format!("; excluded: {}", args.exclude.join(", "))
+    };
     checks.push(outcome(
         "elf-links",
         "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",
-        Some(link_problems),
-        Some(format!("{elf_count} ELF files")),
+        Some(links.problems),
+        Some(format!("{} ELF files{excluded}", links.elf_count)),
     ));
+    let policy = policy::check(&release, links.linux.as_ref(), args.policy);
+    checks.push(CheckOutcome {
+        details: policy.details,
+        ..outcome(
+            "manylinux",
+            "every host ELF file of a Linux wheel keeps to its manylinux policy: symbol versions, system libraries, no blacklisted symbols",
+            policy.problems,
+            Some(policy.note),
+        )
+    });
     Ok(VerifyReport {
         ok: checks.iter().all(|c| c.status != "failed"),
         dirs: args.dirs.iter().map(|d| d.display().to_string()).collect(),
@@ -278,6 +311,7 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
             })
             .collect(),
         checks,
+        manylinux: policy.audits,
     })
 }
 
@@ -315,6 +349,9 @@ impl VerifyReport {
             out.push('\n');
             for p in &c.problems {
                 let _ = writeln!(out, "        - {p}");
+            }
+            for d in &c.details {
+                let _ = writeln!(out, "        {d}");
             }
         }
         let failed = self.checks.iter().filter(|c| c.status == "failed").count();

@@ -225,6 +225,35 @@ pub fn uv() -> PathBuf {
     .clone()
 }
 
+/// The auditwheel release whose policies `link-check` carries
+/// (`crates/link-check/data/manylinux-policy.json`).
+pub const AUDITWHEEL: &str = "auditwheel==6.8.2";
+
+/// The `auditwheel` program, installed once with pip into a tools venv
+/// under the cargo target directory (from PyPI, the only download).
+pub fn auditwheel() -> PathBuf {
+    static AUDITWHEEL_BIN: OnceLock<PathBuf> = OnceLock::new();
+    AUDITWHEEL_BIN
+        .get_or_init(|| {
+            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("tools-{}", AUDITWHEEL.replace("==", "-")));
+            let program = tools.join("bin").join("auditwheel");
+            if !program.exists() {
+                ok(&Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&tools)
+                    .output()
+                    .unwrap());
+                ok(&Command::new(tools.join("bin").join("pip"))
+                    .args(["install", "-q", "--disable-pip-version-check", AUDITWHEEL])
+                    .output()
+                    .unwrap());
+            }
+            program
+        })
+        .clone()
+}
+
 impl Venv {
     /// `pip install --no-index` with several `--find-links` directories.
     pub fn pip_install_from(&self, dists: &[PathBuf], requirements: &[&str]) -> Output {
