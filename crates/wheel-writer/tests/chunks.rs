@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -166,10 +167,12 @@ fn default_engine_bytes_are_pinned() {
     let dir = tempfile::tempdir().unwrap();
     let options = WriteOptions::default().with_source_date_epoch(Some(1_700_000_000));
     let bytes = std::fs::read(write(&members, &options, dir.path()).path).unwrap();
-    let digest: String = Sha256::digest(&bytes)
+    let digest = Sha256::digest(&bytes)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+        .fold(String::new(), |mut hex, b| {
+            let _ = write!(hex, "{b:02x}");
+            hex
+        });
     assert_eq!(
         digest,
         "93763eeed303581cc98de136cb29b3c5a0a73de07512eea7d98eb0c2d56c4ae5"

@@ -136,7 +136,7 @@ impl<'a> BitReader<'a> {
             let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
             self.buffer |= word << self.count;
             self.next += ((63 - self.count) / 8) as usize;
-            self.count |= 56;
+            self.count |= 0b11_1000; // 56..=63
         } else {
             while self.count <= 56 && self.next < self.data.len() {
                 self.buffer |= u64::from(self.data[self.next]) << self.count;
@@ -326,7 +326,7 @@ impl Table {
 /// The error for an `INVALID` entry: bits no code starts with, or the
 /// code of a symbol the alphabet leaves unused.
 fn invalid(entry: u32) -> ScanError {
-    if entry & 0xFF == 0 {
+    if entry.trailing_zeros() >= 8 {
         ScanError::InvalidCode
     } else {
         ScanError::InvalidSymbol
@@ -437,7 +437,7 @@ fn skip_symbols(
         if let Some(word) = data.get(next..next + 8) {
             buffer |= u64::from_le_bytes(word.try_into().expect("eight bytes")) << count;
             next += ((63 - count) / 8) as usize;
-            count |= 56;
+            count |= 0b11_1000; // 56..=63
         } else {
             (bits.next, bits.buffer, bits.count) = (next, buffer, count);
             bits.refill();

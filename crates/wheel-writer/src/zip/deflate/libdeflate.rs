@@ -58,7 +58,7 @@ pub(crate) fn deflate(level: u32, input: &[u8], last: bool) -> Result<Vec<u8>, S
         let compressor = match slot {
             Some((cached, compressor)) if *cached == level => compressor,
             _ => {
-                let lvl = CompressionLvl::new(level as i32)
+                let lvl = CompressionLvl::new(i32::try_from(level).unwrap_or(i32::MAX))
                     .map_err(|_| format!("libdeflate has no level {level}"))?;
                 &mut slot.insert((level, Compressor::new(lvl))).1
             }
@@ -115,7 +115,7 @@ mod tests {
             state ^= state << 13;
             state ^= state >> 17;
             state ^= state << 5;
-            if state % 3 == 0 && out.len() > 300 {
+            if state.is_multiple_of(3) && out.len() > 300 {
                 let back = 1 + (state >> 8) as usize % 300;
                 let start = out.len() - back;
                 for i in 0..(3 + (state >> 20) as usize % 20) {
@@ -164,7 +164,9 @@ mod tests {
         for len in 1..200 {
             let mut data = sample(len * 37, len as u32);
             if len % 5 == 0 {
-                data.iter_mut().for_each(|b| *b = b.wrapping_mul(97));
+                for b in &mut data {
+                    *b = b.wrapping_mul(97);
+                }
             }
             let whole = deflate(6, &data, true).unwrap();
             let block = final_block(&whole).unwrap();
