@@ -2,7 +2,7 @@
 //! it, so `therock-package` is complete after `cargo build` or
 //! `cargo install` alone (see docs/pipeline.md, "The native rocm-sdk").
 //!
-//! The binary must run on glibc 2.28 and newer hosts (SPEC §14), and a
+//! The binary must run on glibc 2.28 and newer hosts (docs/behaviour.md#native-binaries), and a
 //! dynamic glibc link made on a newer host needs newer symbols, so it is
 //! linked statically (`crt-static`). Target-only rustflags need an explicit
 //! `--target`, hence a nested cargo with its own target directory.

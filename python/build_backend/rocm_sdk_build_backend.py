@@ -1,4 +1,4 @@
-"""The `rocm` sdist's in-tree PEP 517 build backend (SPEC §10).
+"""The `rocm` sdist's in-tree PEP 517 build backend (docs/behaviour.md#selector-backend).
 
 Standard library only and `requires = []`, so `pip install --no-index`
 and offline `uv` work: nothing is downloaded at install time. The wheel's

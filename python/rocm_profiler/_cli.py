@@ -1,4 +1,4 @@
-"""Console-script trampolines of `rocm-profiler` (SPEC §11; Linux only).
+"""Console-script trampolines of `rocm-profiler` (docs/behaviour.md#profiler-scripts; Linux only).
 
 pip writes each script as `from rocm_profiler._cli import FUNCTION`; the
 functions are resolved (PEP 562 `__getattr__`) from the `console_scripts`

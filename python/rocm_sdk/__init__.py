@@ -1,4 +1,4 @@
-"""The ROCm SDK Python API (SPEC §11), used by PyTorch and others.
+"""The ROCm SDK Python API (docs/behaviour.md#python-api), used by PyTorch and others.
 
     import rocm_sdk
     rocm_sdk.initialize_process(preload_shortnames=["amdhip64"], check_version="7.1.*")

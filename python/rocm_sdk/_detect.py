@@ -1,4 +1,4 @@
-"""GPU detection for target selection (SPEC §10), without unpacking devel.
+"""GPU detection for target selection (docs/behaviour.md#detection), without unpacking devel.
 
 The reference ran `offload-arch`, which in an environment with
 `rocm[devel]` is our own console script: detecting a GPU then unpacked the

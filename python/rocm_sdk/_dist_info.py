@@ -242,12 +242,12 @@ class LibraryEntry:
         )
 
 
-#: Every logical package of this release, by logical name, in SPEC order.
+#: Every logical package of this release, by logical name (docs/behaviour.md#package-names order).
 ALL_PACKAGES: dict[str, PackageEntry] = {
     r["logical"]: PackageEntry(r) for r in DOCUMENT["packages"]
 }
 
-#: Every public library, by short name, in SPEC order.
+#: Every public library, by short name, in the order of docs/behaviour.md#library-table.
 ALL_LIBRARIES: dict[str, LibraryEntry] = {
     r["shortname"]: LibraryEntry(r) for r in DOCUMENT["libraries"]
 }

@@ -1,4 +1,4 @@
-"""Target selection and the `rocm` selector's requirements (SPEC §10).
+"""Target selection and the `rocm` selector's requirements (docs/behaviour.md#selector).
 
 The Python twin of the Rust `dist-info` crate's `selection.rs`,
 `selector.rs` and `requirement.rs`: pure functions over the data of

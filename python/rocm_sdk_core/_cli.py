@@ -1,4 +1,4 @@
-"""Console-script trampolines of `rocm-sdk-core` (SPEC §11, §14).
+"""Console-script trampolines of `rocm-sdk-core` (docs/behaviour.md#console-scripts).
 
 pip writes each script as `from rocm_sdk_core._cli import FUNCTION`; the
 functions are not written out here but resolved (PEP 562 `__getattr__`)

@@ -7,7 +7,7 @@ use crate::{ArtifactName, Glob};
 
 /// Include / exclude / force-include globs over relpaths (directories included).
 ///
-/// Order (SPEC §1): a force-include match accepts; otherwise, if includes
+/// Order (docs/behaviour.md#filters): a force-include match accepts; otherwise, if includes
 /// exist one must match; any exclude rejects; else accept.
 ///
 /// ```

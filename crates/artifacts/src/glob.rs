@@ -1,4 +1,4 @@
-//! The glob language of include/exclude patterns over relpaths (SPEC §1).
+//! The glob language of include/exclude patterns over relpaths (docs/behaviour.md#filters).
 //!
 //! It is the reference's language, kept exactly: a pattern is compiled by
 //! the same text passes the reference applies to its regular expression,

@@ -1,6 +1,6 @@
 //! Reads TheRock artifact directories and archives into a sorted, safe catalog of entries.
 //!
-//! The input side of the pipeline (SPEC §1):
+//! The input side of the pipeline (docs/behaviour.md#inputs):
 //! - [`ArtifactDir`] discovers the artifacts of a directory — extracted
 //!   `{name}_{component}_{target}/` directories and `.tar.zst`/`.tar.xz`
 //!   archives read in place — and indexes each one's manifest and members;

@@ -11,7 +11,7 @@ pub(crate) const READ_BUFFER: usize = 1 << 20;
 /// presets up to `xz -9` need 65 MiB.
 const XZ_MEMORY_LIMIT: u64 = 512 << 20;
 
-/// How the devel tar is compressed (SPEC §9). Each has a fixed file name
+/// How the devel tar is compressed (docs/behaviour.md#devel-tar). Each has a fixed file name
 /// inside `rocm_sdk_devel/`, so the unpacker knows the codec from the name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {

@@ -1,4 +1,4 @@
-//! The `.devel_links/{T}.json` document a device wheel ships (SPEC §8).
+//! The `.devel_links/{T}.json` document a device wheel ships (docs/behaviour.md#devel-links).
 
 use std::path::Path;
 

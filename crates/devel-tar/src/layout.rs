@@ -1,6 +1,6 @@
-//! Names and the relative-link rule of the devel tree (SPEC §9), written
-//! once. What a member or link may be is `dist_info::devel_tree`, shared
-//! with the build.
+//! Names and the relative-link rule of the devel tree
+//! (docs/behaviour.md#devel-build), written once. What a member or link
+//! may be is `dist_info::devel_tree`, shared with the build.
 
 use std::path::Path;
 
@@ -34,7 +34,7 @@ pub const DEVEL_PACKAGE_DIR: &str = "rocm_sdk_devel";
 
 /// The target of the devel symlink for a file that a runtime package ships:
 /// `"../"` once per segment of `relpath`, then the owner's platform package
-/// directory, then `relpath` (SPEC §9). The link lives at
+/// directory, then `relpath` (docs/behaviour.md#devel-links). The link lives at
 /// `_rocm_sdk_devel{N}/{relpath}`, so the `..` chain climbs back to
 /// site-packages.
 ///

@@ -1,4 +1,4 @@
-//! The devel tarball of `rocm-sdk-devel` (SPEC §9): written at build time,
+//! The devel tarball of `rocm-sdk-devel` (docs/behaviour.md#devel): written at build time,
 //! unpacked into site-packages at install time, and kept in step with the
 //! installed device wheels (device-link reconcile).
 //!

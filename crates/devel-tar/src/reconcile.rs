@@ -1,4 +1,4 @@
-//! Device-link reconcile (SPEC §9): the files of every installed device
+//! Device-link reconcile (docs/behaviour.md#device-reconcile): the files of every installed device
 //! wheel of our version are hard-linked into the devel tree and recorded in
 //! *that* wheel's RECORD; links of device wheels that are gone are removed;
 //! then the stamp (see `stamp.rs`) is written. A fast path only lists

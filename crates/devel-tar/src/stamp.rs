@@ -1,4 +1,4 @@
-//! The device-links stamp (SPEC §14): what the Python console-script
+//! The device-links stamp (docs/behaviour.md#device-stamp): what the Python console-script
 //! trampolines compare to decide, cheaply, whether `rocm-sdk init` must run.
 //!
 //! Format: the sorted names of the `rocm_sdk_device_*.dist-info` directories

@@ -1,5 +1,5 @@
 //! Install side: expanding `rocm_sdk_devel/_devel.tar*` into
-//! `SP/_rocm_sdk_devel{N}/` (SPEC §9).
+//! `SP/_rocm_sdk_devel{N}/` (docs/behaviour.md#devel-install).
 //!
 //! Protocol (see `docs/devel-tar.md`): fast exit when the tar is gone; else
 //! lock, re-check, scan the whole archive (checking it against its RECORD

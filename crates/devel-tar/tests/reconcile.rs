@@ -148,7 +148,7 @@ fn concurrent_inits_with_a_device_all_succeed_and_record_once() {
 }
 
 /// Device wheels overlay the libraries package, which owns
-/// `_rocm_sdk_libraries/__init__.py` (SPEC §8) and goes last in each order.
+/// `_rocm_sdk_libraries/__init__.py` (docs/behaviour.md#device) and goes last in each order.
 #[test]
 fn uninstall_leaves_nothing_in_either_order() {
     let (devel, g942, g1100) = (

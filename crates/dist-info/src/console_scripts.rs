@@ -1,4 +1,4 @@
-//! The console scripts of core and the profiler (SPEC §11): the tools pip
+//! The console scripts of core and the profiler (docs/behaviour.md#console-scripts): the tools pip
 //! puts on `PATH`, and where each one lives in the tree.
 
 use serde::{Deserialize, Serialize};
@@ -112,7 +112,7 @@ fn script(name: &str, package: PackageKind, dir: &str, linux_only: bool) -> Cons
     }
 }
 
-/// Every console script, core first, in SPEC §11 order.
+/// Every console script, core first, in the order of docs/behaviour.md#console-scripts.
 ///
 /// ```
 /// let all = dist_info::console_scripts::all_console_scripts();

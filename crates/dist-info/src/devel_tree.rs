@@ -1,4 +1,5 @@
-//! What a devel tree may hold (SPEC §9, §15): the one safety predicate that
+//! What a devel tree may hold (docs/behaviour.md#devel-install,
+//! docs/behaviour.md#integrity): the one safety predicate that
 //! the build (planning and writing `_devel.tar`) and the install (scanning
 //! and unpacking it into site-packages) both apply, so the build never
 //! writes a member or a link that the install would refuse.

@@ -77,11 +77,11 @@ pub struct DistInfo {
     /// The nonce suffix of platform packages (`--version-suffix`),
     /// validated when read.
     pub nonce: Nonce,
-    /// `ALL_PACKAGES`: every logical package the mode has, in SPEC order.
+    /// `ALL_PACKAGES`: the mode's logical packages, in docs/behaviour.md#package-names order.
     pub packages: Vec<PackageRecord>,
-    /// `ALL_LIBRARIES`, in SPEC order.
+    /// `ALL_LIBRARIES`, in the order of docs/behaviour.md#library-table.
     pub libraries: Vec<Library>,
-    /// The console scripts of core and the profiler, in SPEC order.
+    /// Core's and the profiler's console scripts, in docs/behaviour.md#console-scripts order.
     pub console_scripts: Vec<ConsoleScript>,
     /// Version, mode, targets and what the selector decides from.
     #[serde(flatten)]

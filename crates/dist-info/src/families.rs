@@ -1,4 +1,4 @@
-//! The family → target table (SPEC §2), kept as data in
+//! The family → target table (docs/behaviour.md#family-table), kept as data in
 //! `data/families.toml` and parsed once.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -51,7 +51,7 @@ pub struct FamilyTable {
 }
 
 impl FamilyTable {
-    /// The built-in table (SPEC §2), parsed on first use.
+    /// The built-in table (docs/behaviour.md#family-table), parsed on first use.
     pub fn builtin() -> &'static FamilyTable {
         static TABLE: OnceLock<FamilyTable> = OnceLock::new();
         TABLE.get_or_init(|| {
@@ -172,7 +172,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_table_matches_spec() {
+    fn builtin_table_matches_the_documented_table() {
         let t = FamilyTable::builtin();
         assert_eq!(t.targets_of("gfx94X-dcgpu").unwrap(), ["gfx942"]);
         assert_eq!(

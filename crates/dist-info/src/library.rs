@@ -1,4 +1,4 @@
-//! The public library table (SPEC §11): what `find_libraries` and
+//! The public library table (docs/behaviour.md#library-table): what `find_libraries` and
 //! `preload_libraries` can locate by short name.
 
 use serde::{Deserialize, Serialize};
@@ -142,7 +142,7 @@ pub struct UnknownLibrary {
     pub known: Vec<String>,
 }
 
-/// The whole library table, in SPEC order.
+/// The whole library table, in the order of docs/behaviour.md#library-table.
 pub fn all_libraries() -> Vec<Library> {
     TABLE
         .iter()

@@ -1,4 +1,4 @@
-//! The package set (SPEC §3): logical packages, their distribution names,
+//! The package set (docs/behaviour.md#packages): logical packages, their distribution names,
 //! their pure and platform Python package names, and the packaging mode.
 
 use std::fmt;
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::nonce::Nonce;
 use crate::target::base_target;
 
-/// The packaging mode, chosen by `flags.KPACK_SPLIT_ARTIFACTS` (SPEC §1).
+/// The packaging mode, chosen by `flags.KPACK_SPLIT_ARTIFACTS` (docs/behaviour.md#build-flags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -19,7 +19,7 @@ pub enum Mode {
     Kpack,
 }
 
-/// The logical packages, in the order SPEC §3 lists them (also the order of
+/// The logical packages, in the order docs/behaviour.md#package-names lists them (also the order of
 /// every list this crate writes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,7 +39,7 @@ pub enum PackageKind {
 }
 
 impl PackageKind {
-    /// Every logical package, in SPEC order.
+    /// Every logical package, in the order of docs/behaviour.md#package-names.
     pub const ALL: [PackageKind; 6] = [
         PackageKind::Meta,
         PackageKind::Core,
@@ -73,7 +73,7 @@ impl fmt::Display for PackageKind {
     }
 }
 
-/// A logical package name that is not one of SPEC §3.
+/// A logical package name that is not one of docs/behaviour.md#package-names.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown package `{0}`; known packages: meta, core, libraries, device, devel, profiler")]
 pub struct UnknownPackage(pub String);
@@ -109,7 +109,7 @@ pub enum PackageError {
 pub const TARGET_PLACEHOLDER: &str = "{target}";
 
 /// One logical package in a given mode with a given nonce suffix: the
-/// source of every name SPEC §3 derives.
+/// source of every name docs/behaviour.md#package-names derives.
 ///
 /// ```
 /// use dist_info::package::{Mode, Package, PackageKind};
@@ -226,7 +226,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_per_spec_table() {
+    fn names_per_package_table() {
         let p = |k| Package::new(k, Mode::Kpack, &Nonce::NONE);
         assert_eq!(p(PackageKind::Meta).dist_name(None).unwrap(), "rocm");
         assert_eq!(

@@ -1,4 +1,4 @@
-//! Requirements as data, with their PEP 508 rendering (SPEC §3, §10).
+//! Requirements as data, with their PEP 508 rendering (docs/behaviour.md#pins, #extras).
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! Target selection at install time (SPEC §10): the caller's override
+//! Target selection at install time (docs/behaviour.md#target-choice): the caller's override
 //! value (`ROCM_SDK_TARGET_FAMILY`, read by the caller), else detection from
 //! `offload-arch` output, else the default.
 

@@ -1,4 +1,4 @@
-//! The `rocm` selector (SPEC §10): which targets a release offers, its
+//! The `rocm` selector (docs/behaviour.md#selector): which targets a release offers, its
 //! default, and the requirements and extras written into the sdist.
 //!
 //! Build time: [`Selector::plan`] turns the on-disk targets and the release
@@ -74,7 +74,7 @@ pub struct Selector {
     /// The canonical version every requirement pins.
     pub version: String,
     /// Optional packages the release contains (`libraries`, `device`,
-    /// `devel`, `profiler`), in SPEC order.
+    /// `devel`, `profiler`), in the order of docs/behaviour.md#package-names.
     pub contents: Vec<PackageKind>,
     /// Units a user can select, sorted: base targets (kpack) or families (legacy).
     pub available_targets: Vec<String>,
@@ -221,7 +221,7 @@ impl Selector {
                     };
                 }
             }
-            // The profiler is built on Linux only (SPEC §4): whichever
+            // The profiler is built on Linux only (docs/behaviour.md#profiler-contents): whichever
             // platform builds this sdist, offer it exactly when Linux takes part.
             if linux.is_empty() {
                 contents.remove(&PackageKind::Profiler);

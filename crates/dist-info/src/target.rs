@@ -1,4 +1,4 @@
-//! GPU targets and their base form (SPEC §2, §4 "device").
+//! GPU targets and their base form (docs/behaviour.md#families, docs/behaviour.md#device-contents).
 //!
 //! A target may carry feature suffixes (`gfx942:xnack+`); its *base* is the
 //! part before the first `:`. Device packages and selector extras are keyed

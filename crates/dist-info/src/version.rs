@@ -1,5 +1,5 @@
 //! PEP 440 versions: parsing, canonical form, ordering, and the `.postN`
-//! tolerance rule device links use (SPEC §9, §13).
+//! tolerance rule device links use (docs/behaviour.md#versions).
 //!
 //! The parser is small and ours: the build side must write canonical
 //! versions, and the install side must compare a device wheel's version with
@@ -261,7 +261,7 @@ pub fn is_canonical(input: &str) -> bool {
 }
 
 /// True when the two versions are equal once a `.postN` segment is removed
-/// from each (SPEC §9: a device wheel `7.1.0.post1` still serves a devel
+/// from each (docs/behaviour.md#device-reconcile: a device wheel `7.1.0.post1` still serves a devel
 /// `7.1.0`). Both sides are compared as PEP 440 versions; a string that is
 /// not PEP 440 only matches an identical string.
 ///

@@ -77,7 +77,7 @@ fn shuffled_inputs_give_identical_bytes() {
     }
 }
 
-/// The issue behind SPEC §10: Linux and Windows builds of one release must
+/// The issue behind docs/behaviour.md#release-lists: Linux and Windows builds of one release must
 /// write the same selector, although each sees only its own device targets
 /// and only Linux builds the profiler.
 #[test]

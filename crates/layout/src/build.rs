@@ -1,4 +1,4 @@
-//! Putting the plan together: packages, selectors and the checks of SPEC §12.
+//! Putting the plan together: packages, selectors and the checks of docs/behaviour.md#build-checks.
 
 use std::collections::BTreeSet;
 
@@ -475,7 +475,7 @@ impl Planner<'_, '_> {
         ))
     }
 
-    /// SPEC §12: with the platform's target list given, every listed target
+    /// docs/behaviour.md#build-checks: with the platform's target list given, every listed target
     /// has device artifacts.
     fn check_kpack_complete(&self, on_disk: &[String]) -> Result<(), Error> {
         let list = if self.input.is_windows() {
@@ -561,7 +561,7 @@ impl Planner<'_, '_> {
     }
 }
 
-/// SPEC §12: a set without its libraries package is not published.
+/// docs/behaviour.md#build-checks: a set without its libraries package is not published.
 fn require_libraries(libs: &Catalog, family: Option<&str>) -> Result<(), Error> {
     if !libs.is_empty() {
         return Ok(());

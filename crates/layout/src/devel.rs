@@ -1,4 +1,4 @@
-//! The devel tree (SPEC §9, build side).
+//! The devel tree (docs/behaviour.md#devel-build).
 //!
 //! Every link of the planned tree is followed with the predicate the
 //! install applies (`dist_info::devel_tree::resolve_link`), through

@@ -42,7 +42,7 @@ pub enum Error {
         /// What the bytes are instead.
         reason: &'static str,
     },
-    /// A rule of SPEC §12 refuses the build.
+    /// A rule of docs/behaviour.md#build-checks refuses the build.
     #[error("{0}")]
     Check(String),
     /// The model refused a name or a version.

@@ -1,4 +1,4 @@
-//! What each source file is, read from its bytes (SPEC §5: file type comes
+//! What each source file is, read from its bytes (docs/behaviour.md#file-types: file type comes
 //! from the bytes, never from the name).
 
 use std::collections::HashMap;

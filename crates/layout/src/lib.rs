@@ -1,4 +1,4 @@
-//! The packaging plan (SPEC §3–§10, §12).
+//! The packaging plan (docs/behaviour.md#packages through #selector, and #build-checks).
 //!
 //! Given an [`artifacts::ArtifactDir`] and the [`dist_info`] model, [`plan`]
 //! decides for every file which package receives it and how: copy, patch

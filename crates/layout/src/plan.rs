@@ -45,7 +45,7 @@ pub enum Action {
         source: SourceRef,
     },
     /// The source with these search-path entries appended and `DT_RPATH`
-    /// forced (SPEC §6).
+    /// forced (docs/behaviour.md#search-paths).
     PatchSearchPath {
         /// The source file.
         source: SourceRef,
@@ -53,7 +53,7 @@ pub enum Action {
         append: Vec<String>,
     },
     /// A launcher executing `target`, relative to the launcher's directory
-    /// (SPEC §7).
+    /// (docs/behaviour.md#launchers).
     Launcher {
         /// The relative target.
         target: String,
@@ -84,7 +84,7 @@ pub struct PlannedFile {
 }
 
 /// A name that a runtime package does not ship because the file's SONAME
-/// is its real name (SPEC §5).
+/// is its real name (docs/behaviour.md#soname-rule).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct SonameAlias {
     /// The relpath of the alias (`lib/libamdhip64.so`).
@@ -102,7 +102,7 @@ pub struct Dropped {
     pub reason: String,
 }
 
-/// One entry of the devel tree (SPEC §9), relative to `_rocm_sdk_devel/`.
+/// One entry of the devel tree (docs/behaviour.md#devel-build), relative to `_rocm_sdk_devel/`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum DevelEntry {

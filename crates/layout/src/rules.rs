@@ -1,4 +1,4 @@
-//! Which artifacts and which relpaths feed each package (SPEC §4).
+//! Which artifacts and which relpaths feed each package (docs/behaviour.md#contents).
 
 use artifacts::{ArtifactFilter, GENERIC_TARGET, PathFilter};
 use dist_info::package::Mode;

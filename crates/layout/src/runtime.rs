@@ -1,5 +1,5 @@
 //! Runtime packages: no symlinks, only SONAME files, `$ORIGIN` search
-//! paths and launchers (SPEC §5–§8).
+//! paths and launchers (docs/behaviour.md#runtime through #device).
 
 use std::collections::BTreeMap;
 
@@ -16,9 +16,9 @@ const COMPUTE: &str = "libexec/rocprofiler-compute/rocprof-compute";
 /// How links are treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Links {
-    /// SPEC §5: soname aliases, launchers for programs, copies otherwise.
+    /// docs/behaviour.md#runtime-links: soname aliases, launchers for programs, copies otherwise.
     Runtime,
-    /// SPEC §8: device wheels dereference every link to a file.
+    /// docs/behaviour.md#device: device wheels dereference every link to a file.
     Dereference,
 }
 
@@ -43,7 +43,7 @@ pub(crate) struct Target<'a> {
 }
 
 impl Runtime {
-    /// Applies SPEC §5 to every selected entry of `catalog`, in sorted order.
+    /// Applies docs/behaviour.md#runtime to every selected entry of `catalog`, in sorted order.
     pub(crate) fn plan(catalog: &Catalog, facts: &Facts, target: &Target<'_>) -> Self {
         let mut rt = Self::default();
         // SONAME files that must exist because an alias names them; filled
@@ -184,7 +184,7 @@ impl Runtime {
         });
     }
 
-    /// The profiler's extra names (SPEC §4): unversioned library names and
+    /// Extra profiler names (docs/behaviour.md#profiler-contents): unversioned library names and
     /// the `bin/rocprof-compute` launcher, when missing.
     pub(crate) fn add_profiler_names(&mut self, launchers: bool) {
         let versioned: Vec<(String, (Action, bool))> = self

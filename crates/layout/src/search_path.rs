@@ -1,4 +1,4 @@
-//! The `$ORIGIN` search-path entries runtime files get (SPEC §6).
+//! The `$ORIGIN` search-path entries runtime files get (docs/behaviour.md#search-paths).
 
 use dist_info::package::PackageKind;
 
@@ -59,7 +59,7 @@ mod tests {
     }
 
     #[test]
-    fn libraries_search_core_in_spec_order() {
+    fn libraries_search_core_in_documented_order() {
         let e = search_path_entries(
             PackageKind::Libraries,
             "_rocm_sdk_libraries_gfx94X_dcgpu/lib/libhipblas.so.3",

@@ -1,5 +1,5 @@
 //! The GPU targets a release was built for: `dist_amdgpu_targets` of
-//! `share/therock/dist_info.json` in core's platform package (SPEC §1).
+//! `share/therock/dist_info.json` in core's platform package (docs/behaviour.md#build-flags).
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,5 @@
 //! End to end: the install-time `rocm-sdk` on packages built from the
-//! built-in example, installed with pip into fresh venvs (SPEC §9, §11, §14).
+//! built-in example, installed with pip into fresh venvs (docs/behaviour.md#devel, #self-test).
 //!
 //! One build per mode per test binary; every test makes its own venvs, so
 //! tests run in parallel.

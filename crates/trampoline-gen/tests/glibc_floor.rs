@@ -1,4 +1,4 @@
-//! The launcher image runs on glibc 2.28 and newer hosts (SPEC §14), and
+//! The launcher image runs on glibc 2.28 and newer hosts (docs/behaviour.md#native-binaries), and
 //! the check that says so can fail.
 
 mod common;

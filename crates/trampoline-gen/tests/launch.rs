@@ -1,5 +1,5 @@
 //! Running launchers: what the target receives, what the caller sees, and
-//! how the target is resolved (SPEC §7).
+//! how the target is resolved (docs/behaviour.md#launchers).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Which version a build gets (SPEC §13): the `--version` flag, else the
+//! Which version a build gets (docs/behaviour.md#versions): the `--version` flag, else the
 //! version `therock_manifest.json` recorded, else an error — never an
 //! invented number.
 

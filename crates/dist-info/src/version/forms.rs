@@ -1,4 +1,4 @@
-//! The version forms TheRock computes (SPEC §13).
+//! The version forms TheRock computes (docs/behaviour.md#version-forms).
 
 use super::{Version, VersionError};
 

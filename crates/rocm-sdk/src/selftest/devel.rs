@@ -1,6 +1,6 @@
 //! The devel tree: unpacked with current device links, the paths build
 //! systems use, `hipconfig --rocmpath` reporting the devel root, and every
-//! libraries file mirrored into it as a hard link (SPEC §9, §11).
+//! libraries file mirrored into it as a hard link (docs/behaviour.md#self-test).
 
 use std::fmt::Write as _;
 use std::fs;

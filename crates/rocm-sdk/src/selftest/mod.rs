@@ -1,4 +1,4 @@
-//! `rocm-sdk test`: the installation self-check (SPEC §11) plus RECORD
+//! `rocm-sdk test`: the installation self-check (docs/behaviour.md#self-test) plus RECORD
 //! hashes, version consistency and `DT_NEEDED` resolution
 //! (`docs/rocm-sdk.md`).
 //!

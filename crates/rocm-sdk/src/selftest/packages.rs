@@ -18,7 +18,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     for (i, dist) in cx.distributions.iter().enumerate() {
         let mut dirs: Vec<&Path> = dist.pure_package.iter().map(PathBuf::as_path).collect();
         // Device wheels overlay the libraries directory (no __init__.py of
-        // their own, SPEC §8); the devel tree is checked by devel-unpack.
+        // their own, docs/behaviour.md#device); the devel tree is checked by devel-unpack.
         if !matches!(dist.kind, PackageKind::Device | PackageKind::Devel) {
             dirs.extend(dist.platform_package.as_deref());
         }

@@ -20,7 +20,7 @@ use crate::distributions::Distribution;
 use crate::record::{installed_path, read_record};
 use crate::report::{Category, Check};
 
-/// The profiler tools `rocm-sdk test` runs with `--version` (SPEC §11).
+/// The profiler tools `rocm-sdk test` runs with `--version` (docs/behaviour.md#self-test).
 const PROFILER_VERSION_TOOLS: [&str; 3] = [
     "rocprof-sys-sample",
     "rocprof-sys-run",
@@ -128,7 +128,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         }
     }
     if !absent.is_empty() {
-        // Scripts are installed for the whole SPEC list; a build may lack
+        // Every script of docs/behaviour.md#console-scripts is installed; a build may lack
         // some tools, and their scripts then say so when run.
         checks.push(Check::skipped(
             Category::Scripts,

@@ -1,5 +1,5 @@
 //! Every ROCm distribution has the version of core's document; device
-//! wheels may differ by a `.postN` segment (SPEC §13). The `rocm`
+//! wheels may differ by a `.postN` segment (docs/behaviour.md#versions). The `rocm`
 //! selector's own document must agree too.
 
 use dist_info::document::FILE_NAME;

@@ -10,7 +10,7 @@ use wheel_writer::normalized_name;
 use super::Release;
 use super::release::Kind;
 
-/// The device distributions' common prefix (SPEC §3).
+/// The device distributions' common prefix (docs/behaviour.md#package-names).
 pub(crate) const DEVICE_PREFIX: &str = "rocm-sdk-device-";
 
 pub(crate) fn check(release: &Release) -> Vec<String> {

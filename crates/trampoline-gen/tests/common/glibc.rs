@@ -1,4 +1,4 @@
-//! The glibc floor check (SPEC §14): a native binary shipped in a wheel
+//! The glibc floor check (docs/behaviour.md#native-binaries): a native binary shipped in a wheel
 //! must run on glibc 2.28 and newer, so it is static or every versioned
 //! glibc symbol it needs is at or below 2.28. Written over `object` alone
 //! so other crates' tests (the `rocm-sdk` binary's) can copy it as is.
