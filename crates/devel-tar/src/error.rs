@@ -133,6 +133,18 @@ pub enum Error {
         reason: String,
     },
 
+    /// A distribution's RECORD is not the CSV pip writes.
+    #[error(
+        "{} is not a valid RECORD ({reason}); nothing was changed. Reinstall the distribution with `pip install --force-reinstall`",
+        path.display()
+    )]
+    MalformedRecord {
+        /// The RECORD file.
+        path: PathBuf,
+        /// Where and what (`line 3: the size is not a number`).
+        reason: String,
+    },
+
     /// RECORD does not vouch for the tar, so it cannot be checked.
     #[error(
         "the devel tar {} cannot be checked: {} {reason}; nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",

@@ -32,11 +32,13 @@ impl Recorded {
             record: record_path.to_path_buf(),
             reason: reason.to_owned(),
         };
-        let bytes = std::fs::read(record_path).map_err(|e| Error::read("read", record_path, e))?;
-        let row = record::row_of(&bytes, relpath).ok_or_else(|| unrecorded("does not list it"))?;
+        let rows = record::rows(record_path)?;
+        let row = rows
+            .iter()
+            .find(|row| row.path == relpath)
+            .ok_or_else(|| unrecorded("does not list it"))?;
         let encoded = row
-            .hash
-            .strip_prefix("sha256=")
+            .sha256()
             .ok_or_else(|| unrecorded("lists it without a sha256"))?;
         let sha256 = URL_SAFE_NO_PAD
             .decode(encoded)
@@ -45,7 +47,7 @@ impl Recorded {
             .ok_or_else(|| unrecorded("lists a malformed sha256 for it"))?;
         Ok(Self {
             sha256,
-            size: row.size.trim().parse().ok(),
+            size: row.size,
         })
     }
 

@@ -172,15 +172,15 @@ fn link_device(
     report: &mut ReconcileReport,
 ) -> Result<DeviceState, Error> {
     let record_path = root.join(name).join("RECORD");
-    let Ok(record_text) = fs::read(&record_path) else {
+    if !record_path.is_file() {
         report.warnings.push(Warning::MissingDeviceFile {
             distribution: name.to_owned(),
             path: format!("{name}/RECORD"),
         });
         return Ok(previous);
-    };
+    }
     let mut pairs: Vec<(String, String)> = Vec::new();
-    for listed in record::listed_paths(&record_text) {
+    for listed in record::rows(&record_path)?.into_iter().map(|row| row.path) {
         let Some(rest) = listed.strip_prefix(&format!("{}/", names.devel_links_dir())) else {
             continue;
         };

@@ -1,13 +1,32 @@
-//! A distribution's RECORD the way pip reads and writes it: appending one
-//! CSV row `path,,` per file, in the RECORD's own line-ending style, each
-//! path once; and reading the row of one file.
+//! A distribution's RECORD the way pip reads and writes it (the codec is
+//! `dist_info::record`): appending one `path,,` row per file, in the
+//! RECORD's own line-ending style, each path once; and reading its rows.
 
 use std::collections::HashSet;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
+use dist_info::record::{RecordEntry, parse_record, push_row, uses_crlf};
+
 use crate::error::Error;
+
+/// The RECORD at `path`: its text and its rows.
+fn read(path: &Path) -> Result<(String, Vec<RecordEntry>), Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::read("read", path, e))?;
+    let malformed = |reason: String| Error::MalformedRecord {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = String::from_utf8(bytes).map_err(|_| malformed("it is not UTF-8".into()))?;
+    let rows = parse_record(&text).map_err(|e| malformed(e.to_string()))?;
+    Ok((text, rows))
+}
+
+/// Every row of the RECORD at `path`.
+pub(crate) fn rows(path: &Path) -> Result<Vec<RecordEntry>, Error> {
+    read(path).map(|(_, rows)| rows)
+}
 
 /// Appends a `path,,` row for every path of `paths` that RECORD does not
 /// list yet, in one `write` so a killed process leaves whole rows. Returns
@@ -16,20 +35,18 @@ pub(crate) fn append<'a>(
     record: &Path,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> Result<usize, Error> {
-    let existing = std::fs::read(record).map_err(|e| Error::read("read", record, e))?;
-    let eol: &[u8] = if uses_crlf(&existing) { b"\r\n" } else { b"\n" };
-    let mut listed: HashSet<String> = listed_paths(&existing).collect();
-    let mut out = Vec::new();
-    if !existing.is_empty() && !existing.ends_with(b"\n") {
+    let (existing, rows) = read(record)?;
+    let eol = if uses_crlf(&existing) { "\r\n" } else { "\n" };
+    let mut listed: HashSet<String> = rows.into_iter().map(|row| row.path).collect();
+    let mut out = String::new();
+    if !existing.is_empty() && !existing.ends_with('\n') {
         // A RECORD without a final newline: finish its last row first.
-        out.extend_from_slice(eol);
+        out.push_str(eol);
     }
     let mut added = 0;
     for path in paths {
         if listed.insert(path.to_owned()) {
-            out.extend_from_slice(csv_field(path).as_bytes());
-            out.extend_from_slice(b",,");
-            out.extend_from_slice(eol);
+            push_row(&mut out, &RecordEntry::unhashed(path), eol);
             added += 1;
         }
     }
@@ -40,82 +57,9 @@ pub(crate) fn append<'a>(
         .append(true)
         .open(record)
         .map_err(|e| Error::io("open for appending", record, e))?;
-    file.write_all(&out)
+    file.write_all(out.as_bytes())
         .map_err(|e| Error::io("append to", record, e))?;
     Ok(added)
-}
-
-/// The first fields (paths) of every row of a RECORD.
-pub(crate) fn listed_paths(record: &[u8]) -> impl Iterator<Item = String> + '_ {
-    rows(record).filter_map(|fields| fields.into_iter().next())
-}
-
-/// What a RECORD row says about one file (each field as written, possibly
-/// empty).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Row {
-    /// `algorithm=digest`.
-    pub(crate) hash: String,
-    /// The size in bytes.
-    pub(crate) size: String,
-}
-
-/// The row of `path` in a RECORD, if it lists the path.
-pub(crate) fn row_of(record: &[u8], path: &str) -> Option<Row> {
-    rows(record).find_map(|fields| {
-        let mut fields = fields.into_iter();
-        (fields.next()? == path).then(|| Row {
-            hash: fields.next().unwrap_or_default(),
-            size: fields.next().unwrap_or_default(),
-        })
-    })
-}
-
-/// The CSV fields of every non-empty row.
-fn rows(record: &[u8]) -> impl Iterator<Item = Vec<String>> + '_ {
-    record
-        .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
-        .filter(|line| !line.is_empty())
-        .map(|line| fields(&String::from_utf8_lossy(line)))
-}
-
-/// True when the first line of `record` ends with CRLF.
-fn uses_crlf(record: &[u8]) -> bool {
-    record
-        .iter()
-        .position(|&b| b == b'\n')
-        .is_some_and(|i| i > 0 && record[i - 1] == b'\r')
-}
-
-/// The fields of one CSV row (quotes removed, `""` unescaped), as Python's
-/// `csv` reads them.
-fn fields(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        let field = fields.last_mut().expect("never empty");
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(String::new()),
-            c => field.push(c),
-        }
-    }
-    fields
-}
-
-/// A path as one CSV field, quoted only when it must be (as Python's `csv`).
-fn csv_field(path: &str) -> String {
-    if path.contains([',', '"', '\r', '\n']) {
-        format!("\"{}\"", path.replace('"', "\"\""))
-    } else {
-        path.to_owned()
-    }
 }
 
 #[cfg(test)]
@@ -137,31 +81,27 @@ mod tests {
     }
 
     #[test]
-    fn the_row_of_one_path() {
-        let record = b"\"a,b\",sha256=x,3\r\nrocm_sdk_devel/_devel.tar,sha256=abc,12\r\nc,,\r\n";
-        assert_eq!(
-            row_of(record, "rocm_sdk_devel/_devel.tar"),
-            Some(Row {
-                hash: "sha256=abc".into(),
-                size: "12".into()
-            })
-        );
-        assert_eq!(
-            row_of(record, "a,b").map(|r| r.hash),
-            Some("sha256=x".into())
-        );
-        assert_eq!(row_of(record, "c").map(|r| r.hash), Some(String::new()));
-        assert_eq!(row_of(record, "d"), None);
-        let paths: Vec<String> = listed_paths(record).collect();
-        assert_eq!(paths, ["a,b", "rocm_sdk_devel/_devel.tar", "c"]);
-    }
-
-    #[test]
     fn lf_and_missing_final_newline() {
         let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("RECORD");
         std::fs::write(&record, "x,,\ny,,").unwrap();
         append(&record, ["z"]).unwrap();
         assert_eq!(std::fs::read_to_string(&record).unwrap(), "x,,\ny,,\nz,,\n");
+    }
+
+    #[test]
+    fn a_malformed_record_is_an_error_naming_it_and_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("RECORD");
+        std::fs::write(&record, "x,,\ny,,not-a-size\n").unwrap();
+        let err = append(&record, ["z"]).unwrap_err().to_string();
+        assert!(
+            err.contains("RECORD is not a valid RECORD (line 2: the size is not a number)"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&record).unwrap(),
+            "x,,\ny,,not-a-size\n"
+        );
     }
 }

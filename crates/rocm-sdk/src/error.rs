@@ -44,6 +44,18 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// A distribution's RECORD is not the CSV pip writes.
+    #[error(
+        "{} is not a valid RECORD ({reason}); reinstall the distribution with `pip install --force-reinstall`",
+        path.display()
+    )]
+    MalformedRecord {
+        /// The RECORD file.
+        path: PathBuf,
+        /// Where and what (`line 3: the size is not a number`).
+        reason: String,
+    },
+
     /// The `_dist_info.json` document is unreadable.
     #[error("{}: {source}", path.display())]
     Document {

@@ -10,59 +10,20 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use dist_info::record::{RecordEntry, parse_record};
+
 use crate::error::Error;
 
-/// One row of a RECORD.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordRow {
-    /// The path, relative to site-packages (may start with `../` for scripts).
-    pub path: String,
-    /// The `sha256=` digest (URL-safe base64, no padding), when listed.
-    pub sha256: Option<String>,
-    /// The size in bytes, when listed.
-    pub size: Option<u64>,
-}
-
-/// Reads every row of the RECORD at `path`.
-pub fn read_record(path: &Path) -> Result<Vec<RecordRow>, Error> {
+/// Reads every row of the RECORD at `path` (the codec is
+/// `dist_info::record`, shared with the build).
+pub fn read_record(path: &Path) -> Result<Vec<RecordEntry>, Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
-    Ok(parse_record(&String::from_utf8_lossy(&bytes)))
-}
-
-/// Parses RECORD text: CSV rows (quoted fields allowed), CRLF or LF.
-pub fn parse_record(text: &str) -> Vec<RecordRow> {
-    text.lines()
-        .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            let fields = csv_fields(line);
-            let hash = fields.get(1).map(String::as_str).unwrap_or_default();
-            RecordRow {
-                path: fields.first().cloned().unwrap_or_default(),
-                sha256: hash.strip_prefix("sha256=").map(str::to_owned),
-                size: fields.get(2).and_then(|s| s.trim().parse().ok()),
-            }
-        })
-        .collect()
-}
-
-/// The fields of one CSV row (`"` quotes, `""` inside quotes).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
-    let mut quoted = false;
-    let mut chars = line.strip_suffix('\r').unwrap_or(line).chars().peekable();
-    while let Some(c) = chars.next() {
-        let field = fields.last_mut().expect("never empty");
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => fields.push(String::new()),
-            c => field.push(c),
-        }
-    }
-    fields
+    let malformed = |reason: String| Error::MalformedRecord {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = String::from_utf8(bytes).map_err(|_| malformed("it is not UTF-8".into()))?;
+    parse_record(&text).map_err(|e| malformed(e.to_string()))
 }
 
 /// Where the file of a RECORD row is: the row's path resolved against
@@ -137,8 +98,8 @@ pub struct RecordVerification {
 
 /// Hashes every file listed with a digest (on all cores) and compares
 /// digest and size. Paths are found with [`installed_path`].
-pub fn verify_rows(site_packages: &Path, rows: &[RecordRow]) -> RecordVerification {
-    let hashed: Vec<&RecordRow> = rows.iter().filter(|r| r.sha256.is_some()).collect();
+pub fn verify_rows(site_packages: &Path, rows: &[RecordEntry]) -> RecordVerification {
+    let hashed: Vec<&RecordEntry> = rows.iter().filter(|r| r.sha256().is_some()).collect();
     let mismatches: Vec<RecordMismatch> = hashed
         .par_iter()
         .filter_map(|row| {
@@ -156,7 +117,7 @@ pub fn verify_rows(site_packages: &Path, rows: &[RecordRow]) -> RecordVerificati
     }
 }
 
-fn check_file(path: &Path, row: &RecordRow) -> Result<(), String> {
+fn check_file(path: &Path, row: &RecordEntry) -> Result<(), String> {
     let (digest, size) = match sha256_file(path) {
         Ok(v) => v,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MISSING.to_owned()),
@@ -167,7 +128,7 @@ fn check_file(path: &Path, row: &RecordRow) -> Result<(), String> {
     {
         return Err(format!("size {size} differs from RECORD's {expected}"));
     }
-    if row.sha256.as_deref() != Some(digest.as_str()) {
+    if row.sha256() != Some(digest.as_str()) {
         return Err("sha256 differs from RECORD (the file was modified)".to_owned());
     }
     Ok(())
@@ -196,16 +157,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_with_quotes_crlf_and_no_hash() {
-        let rows = parse_record(
-            "a/b.py,sha256=abc,12\r\n\"x,y\"\"z\",,\r\n../../../bin/t,sha256=q,3\nrocm-1.dist-info/RECORD,,\n",
+    fn a_malformed_record_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("RECORD");
+        std::fs::write(&record, "a,,\nb,sha256=x\n").unwrap();
+        let err = read_record(&record).unwrap_err().to_string();
+        assert!(
+            err.contains("RECORD is not a valid RECORD (line 2: expected three fields"),
+            "{err}"
         );
-        assert_eq!(rows.len(), 4);
-        assert_eq!(rows[0].sha256.as_deref(), Some("abc"));
-        assert_eq!(rows[0].size, Some(12));
-        assert_eq!(rows[1].path, "x,y\"z");
-        assert_eq!(rows[1].sha256, None);
-        assert_eq!(rows[2].path, "../../../bin/t");
     }
 
     #[test]
@@ -216,9 +176,9 @@ mod tests {
         std::fs::write(dir.path().join("long"), b"hello!").unwrap();
         let (digest, size) = sha256_file(&dir.path().join("good")).unwrap();
         assert_eq!(digest, "LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ");
-        let row = |path: &str| RecordRow {
+        let row = |path: &str| RecordEntry {
             path: path.to_owned(),
-            sha256: Some(digest.clone()),
+            hash: Some(format!("sha256={digest}")),
             size: Some(size),
         };
         let rows = vec![
@@ -226,11 +186,7 @@ mod tests {
             row("bad"),
             row("long"),
             row("gone"),
-            RecordRow {
-                path: "unhashed".to_owned(),
-                sha256: None,
-                size: None,
-            },
+            RecordEntry::unhashed("unhashed"),
         ];
         let v = verify_rows(dir.path(), &rows);
         assert_eq!(v.checked, 4);
@@ -279,9 +235,12 @@ mod tests {
             installed_path(&venv_sp, "../../../bin/gone"),
             dir.path().join("venv/bin/gone")
         );
-        let row = |path: &str| RecordRow {
+        let row = |path: &str| RecordEntry {
             path: path.to_owned(),
-            sha256: Some(sha256_file(&target.join("bin/hipcc")).unwrap().0),
+            hash: Some(format!(
+                "sha256={}",
+                sha256_file(&target.join("bin/hipcc")).unwrap().0
+            )),
             size: Some(0),
         };
         let v = verify_rows(&target, &[row("../../bin/hipcc")]);

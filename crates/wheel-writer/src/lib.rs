@@ -35,6 +35,7 @@ mod wheel;
 mod wheel_file;
 mod zip;
 
+pub use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use error::Error;
 pub use local_header::HeaderMismatch;
 pub use metadata::CoreMetadata;
@@ -47,7 +48,7 @@ pub use options::{
     ZIP_EPOCH,
 };
 pub use reader::{ReadError, RecordProblem, Verification, WheelReader};
-pub use record::{MemberDigest, RecordEntry, RecordSyntaxError, parse_record, render_record};
+pub use record::MemberDigest;
 pub use sdist::SdistBuilder;
 pub use sink::{ArchiveSink, MemoryMember, MemorySink};
 pub use source::{BytesSource, FileSource, Member, ReaderSource, Source};

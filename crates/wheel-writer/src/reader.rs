@@ -14,7 +14,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
 use crate::local_header::{self, Central, HeaderMismatch};
-use crate::record::{RecordEntry, RecordSyntaxError, parse_record};
+use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record};
 
 /// Why a wheel could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -75,8 +75,6 @@ pub enum ReadError {
         source: RecordSyntaxError,
     },
 }
-
-impl std::error::Error for RecordSyntaxError {}
 
 /// One way a wheel disagrees with its `RECORD`.
 #[derive(Debug, Clone, PartialEq, Eq)]

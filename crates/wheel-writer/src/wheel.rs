@@ -8,11 +8,11 @@ use std::sync::Arc;
 use crate::member_path::validate_member_path;
 use crate::names::{WheelTag, escaped_dist_name, validate_build_tag, wheel_file_name};
 use crate::output::AtomicOutput;
-use crate::record::{RecordEntry, render_record};
 use crate::sink::ArchiveSink;
 use crate::wheel_file::{render_entry_points, render_wheel_file, validate_console_script};
 use crate::zip::{CompressionCache, ZipSink};
 use crate::{BytesSource, CoreMetadata, Error, Member, Source, WriteOptions};
+use dist_info::record::{RecordEntry, render_record};
 
 /// The `Generator` written into `WHEEL` unless the caller names another.
 pub const DEFAULT_GENERATOR: &str = concat!("wheel-writer ", env!("CARGO_PKG_VERSION"));
@@ -286,7 +286,7 @@ impl WheelBuilder {
         let mut record: Vec<RecordEntry> = members
             .iter()
             .zip(&digests)
-            .map(|(member, digest)| RecordEntry::for_member(member.path(), digest))
+            .map(|(member, digest)| digest.record_entry(member.path()))
             .collect();
         record.push(RecordEntry {
             path: record_path.clone(),
