@@ -48,9 +48,10 @@ impl ShardOutput {
     /// the packages it lists, with their hashes.
     fn read(dir: &Path) -> Result<Self> {
         let manifest = ShardManifest::read(dir)?;
-        let id: ShardId = manifest.shard.parse().map_err(|e| {
-            anyhow::anyhow!("{}: shard {e}", dir.join(MANIFEST_NAME).display())
-        })?;
+        let id: ShardId = manifest
+            .shard
+            .parse()
+            .map_err(|e| anyhow::anyhow!("{}: shard {e}", dir.join(MANIFEST_NAME).display()))?;
         let dist = dir.join("dist");
         let found: Vec<String> = if dist.is_dir() {
             list_packages(&dist)
@@ -70,7 +71,8 @@ impl ShardOutput {
                     dir.display()
                 );
             }
-            let sha = sha256_file(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let sha =
+                sha256_file(&path).with_context(|| format!("cannot read {}", path.display()))?;
             if sha != package.sha256 {
                 bail!(
                     "{} has sha256 {sha} but {MANIFEST_NAME} records {}: the shard's dist/ changed after its build; rebuild the shard",
@@ -215,9 +217,9 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
     let a = first.first();
     for leg in rest {
         let b = leg.first();
-        let disagree = |what: &str, x: &dyn std::fmt::Debug, y: &dyn std::fmt::Debug| {
+        let disagree = |what: &str, x: String, y: String| {
             anyhow::anyhow!(
-                "the {} shards ({}) and the {} shards ({}) disagree on {what}: {x:?} and {y:?}; \
+                "the {} shards ({}) and the {} shards ({}) disagree on {what}: {x} and {y}; \
                  one release needs the same value on every platform",
                 first.platform_tag,
                 first.shards[0].dir.display(),
@@ -225,42 +227,60 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
                 leg.shards[0].dir.display()
             )
         };
+        let given = |value: &Option<String>| {
+            value
+                .as_ref()
+                .map_or_else(|| "(not given)".to_owned(), |v| format!("`{v}`"))
+        };
+        let epoch =
+            |value: Option<u64>| value.map_or_else(|| "(unset)".to_owned(), |v| v.to_string());
         if a.version != b.version {
-            return Err(disagree("the version", &a.version, &b.version));
+            return Err(disagree(
+                "the version",
+                a.version.clone(),
+                b.version.clone(),
+            ));
         }
         if a.linux_amdgpu_families != b.linux_amdgpu_families {
             return Err(disagree(
                 "--linux-amdgpu-families",
-                &a.linux_amdgpu_families,
-                &b.linux_amdgpu_families,
+                given(&a.linux_amdgpu_families),
+                given(&b.linux_amdgpu_families),
             ));
         }
         if a.windows_amdgpu_families != b.windows_amdgpu_families {
             return Err(disagree(
                 "--windows-amdgpu-families",
-                &a.windows_amdgpu_families,
-                &b.windows_amdgpu_families,
+                given(&a.windows_amdgpu_families),
+                given(&b.windows_amdgpu_families),
             ));
         }
         if a.source_date_epoch != b.source_date_epoch {
             return Err(disagree(
                 "SOURCE_DATE_EPOCH",
-                &a.source_date_epoch,
-                &b.source_date_epoch,
+                epoch(a.source_date_epoch),
+                epoch(b.source_date_epoch),
             ));
         }
         if a.compression_level != b.compression_level {
             return Err(disagree(
                 "the compression level",
-                &a.compression_level,
-                &b.compression_level,
+                a.compression_level.to_string(),
+                b.compression_level.to_string(),
             ));
         }
         if a.selectors != b.selectors {
+            let subdirs = |m: &ShardManifest| {
+                m.selectors
+                    .iter()
+                    .map(|s| format!("dist/{}", s.subdir))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             return Err(disagree(
-                "the rocm sdist (its _dist_info.json)",
-                &a.selectors.iter().map(|s| &s.subdir).collect::<Vec<_>>(),
-                &b.selectors.iter().map(|s| &s.subdir).collect::<Vec<_>>(),
+                "the rocm sdists' _dist_info.json",
+                subdirs(a),
+                subdirs(b),
             ));
         }
     }
@@ -333,10 +353,18 @@ pub(crate) fn assemble(args: &AssembleArgs) -> Result<String> {
             .any(|l| l.platform_tag.starts_with("win") == windows)
     };
     let mut verify_argv = vec![root.display().to_string()];
-    if let Some(list) = leg.linux_amdgpu_families.as_ref().filter(|_| has_platform(false)) {
+    if let Some(list) = leg
+        .linux_amdgpu_families
+        .as_ref()
+        .filter(|_| has_platform(false))
+    {
         verify_argv.push(format!("--linux-amdgpu-families={list}"));
     }
-    if let Some(list) = leg.windows_amdgpu_families.as_ref().filter(|_| has_platform(true)) {
+    if let Some(list) = leg
+        .windows_amdgpu_families
+        .as_ref()
+        .filter(|_| has_platform(true))
+    {
         verify_argv.push(format!("--windows-amdgpu-families={list}"));
     }
     let report = verify::verify(&parse_as::<VerifyArgs>("verify", &verify_argv)?)?;

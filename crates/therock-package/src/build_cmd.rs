@@ -313,11 +313,9 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
             .build_global();
     }
     let written = match &shard {
-        Some((id, shards)) => execute(
-            &shards.select(&plan, *id),
-            &python::sdist_files(),
-            &options,
-        )?,
+        Some((id, shards)) => {
+            execute(&shards.select(&plan, *id), &python::sdist_files(), &options)?
+        }
         None => execute(&plan, &python::sdist_files(), &options)?,
     };
     let mut out = String::new();

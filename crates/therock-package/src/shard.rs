@@ -363,10 +363,9 @@ impl ShardManifest {
         let mut packages = written
             .iter()
             .map(|w| {
-                let rel = w
-                    .path
-                    .strip_prefix(dist)
-                    .with_context(|| format!("{} is outside {}", w.path.display(), dist.display()))?;
+                let rel = w.path.strip_prefix(dist).with_context(|| {
+                    format!("{} is outside {}", w.path.display(), dist.display())
+                })?;
                 Ok(PackageRecord {
                     path: slash_path(rel),
                     sha256: sha256_file(&w.path)
