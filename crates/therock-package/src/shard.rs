@@ -139,9 +139,9 @@ pub(crate) fn plan_digest(plan: &Plan) -> String {
     format!("sha256:{:x}", hash.finalize())
 }
 
-/// One shard of a [`ShardPlan`].
+/// One shard of a [`ShardPlan`]: an entry of the CI matrix.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Shard {
+pub(crate) struct MatrixEntry {
     /// `K/N`, what `build --shard` takes.
     #[serde(serialize_with = "display")]
     pub(crate) shard: ShardId,
@@ -166,7 +166,7 @@ fn display<S: serde::Serializer>(id: &ShardId, s: S) -> Result<S::Ok, S::Error> 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ShardPlan {
     /// One entry per shard: the CI matrix (`{"include": [...]}`).
-    pub(crate) include: Vec<Shard>,
+    pub(crate) include: Vec<MatrixEntry>,
 }
 
 impl ShardPlan {
@@ -199,7 +199,7 @@ impl ShardPlan {
                     .iter()
                     .flat_map(|&m| inputs(&plan.packages[m]).map(|(a, _, _)| a))
                     .collect();
-                Shard {
+                MatrixEntry {
                     shard: ShardId {
                         index: i + 1,
                         count,
