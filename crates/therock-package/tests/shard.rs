@@ -441,3 +441,33 @@ fn assemble_refuses_broken_shard_sets() {
     );
     assert_eq!(fs::read(dest.join("dist").join("old.whl")).unwrap(), b"old");
 }
+
+/// A shard whose package is broken although its manifest vouches for it
+/// (a faulty runner): `verify` of the assembled release fails, and nothing
+/// is published.
+#[test]
+fn assemble_publishes_nothing_that_fails_verify() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    let shards = build_shards(&root.join("a"), &artifacts(ExampleMode::Kpack), 2, &[]);
+    let manifest_path = shards[1].join("shard.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let package = manifest["packages"][0]["path"].as_str().unwrap().to_owned();
+    let wheel = shards[1].join("dist").join(&package);
+    fs::write(&wheel, b"PK\x03\x04 not a wheel").unwrap();
+    let sha = ok(&std::process::Command::new("sha256sum")
+        .arg(&wheel)
+        .output()
+        .unwrap());
+    manifest["packages"][0]["sha256"] = sha.split_whitespace().next().unwrap().into();
+    manifest["packages"][0]["size"] = fs::metadata(&wheel).unwrap().len().into();
+    fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let error = refused(&shards, root);
+    assert!(
+        error.contains("the assembled release fails verify, so nothing was written")
+            && error.contains("FAILED  well-formed")
+            && error.contains(&package),
+        "{error}"
+    );
+}
