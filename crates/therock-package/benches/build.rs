@@ -3,7 +3,10 @@
 //! in the same run: the same input bytes deflated at level 6 on all cores
 //! (`tar -cf - … | pigz -6`). Prints wall, CPU, peak RSS and output sizes,
 //! and each wheel's size next to its members zipped by Python's `zipfile`
-//! at level 6 (the reference's codec).
+//! at level 6 (the reference's codec). Then the same set as 2 and 4 shards
+//! (`build --shard K/N`, one after the other): the slowest shard's wall
+//! next to the one-machine build's, the most a matrix of that many runners
+//! can gain (docs/releasing.md).
 //!
 //! Run with `cargo bench -p therock-package --bench build` (or `cargo xtask
 //! bench`); installs `pigz` and GNU `time` when missing. `BENCH_SCALE_MIB`
@@ -100,8 +103,54 @@ fn main() {
             &bench_support::zipfile_level_6_sizes(&dest.join("dist")).unwrap(),
         );
         let _ = fs::remove_dir_all(&dest);
+        print_shards(&artifacts, &work, &ours);
     }
     let _ = fs::remove_dir_all(&work);
+}
+
+/// Builds every shard of a 2- and a 4-way split and prints the slowest
+/// shard's wall time next to the one-machine build's.
+fn print_shards(artifacts: &Path, work: &Path, whole: &Measured) {
+    println!("  sharded (each shard alone on this machine):");
+    println!(
+        "  {:<28} {:>8} {:>8} {:>10} {:>14}",
+        "", "wall s", "CPU s", "RSS MiB", "wall / whole"
+    );
+    for count in [2, 4] {
+        let plan = Command::new(env!("CARGO_BIN_EXE_therock-package"))
+            .args(["plan", "--artifact-dir"])
+            .arg(artifacts)
+            .args(["--shards", &count.to_string(), "--json"])
+            .output()
+            .unwrap();
+        assert!(plan.status.success(), "plan --shards {count} failed");
+        let matrix: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+        let mut slowest = Measured::default();
+        for entry in matrix["include"].as_array().unwrap() {
+            let shard = entry["shard"].as_str().unwrap();
+            let dest = work.join(format!("shard-{}", shard.replace('/', "-of-")));
+            let run = measure(
+                Command::new(env!("CARGO_BIN_EXE_therock-package"))
+                    .args(["build", "-q", "--artifact-dir"])
+                    .arg(artifacts)
+                    .arg("--dest-dir")
+                    .arg(&dest)
+                    .args(["--shard", shard]),
+            );
+            let _ = fs::remove_dir_all(&dest);
+            if run.wall > slowest.wall {
+                slowest = run;
+            }
+        }
+        println!(
+            "  {:<28} {:>8.2} {:>8.2} {:>10.0} {:>13.2}x",
+            format!("slowest of {count} shards"),
+            slowest.wall,
+            slowest.cpu,
+            slowest.rss_mib,
+            slowest.wall / whole.wall
+        );
+    }
 }
 
 fn cores() -> usize {

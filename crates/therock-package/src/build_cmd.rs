@@ -14,6 +14,7 @@ use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
 
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
+use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
@@ -79,6 +80,10 @@ pub(crate) struct BuildArgs {
     /// Threads for compression (default: one per core; at most four per core).
     #[arg(long, short, default_value_t = 0)]
     jobs: usize,
+    /// Build only shard K of N (`plan --shards N` lists them) and write
+    /// `shard.json` beside `dist/` for `assemble` (docs/releasing.md).
+    #[arg(long, value_name = "K/N", conflicts_with = "no_build_packages")]
+    shard: Option<ShardId>,
 }
 
 impl BuildArgs {
@@ -218,9 +223,18 @@ impl BuildArgs {
     }
 }
 
-/// `therock-package plan`: prints the plan.
-pub(crate) fn plan(args: &PlanArgs, json: bool) -> Result<String> {
+/// `therock-package plan`: prints the plan, or with `shards` its split
+/// into that many shards.
+pub(crate) fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
     let plan = args.plan()?;
+    if let Some(count) = shards {
+        let shards = ShardPlan::new(&plan, count)?;
+        return Ok(if json {
+            shards.to_json()
+        } else {
+            shards.to_text(&plan)
+        });
+    }
     Ok(if json {
         plan.to_json()
     } else {
@@ -260,6 +274,10 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
     let started = Instant::now();
     let compression = args.wheel_compression();
     let plan = args.plan.plan()?;
+    let shard = args
+        .shard
+        .map(|id| Ok::<_, anyhow::Error>((id, ShardPlan::new(&plan, id.count)?)))
+        .transpose()?;
     std::fs::create_dir_all(&args.dest_dir)
         .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
     if args.no_build_packages {
@@ -294,8 +312,26 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
             .num_threads(jobs)
             .build_global();
     }
-    let written = execute(&plan, &python::sdist_files(), &options)?;
+    let written = match &shard {
+        Some((id, shards)) => {
+            execute(&shards.select(&plan, *id), &python::sdist_files(), &options)?
+        }
+        None => execute(&plan, &python::sdist_files(), &options)?,
+    };
     let mut out = String::new();
+    if let Some((id, shards)) = &shard {
+        let facts = BuildFacts {
+            linux_families: args.plan.linux_amdgpu_families.clone(),
+            windows_families: args.plan.windows_amdgpu_families.clone(),
+            source_date_epoch: epoch,
+            compression,
+        };
+        let dist = std::fs::canonicalize(args.dest_dir.join("dist"))
+            .with_context(|| format!("cannot resolve {}/dist", args.dest_dir.display()))?;
+        let manifest = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
+            .write(&args.dest_dir)?;
+        let _ = writeln!(out, "shard {id}: wrote {}", manifest.display());
+    }
     let mut total = 0;
     for w in &written {
         total += w.size;

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use artifacts::Source as ArtifactSource;
 use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
 use elf_surgery::{Edit, ElfFile, SearchPathEdit};
-use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SelectorPlan, SourceRef};
+use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SourceRef};
 use rayon::prelude::*;
 use trampoline_gen::{Launcher, Platform};
 use wheel_writer::{
@@ -109,7 +109,13 @@ pub(crate) fn execute(
     for selector in &plan.selectors {
         progress.next("rocm (sdist)");
         let dir = staging.dir(&selector.subdir)?;
-        staged.push(write_sdist(plan, selector, sdist_files, &dir, options)?);
+        staged.push(write_sdist(
+            &plan.version,
+            &selector.dist_info_json,
+            sdist_files,
+            &dir,
+            &options.wheel,
+        )?);
     }
     progress.finish();
     staging
@@ -307,14 +313,16 @@ fn write_devel_tar(
     Ok(path)
 }
 
-fn write_sdist(
-    plan: &Plan,
-    selector: &SelectorPlan,
+/// Writes the `rocm` selector sdist of `version` carrying `dist_info_json`
+/// into `dir` (also used by `assemble`, which writes it once per release).
+pub(crate) fn write_sdist(
+    version: &str,
+    dist_info_json: &[u8],
     files: &[SdistFile],
     dir: &Path,
-    options: &ExecuteOptions,
+    options: &WriteOptions,
 ) -> Result<PathBuf> {
-    let mut metadata = CoreMetadata::new("rocm", &plan.version);
+    let mut metadata = CoreMetadata::new("rocm", version);
     metadata.summary =
         Some("ROCm SDK: selects the packages this machine needs at install time".into());
     metadata.requires_python = Some(">=3.9".into());
@@ -333,12 +341,12 @@ fn write_sdist(
     sdist.add_file(
         "rocm_sdk/_dist_info.json",
         Arc::new(BytesSource::new(
-            selector.dist_info_json.clone(),
+            dist_info_json.to_vec(),
             false,
             "_dist_info.json",
         )),
     )?;
-    let written = sdist.write(dir, &options.wheel)?;
+    let written = sdist.write(dir, options)?;
     tracing::info!("wrote {}", written.path.display());
     Ok(written.path)
 }

@@ -5,11 +5,13 @@
 //! (2: usage, 1: bad input or a failed build).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod assemble;
 mod build_cmd;
 mod execute;
 mod index;
 mod inspect;
 mod python;
+mod shard;
 mod staging;
 mod verify;
 
@@ -44,7 +46,14 @@ enum Command {
         /// Print the whole plan as JSON.
         #[arg(long)]
         json: bool,
+        /// Split the package set into N shards of balanced input bytes
+        /// instead (with `--json`: a CI matrix; docs/releasing.md).
+        #[arg(long, value_name = "N")]
+        shards: Option<usize>,
     },
+    /// Join the outputs of `build --shard K/N` into one release: check the
+    /// shards, write the `rocm` sdists and the index, verify (docs/releasing.md).
+    Assemble(assemble::AssembleArgs),
     /// Check a release before publishing: well-formed packages, one version,
     /// identical duplicates, reachable device extras, satisfiable
     /// requirements, complete targets, resolvable ELF links (exit 1 on any problem).
@@ -109,7 +118,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inspect(args) => inspect::inspect(args),
         Command::Build(args) => build_cmd::build(args, cli.quiet),
-        Command::Plan { args, json } => build_cmd::plan(args, *json),
+        Command::Plan { args, json, shards } => build_cmd::plan(args, *json, *shards),
+        Command::Assemble(args) => assemble::assemble(args),
         Command::Index(args) => index::index(args),
         Command::Verify(_) => unreachable!("handled above"),
     };

@@ -1,0 +1,473 @@
+//! Sharded releases (docs/releasing.md): `plan --shards N`, `build --shard
+//! K/N` in separate processes and directories, `assemble`; the assembled
+//! `dist/` is byte for byte the one-machine build, and broken shard sets
+//! are refused by name.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{Build, artifacts, ok, therock_package};
+use fixtures::ExampleMode;
+
+/// `therock-package plan --shards N --json` for `artifact_dir`.
+fn shard_plan(artifact_dir: &Path, count: usize, extra: &[&str]) -> serde_json::Value {
+    let count = count.to_string();
+    let mut args = vec![
+        "plan",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--shards",
+        &count,
+        "--json",
+    ];
+    args.extend(extra);
+    serde_json::from_str(&ok(&therock_package(&args))).unwrap()
+}
+
+/// How many packages the plan of `mode` has.
+fn package_count(mode: ExampleMode) -> usize {
+    let plan: serde_json::Value = serde_json::from_str(&ok(&therock_package(&[
+        "plan",
+        "--artifact-dir",
+        artifacts(mode).to_str().unwrap(),
+        "--json",
+    ])))
+    .unwrap();
+    plan["packages"].as_array().unwrap().len()
+}
+
+/// The shard ids of a matrix (`["1/3", "2/3", "3/3"]`).
+fn shard_ids(matrix: &serde_json::Value) -> Vec<String> {
+    matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["shard"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Builds every shard of `artifact_dir` split `count` ways, each by its
+/// own process into its own directory under `root`.
+fn build_shards(root: &Path, artifact_dir: &Path, count: usize, extra: &[&str]) -> Vec<PathBuf> {
+    let matrix = shard_plan(artifact_dir, count, extra);
+    let ids = shard_ids(&matrix);
+    assert_eq!(ids.len(), count);
+    ids.iter()
+        .map(|id| {
+            let dir = root.join(format!("shard-{}", id.replace('/', "-of-")));
+            let mut args = vec![
+                "build",
+                "--artifact-dir",
+                artifact_dir.to_str().unwrap(),
+                "--dest-dir",
+                dir.to_str().unwrap(),
+                "--shard",
+                id,
+            ];
+            args.extend(extra);
+            ok(&therock_package(&args));
+            dir
+        })
+        .collect()
+}
+
+/// `therock-package assemble DIRS... --dest-dir DEST`.
+fn assemble(dirs: &[PathBuf], dest: &Path) -> std::process::Output {
+    let mut args = vec!["assemble".to_owned()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(["--dest-dir".to_owned(), dest.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    therock_package(&args)
+}
+
+/// Every file under `dir` (relative, sorted) with its bytes.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// The one-machine release: `build`, then `index` (per family where the
+/// build wrote family directories), as `assemble` lays it out.
+fn one_machine(mode: ExampleMode, extra: &[&str]) -> Build {
+    let build = Build::new(mode, extra);
+    let dist = build.dist();
+    let per_family = fs::read_dir(&dist)
+        .unwrap()
+        .any(|e| e.unwrap().path().is_dir());
+    let mut args = vec!["index", dist.to_str().unwrap()];
+    if per_family {
+        args.push("--per-family");
+    }
+    ok(&therock_package(&args));
+    build
+}
+
+fn assert_same_files(mode: ExampleMode, what: &str, expected: &Path, got: &Path) {
+    let (expected, got) = (files(expected), files(got));
+    let names = |f: &[(String, Vec<u8>)]| f.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&expected),
+        names(&got),
+        "{mode:?} {what}: other files"
+    );
+    for ((name, a), (_, b)) in expected.iter().zip(&got) {
+        assert!(
+            a == b,
+            "{mode:?} {what}: {name} differs from the one-machine build"
+        );
+    }
+    assert!(expected.len() >= 7, "{mode:?}: {:?}", names(&expected));
+}
+
+#[test]
+fn sharded_builds_assemble_to_the_one_machine_dist() {
+    for mode in ExampleMode::ALL {
+        let reference = one_machine(mode, &[]);
+        let packages = package_count(mode);
+        assert!(packages >= 4, "{mode:?}: {packages} packages");
+        for count in [1, 3, packages] {
+            let work = tempfile::tempdir().unwrap();
+            let shards = build_shards(work.path(), &artifacts(mode), count, &[]);
+            let dest = work.path().join("release");
+            ok(&assemble(&shards, &dest));
+            assert_same_files(
+                mode,
+                &format!("{count} shards"),
+                &reference.dist(),
+                &dest.join("dist"),
+            );
+        }
+    }
+}
+
+#[test]
+fn shard_plan_is_a_deterministic_ci_matrix() {
+    let artifact_dir = artifacts(ExampleMode::Kpack);
+    let matrix = shard_plan(&artifact_dir, 3, &[]);
+    assert_eq!(matrix, shard_plan(&artifact_dir, 3, &[]));
+    let keys: Vec<&String> = matrix.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["include"], "a CI matrix has `include` only");
+    // Every package in exactly one shard; shards balanced by input bytes.
+    let mut all: Vec<String> = matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["packages"].as_array().unwrap().clone())
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    all.sort();
+    let count = all.len();
+    all.dedup();
+    assert_eq!(all.len(), count);
+    assert_eq!(count, package_count(ExampleMode::Kpack));
+    // Sizes (and so the digest) depend on the host's gcc; the split of
+    // the example does not.
+    let text = ok(&therock_package(&[
+        "plan",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--shards",
+        "3",
+        "--json",
+    ]));
+    let plan_digest = matrix["include"][0]["plan"].as_str().unwrap();
+    let redacted: Vec<String> = text
+        .replace(plan_digest, "sha256:[plan]")
+        .lines()
+        .map(|line| match line.split_once("\"input_bytes\": ") {
+            Some((indent, _)) => format!("{indent}\"input_bytes\": [bytes],"),
+            None => line.to_owned(),
+        })
+        .collect();
+    insta::assert_snapshot!("kpack_three_shards", redacted.join("\n"));
+}
+
+#[test]
+fn shard_plan_refuses_more_shards_than_packages() {
+    let artifact_dir = artifacts(ExampleMode::Kpack);
+    let too_many = (package_count(ExampleMode::Kpack) + 1).to_string();
+    let out = therock_package(&[
+        "plan",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--shards",
+        &too_many,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    insta::assert_snapshot!("too_many_shards", String::from_utf8_lossy(&out.stderr));
+    let out = therock_package(&[
+        "build",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--dest-dir",
+        "/nonexistent",
+        "--shard",
+        "4/3",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 <= K <= N"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Linux (kpack) and "Windows" (a copy without the gfx942 artifacts) legs,
+/// each planned from its own tree and split its own way, assemble into one
+/// release with one `rocm` sdist, the same as the sdist each one-machine
+/// build writes.
+#[test]
+fn linux_and_windows_legs_assemble_together() {
+    let work = tempfile::tempdir().unwrap();
+    let windows_artifacts = windows_copy(work.path());
+    let families = common::RELEASE_FAMILY_FLAGS;
+    let mut windows_flags = vec!["--platform-tag", "win_amd64"];
+    windows_flags.extend(families);
+    let mut dirs = build_shards(
+        &work.path().join("linux"),
+        &artifacts(ExampleMode::Kpack),
+        2,
+        &families,
+    );
+    dirs.extend(build_shards(
+        &work.path().join("windows"),
+        &windows_artifacts,
+        3,
+        &windows_flags,
+    ));
+    let dest = work.path().join("release");
+    let report = ok(&assemble(&dirs, &dest));
+    assert!(report.contains("linux_x86_64: 2 shards"), "{report}");
+    assert!(report.contains("win_amd64: 3 shards"), "{report}");
+    let (linux, windows) = common::two_platform_release(true);
+    let dist = dest.join("dist");
+    let sdist = fs::read(dist.join("rocm-7.1.0.tar.gz")).unwrap();
+    assert!(sdist == fs::read(linux.dist().join("rocm-7.1.0.tar.gz")).unwrap());
+    for build in [&linux, &windows] {
+        for (name, bytes) in files(&build.dist()) {
+            assert!(
+                fs::read(dist.join(&name)).unwrap() == bytes,
+                "{name} differs"
+            );
+        }
+    }
+}
+
+/// A copy of the kpack example without the gfx942 device artifacts.
+fn windows_copy(root: &Path) -> PathBuf {
+    let copy = root.join("windows-artifacts");
+    ok(&std::process::Command::new("cp")
+        .arg("-a")
+        .arg(artifacts(ExampleMode::Kpack))
+        .arg(&copy)
+        .output()
+        .unwrap());
+    for entry in fs::read_dir(&copy).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .contains("_gfx942")
+        {
+            fs::remove_dir_all(&path).unwrap();
+        }
+    }
+    copy
+}
+
+/// Runs `assemble` on a broken set and returns its error, the work
+/// directory written as `[work]`; checks nothing was published.
+fn refused(dirs: &[PathBuf], work: &Path) -> String {
+    let dest = work.join("release");
+    let out = assemble(dirs, &dest);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        fs::read_dir(dest.join("dist")).map_or(true, |mut d| d.next().is_none()),
+        "a refused assemble published files"
+    );
+    String::from_utf8_lossy(&out.stderr).replace(&work.display().to_string(), "[work]")
+}
+
+/// Replaces plan digests (`sha256:` and 64 hex digits) with `sha256:[plan]`.
+fn redact_digests(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("sha256:") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 7..];
+        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
+        out.push_str(if hex == 64 {
+            "sha256:[plan]"
+        } else {
+            "sha256:"
+        });
+        rest = &after[if hex == 64 { 64 } else { 0 }..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn assemble_refuses_broken_shard_sets() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    let kpack = artifacts(ExampleMode::Kpack);
+    let shards = build_shards(&root.join("a"), &kpack, 3, &[]);
+
+    // A missing shard.
+    let missing = refused(&[shards[0].clone(), shards[2].clone()], root);
+    insta::assert_snapshot!("missing_shard", redact_digests(&missing));
+
+    // A shard given twice (the same one, or a rebuild of it elsewhere).
+    let rebuilt = build_shards(&root.join("b"), &kpack, 3, &[]);
+    let twice = refused(
+        &[
+            shards[0].clone(),
+            shards[1].clone(),
+            shards[2].clone(),
+            rebuilt[1].clone(),
+        ],
+        root,
+    );
+    insta::assert_snapshot!("duplicated_shard", redact_digests(&twice));
+
+    // A foreign shard: built with another version, same platform.
+    let foreign = build_shards(&root.join("c"), &kpack, 3, &["--version", "7.1.1"]);
+    let other_plan = refused(
+        &[shards[0].clone(), foreign[1].clone(), shards[2].clone()],
+        root,
+    );
+    insta::assert_snapshot!("foreign_shard", redact_digests(&other_plan));
+
+    // A shard of another split of the same plan.
+    let halves = build_shards(&root.join("d"), &kpack, 2, &[]);
+    let other_count = refused(&[shards[0].clone(), halves[1].clone()], root);
+    insta::assert_snapshot!("other_shard_count", redact_digests(&other_count));
+
+    // A shard whose dist/ changed after its build.
+    let tampered = root.join("tampered");
+    ok(&std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&shards[1])
+        .arg(&tampered)
+        .output()
+        .unwrap());
+    let wheel = fs::read_dir(tampered.join("dist"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .unwrap();
+    let mut bytes = fs::read(&wheel).unwrap();
+    bytes.push(0);
+    fs::write(&wheel, bytes).unwrap();
+    let changed = refused(
+        &[shards[0].clone(), tampered.clone(), shards[2].clone()],
+        root,
+    );
+    assert!(
+        changed.contains("the shard's dist/ changed after its build"),
+        "{changed}"
+    );
+
+    // A package in a shard's dist/ that its manifest does not list.
+    let stray = root.join("stray");
+    ok(&std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&shards[1])
+        .arg(&stray)
+        .output()
+        .unwrap());
+    fs::copy(
+        &wheel,
+        stray
+            .join("dist")
+            .join("rocm_sdk_extra-7.1.0-py3-none-linux_x86_64.whl"),
+    )
+    .unwrap();
+    let extra = refused(&[shards[0].clone(), stray, shards[2].clone()], root);
+    insta::assert_snapshot!("unlisted_package", extra);
+
+    // Not a shard at all.
+    let plain = root.join("plain");
+    fs::create_dir_all(plain.join("dist")).unwrap();
+    let not_a_shard = refused(&[plain], root);
+    insta::assert_snapshot!("not_a_shard", not_a_shard);
+
+    // Legs that disagree on the rocm sdist's family lists.
+    let linux = build_shards(
+        &root.join("e"),
+        &kpack,
+        1,
+        &["--linux-amdgpu-families=gfx94X-dcgpu"],
+    );
+    let windows = build_shards(
+        &root.join("f"),
+        &kpack,
+        1,
+        &[
+            "--platform-tag",
+            "win_amd64",
+            "--linux-amdgpu-families=gfx110X-all",
+        ],
+    );
+    let disagree = refused(&[linux[0].clone(), windows[0].clone()], root);
+    insta::assert_snapshot!("legs_disagree", disagree);
+
+    // An assembled release is never written over.
+    let dest = root.join("release");
+    fs::create_dir_all(dest.join("dist")).unwrap();
+    fs::write(dest.join("dist").join("old.whl"), b"old").unwrap();
+    let out = assemble(&shards, &dest);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not empty"),
+        "{out:?}"
+    );
+    assert_eq!(fs::read(dest.join("dist").join("old.whl")).unwrap(), b"old");
+}
+
+/// A shard whose package is broken although its manifest vouches for it
+/// (a faulty runner): `verify` of the assembled release fails, and nothing
+/// is published.
+#[test]
+fn assemble_publishes_nothing_that_fails_verify() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path();
+    let shards = build_shards(&root.join("a"), &artifacts(ExampleMode::Kpack), 2, &[]);
+    let manifest_path = shards[1].join("shard.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let package = manifest["packages"][0]["path"].as_str().unwrap().to_owned();
+    let wheel = shards[1].join("dist").join(&package);
+    fs::write(&wheel, b"PK\x03\x04 not a wheel").unwrap();
+    let sha = ok(&std::process::Command::new("sha256sum")
+        .arg(&wheel)
+        .output()
+        .unwrap());
+    manifest["packages"][0]["sha256"] = sha.split_whitespace().next().unwrap().into();
+    manifest["packages"][0]["size"] = fs::metadata(&wheel).unwrap().len().into();
+    fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let error = refused(&shards, root);
+    assert!(
+        error.contains("the assembled release fails verify, so nothing was written")
+            && error.contains("FAILED  well-formed")
+            && error.contains(&package),
+        "{error}"
+    );
+}
