@@ -9,6 +9,7 @@ mod build_cmd;
 mod execute;
 mod index;
 mod inspect;
+mod native;
 mod python;
 mod staging;
 mod verify;
