@@ -1,58 +1,141 @@
-//! Builds the native `rocm-sdk` that ships inside `rocm-sdk-core` and embeds
-//! it, so `therock-package` is complete after `cargo build` or
-//! `cargo install` alone (see docs/pipeline.md, "The native rocm-sdk").
+//! Builds the native `rocm-sdk` that ships inside `rocm-sdk-core`, once per
+//! wheel platform, and embeds them, so `therock-package` is complete after
+//! `cargo build` or `cargo install` alone (see docs/pipeline.md, "The
+//! native rocm-sdk").
 //!
-//! The binary must run on glibc 2.28 and newer hosts (docs/behaviour.md#native-binaries), and a
-//! dynamic glibc link made on a newer host needs newer symbols, so it is
-//! linked statically (`crt-static`). Target-only rustflags need an explicit
-//! `--target`, hence a nested cargo with its own target directory.
+//! A wheel carries the program of its own platform: the Linux one for Linux
+//! tags, the Windows one (`rocm-sdk.exe`) for `win_amd64`. The program of
+//! the host's own platform is always built; the other one when its Rust
+//! target is installed. What is not built is not embedded, and a build for
+//! that platform refuses with the target's name (src/native.rs).
+//!
+//! The Linux program must run on glibc 2.28 and newer hosts
+//! (docs/behaviour.md#native-binaries), and a dynamic glibc link made on a
+//! newer host needs newer symbols, so it is linked statically
+//! (`crt-static`). Target-only rustflags need an explicit `--target`, hence
+//! a nested cargo with its own target directory.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const TARGET: &str = "x86_64-unknown-linux-gnu";
+/// A program to embed: its Rust target, file name, the file the crate
+/// includes, and the cfg that says it is there.
+struct Native {
+    target: &'static str,
+    file: &'static str,
+    embedded: &'static str,
+    cfg: &'static str,
+}
+
+const LINUX: Native = Native {
+    target: "x86_64-unknown-linux-gnu",
+    file: "rocm-sdk",
+    embedded: "rocm-sdk",
+    cfg: "native_linux",
+};
+
+const WINDOWS: Native = Native {
+    target: "x86_64-pc-windows-gnu",
+    file: "rocm-sdk.exe",
+    embedded: "rocm-sdk.exe",
+    cfg: "native_windows",
+};
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let workspace = manifest_dir.join("../..");
     // Any workspace crate may end up in `rocm-sdk`; when nothing it uses
     // changed, the nested build is an up-to-date no-op.
-    for input in ["crates", "Cargo.toml", "Cargo.lock"] {
+    for input in ["crates", "Cargo.toml", "Cargo.lock", ".cargo/config.toml"] {
         println!("cargo:rerun-if-changed={}", workspace.join(input).display());
     }
+    for native in [&LINUX, &WINDOWS] {
+        println!("cargo::rustc-check-cfg=cfg({})", native.cfg);
+    }
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo"));
-    let binary = build_rocm_sdk(&workspace, &shared_target_dir(&out_dir));
-    let embedded = out_dir.join("rocm-sdk");
-    std::fs::copy(&binary, &embedded).unwrap_or_else(|e| {
+    let target_dir = shared_target_dir(&out_dir);
+    let host_is_windows = env::var("HOST").is_ok_and(|h| h.contains("windows"));
+    let (own, other) = if host_is_windows {
+        (&WINDOWS, &LINUX)
+    } else {
+        (&LINUX, &WINDOWS)
+    };
+    match build_rocm_sdk(&workspace, &target_dir, own) {
+        Ok(binary) => embed(own, &binary, &out_dir),
+        Err(e) => panic!("{e}"),
+    }
+    if target_installed(other.target) {
+        // Optional: without it this tool still builds its own platform's
+        // wheels, and refuses the other's by name.
+        match build_rocm_sdk(&workspace, &target_dir, other) {
+            Ok(binary) => embed(other, &binary, &out_dir),
+            Err(e) => println!("cargo:warning={e}"),
+        }
+    } else {
+        println!(
+            "cargo:warning=the Rust target {0} is not installed: this therock-package cannot \
+             build wheels for that platform (rustup target add {0})",
+            other.target
+        );
+    }
+}
+
+fn embed(native: &Native, binary: &Path, out_dir: &Path) {
+    let embedded = out_dir.join(native.embedded);
+    std::fs::copy(binary, &embedded).unwrap_or_else(|e| {
         panic!(
             "cannot copy {} to {}: {e}",
             binary.display(),
             embedded.display()
         )
     });
+    println!("cargo::rustc-cfg={}", native.cfg);
+}
+
+/// Whether rustc has the standard library of `target`.
+fn target_installed(target: &str) -> bool {
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    Command::new(rustc)
+        .args(["--print", "target-libdir", "--target", target])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|dir| std::fs::read_dir(dir.trim()).ok())
+        .is_some_and(|mut entries| {
+            entries.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("libstd-")))
+        })
 }
 
 /// `target/native-rocm-sdk` beside the outer build's profile directories,
 /// so `cargo build`, `cargo test` and `cargo clippy` share one inner build.
 fn shared_target_dir(out_dir: &Path) -> PathBuf {
-    // OUT_DIR is `<target>/<profile>/build/<pkg>-<hash>/out`.
-    out_dir
-        .ancestors()
-        .nth(4)
-        .map_or_else(|| out_dir.join("native"), |t| t.join("native-rocm-sdk"))
+    // OUT_DIR is `<target>/<profile>/build/<pkg>-<hash>/out`, or
+    // `<target>/<triple>/<profile>/build/...` when cross-compiling.
+    let Some(mut dir) = out_dir.ancestors().nth(4) else {
+        return out_dir.join("native");
+    };
+    if let (Ok(triple), Some(parent)) = (env::var("TARGET"), dir.parent())
+        && dir.file_name().is_some_and(|name| *name == *triple)
+    {
+        dir = parent;
+    }
+    dir.join("native-rocm-sdk")
 }
 
-/// Static glibc, and no host paths in the binary (the core wheel must be the
-/// same bytes on every build host).
-fn rustflags(workspace: &Path) -> String {
+/// No host paths in the binary (the core wheel must be the same bytes on
+/// every build host); static glibc on Linux, no link timestamp on Windows.
+fn rustflags(workspace: &Path, native: &Native) -> String {
     let workspace = workspace
         .canonicalize()
         .unwrap_or_else(|_| workspace.to_path_buf());
-    let mut flags = format!(
-        "-C target-feature=+crt-static --remap-path-prefix={}=/rocm",
-        workspace.display()
-    );
+    let mut flags = format!("--remap-path-prefix={}=/rocm", workspace.display());
+    if native.target.contains("windows") {
+        flags.push_str(" -C link-arg=-Wl,--no-insert-timestamp");
+    } else {
+        flags.push_str(" -C target-feature=+crt-static");
+    }
     let cargo_home = env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
@@ -64,7 +147,7 @@ fn rustflags(workspace: &Path) -> String {
     flags
 }
 
-fn build_rocm_sdk(workspace: &Path, target_dir: &Path) -> PathBuf {
+fn build_rocm_sdk(workspace: &Path, target_dir: &Path, native: &Native) -> Result<PathBuf, String> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
@@ -76,11 +159,11 @@ fn build_rocm_sdk(workspace: &Path, target_dir: &Path) -> PathBuf {
             "-p",
             "rocm-sdk",
             "--target",
-            TARGET,
+            native.target,
         ])
         .arg("--target-dir")
         .arg(target_dir)
-        .env("RUSTFLAGS", rustflags(workspace))
+        .env("RUSTFLAGS", rustflags(workspace, native))
         .env("CARGO_PROFILE_RELEASE_STRIP", "symbols")
         .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -90,10 +173,16 @@ fn build_rocm_sdk(workspace: &Path, target_dir: &Path) -> PathBuf {
         .env_remove("CARGO_BUILD_TARGET");
     let status = command
         .status()
-        .unwrap_or_else(|e| panic!("cannot run cargo to build the native rocm-sdk: {e}"));
-    assert!(
-        status.success(),
-        "building the native rocm-sdk (static, {TARGET}) failed; see the output above"
-    );
-    target_dir.join(TARGET).join("release").join("rocm-sdk")
+        .map_err(|e| format!("cannot run cargo to build the native rocm-sdk: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "building the native rocm-sdk for {} failed (see the output above; a Windows \
+             program needs the mingw-w64 linker, Debian gcc-mingw-w64-x86-64)",
+            native.target
+        ));
+    }
+    Ok(target_dir
+        .join(native.target)
+        .join("release")
+        .join(native.file))
 }

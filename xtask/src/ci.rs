@@ -8,7 +8,9 @@ use crate::cmd::{have, run};
 /// symbol versions the policy tests read; `python3` and `python3-venv` let
 /// wheel-writer's tests `pip install` wheels into a venv; `libtinfo6` (with
 /// `libncurses-dev` to link against) is the host-only system library
-/// `rocm-sdk test` must report as a warning.
+/// `rocm-sdk test` must report as a warning; `gcc-mingw-w64-x86-64` links
+/// the Windows `rocm-sdk.exe` that win_amd64 wheels carry and the workspace's
+/// Windows check.
 const TEST_PACKAGES: &[&str] = &[
     "binutils",
     "gcc",
@@ -20,7 +22,11 @@ const TEST_PACKAGES: &[&str] = &[
     "xz-utils",
     "python3",
     "python3-venv",
+    "gcc-mingw-w64-x86-64",
 ];
+
+/// The Rust target of the Windows program and the Windows check.
+const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
 
 /// Seconds each fuzz target runs in CI (six targets: two minutes, plus
 /// a quick build of them).
@@ -43,6 +49,19 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
         ],
     )?;
     run("cargo", &["test", "--workspace", "--locked"])?;
+    // The workspace keeps compiling for Windows (its Unix-only code has
+    // Windows counterparts); the build scripts' native programs are shared
+    // with the Linux build above.
+    run(
+        "cargo",
+        &[
+            "check",
+            "--workspace",
+            "--locked",
+            "--target",
+            WINDOWS_TARGET,
+        ],
+    )?;
     // The Python shipped in the packages, against the same JSON vectors.
     run(
         "python3",
@@ -65,8 +84,15 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
     )
 }
 
-/// Installs the Debian packages the tests need when any is missing.
+/// Installs the Debian packages and the Rust target the tests need when
+/// any is missing.
 pub(crate) fn setup(_args: &[String]) -> Result<(), String> {
+    install_packages()?;
+    // Idempotent and quick when the target is there already.
+    run("rustup", &["target", "add", WINDOWS_TARGET])
+}
+
+fn install_packages() -> Result<(), String> {
     let missing: Vec<&str> = TEST_PACKAGES
         .iter()
         .copied()

@@ -16,7 +16,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, BufReader, Read};
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -40,32 +39,28 @@ const BLOCK: u64 = 512;
 /// compared whenever it is opened again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct FileIdentity {
-    dev: u64,
-    ino: u64,
+    id: file_id::FileId,
     len: u64,
-    mtime: i64,
-    mtime_nsec: i64,
+    modified: Option<std::time::SystemTime>,
 }
 
 impl FileIdentity {
-    fn of(meta: &Metadata) -> Self {
-        Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
+    fn of(path: &Path, file: &File, meta: &Metadata) -> Result<Self> {
+        Ok(Self {
+            id: file_id::FileId::of_file(file, meta).map_err(|e| Error::io(path, e))?,
             len: meta.len(),
-            mtime: meta.mtime(),
-            mtime_nsec: meta.mtime_nsec(),
-        }
+            modified: meta.modified().ok(),
+        })
     }
 }
 
 /// Opens an archive file without blocking on a FIFO; it must be a regular file.
 fn open_archive_file(path: &Path) -> Result<(File, Metadata)> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path).map_err(|e| Error::io(path, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     if !meta.is_file() {
         return Err(Error::UnsupportedFileType {
@@ -80,7 +75,7 @@ fn open_archive_file(path: &Path) -> Result<(File, Metadata)> {
 /// earlier; refuses a file that is no longer the one indexed.
 pub(crate) fn decoder(archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> {
     let (file, meta) = open_archive_file(&archive.path)?;
-    if FileIdentity::of(&meta) != archive.identity {
+    if FileIdentity::of(&archive.path, &file, &meta)? != archive.identity {
         return Err(Error::BadArchive {
             archive: archive.path.clone(),
             reason: "the file changed since it was indexed; artifacts must not change while \
@@ -229,7 +224,7 @@ fn note_missing_checksum(file: &File, archive: &ArchiveRef) {
     const CHECKSUM_FLAG: u8 = 0x04;
     let mut head = [0u8; 5];
     if archive.format == ArchiveFormat::TarZst
-        && file.read_exact_at(&mut head, 0).is_ok()
+        && read_head(file, &mut head).is_ok()
         && head[..4] == MAGIC
         && head[4] & CHECKSUM_FLAG == 0
     {
@@ -238,6 +233,21 @@ fn note_missing_checksum(file: &File, archive: &ArchiveRef) {
             "zstd frame without a content checksum: corrupted content cannot be detected"
         );
     }
+}
+
+/// Reads the first bytes without moving the position the decoder reads from.
+#[cfg(unix)]
+fn read_head(file: &File, head: &mut [u8]) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, head, 0)
+}
+
+/// Windows' positioned read moves the file position: put it back.
+#[cfg(windows)]
+fn read_head(file: &File, head: &mut [u8]) -> io::Result<()> {
+    use io::Seek;
+    let mut file = file;
+    file.read_exact(head)?;
+    file.rewind()
 }
 
 /// What the pass remembers of each member, for hard links.
@@ -256,10 +266,11 @@ pub(crate) fn index_archive(
     format: ArchiveFormat,
 ) -> Result<Artifact> {
     let (file, meta) = open_archive_file(&path)?;
+    let identity = FileIdentity::of(&path, &file, &meta)?;
     let archive = Arc::new(ArchiveRef {
         path,
         format,
-        identity: FileIdentity::of(&meta),
+        identity,
     });
     note_missing_checksum(&file, &archive);
     let mut stream = Counting {

@@ -2,7 +2,6 @@
 
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -57,14 +56,13 @@ fn read_manifest(path: &Path) -> Result<String> {
         path: path.to_path_buf(),
         kind,
     };
-    let mut file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => not_a_file("symlink"),
-            _ => Error::io(path, e),
-        })?;
+    let mut file = open_no_follow(path).map_err(|e| {
+        if is_symlink_refusal(&e) {
+            not_a_file("symlink")
+        } else {
+            Error::io(path, e)
+        }
+    })?;
     let meta = file.metadata().map_err(|e| Error::io(path, e))?;
     if !meta.is_file() {
         return Err(not_a_file(kind_of(meta.file_type())));
@@ -73,6 +71,55 @@ fn read_manifest(path: &Path) -> Result<String> {
     file.read_to_string(&mut text)
         .map_err(|e| Error::io(path, e))?;
     Ok(text)
+}
+
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(unix)]
+fn is_symlink_refusal(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+/// Opens a reparse point itself, not its target; the file-type check on the
+/// open handle then refuses it.
+#[cfg(windows)]
+fn open_no_follow(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::windows::fs::OpenOptionsExt;
+    const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+}
+
+#[cfg(windows)]
+fn is_symlink_refusal(_: &std::io::Error) -> bool {
+    false
+}
+
+/// The mode bits of an entry: the real ones on Unix; on Windows, which has
+/// none, what an unpacked tar would give (directories searchable, files
+/// writable unless read-only).
+#[cfg(unix)]
+fn mode_of(meta: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o7777
+}
+
+#[cfg(windows)]
+fn mode_of(meta: &fs::Metadata) -> u32 {
+    match (meta.is_dir(), meta.permissions().readonly()) {
+        (true, _) => 0o755,
+        (false, false) => 0o644,
+        (false, true) => 0o444,
+    }
 }
 
 /// The base directory of manifest line `line`, reached through real
@@ -119,13 +166,26 @@ pub(crate) fn kind_of(file_type: fs::FileType) -> &'static str {
         "directory"
     } else if file_type.is_file() {
         "regular file"
-    } else if file_type.is_fifo() {
+    } else {
+        special_kind(file_type)
+    }
+}
+
+#[cfg(unix)]
+fn special_kind(file_type: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_fifo() {
         "FIFO"
     } else if file_type.is_socket() {
         "socket"
     } else {
         "device"
     }
+}
+
+#[cfg(windows)]
+fn special_kind(_: fs::FileType) -> &'static str {
+    "special file"
 }
 
 fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<()> {
@@ -147,7 +207,7 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
         };
         let meta = fs::symlink_metadata(&path).map_err(|e| Error::io(&path, e))?;
         let file_type = meta.file_type();
-        let mode = meta.permissions().mode() & 0o7777;
+        let mode = mode_of(&meta);
         if file_type.is_symlink() {
             let target = fs::read_link(&path).map_err(|e| Error::io(&path, e))?;
             let Some(target) = target.to_str() else {

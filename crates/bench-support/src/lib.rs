@@ -13,7 +13,7 @@
 )]
 #![allow(
     unsafe_code,
-    reason = "wait4 is the only way to read one child's rusage"
+    reason = "wait4 (GetProcessTimes on Windows) is the only way to read one child's usage"
 )]
 
 use std::io::Read;
@@ -136,28 +136,91 @@ pub fn measure(command: &mut Command) -> Result<Sample, String> {
     if let Some(mut stderr) = child.stderr.take() {
         let _ = stderr.read_to_string(&mut errors);
     }
+    let (cpu, max_rss_kib) =
+        reap(&mut child).map_err(|failure| format!("{command:?} failed ({failure}): {errors}"))?;
+    Ok(Sample {
+        wall: start.elapsed(),
+        cpu,
+        max_rss_kib,
+    })
+}
+
+/// Waits for `child` and reads its CPU time and peak RSS (KiB); `Err` says
+/// how it failed.
+#[cfg(unix)]
+fn reap(child: &mut std::process::Child) -> Result<(Duration, i64), String> {
     let pid = child.id().cast_signed();
     let mut status = 0;
     // SAFETY: `rusage` is plain data; `pid` is our own child, which `Child`
     // never waits for (it is dropped unwaited).
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let reaped = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = start.elapsed();
-    drop(child);
     if reaped != pid {
         return Err(format!("wait4: {}", std::io::Error::last_os_error()));
     }
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        return Err(format!("{command:?} failed (status {status}): {errors}"));
+        return Err(format!("status {status}"));
     }
     let time = |t: libc::timeval| {
         Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
     };
-    Ok(Sample {
-        wall,
-        cpu: time(usage.ru_utime) + time(usage.ru_stime),
-        max_rss_kib: usage.ru_maxrss,
-    })
+    Ok((time(usage.ru_utime) + time(usage.ru_stime), usage.ru_maxrss))
+}
+
+/// Windows keeps an exited process's times and counters while a handle to
+/// it is open: `Child` holds one until it is dropped.
+#[cfg(windows)]
+fn reap(child: &mut std::process::Child) -> Result<(Duration, i64), String> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Foundation::FILETIME;
+    use windows_sys::Win32::System::ProcessStatus::{
+        K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::GetProcessTimes;
+    let status = child.wait().map_err(|e| format!("wait: {e}"))?;
+    if !status.success() {
+        return Err(status.to_string());
+    }
+    let handle = child.as_raw_handle();
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+    // SAFETY: the handle is the child's, open until `child` is dropped; the
+    // out-pointers are four distinct FILETIMEs.
+    let ok = unsafe {
+        GetProcessTimes(
+            handle,
+            &raw mut created,
+            &raw mut exited,
+            &raw mut kernel,
+            &raw mut user,
+        )
+    };
+    if ok == 0 {
+        return Err(format!(
+            "GetProcessTimes: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: an all-zero PROCESS_MEMORY_COUNTERS is valid plain data.
+    let mut memory: PROCESS_MEMORY_COUNTERS = unsafe { std::mem::zeroed() };
+    let size = size_of::<PROCESS_MEMORY_COUNTERS>() as u32;
+    memory.cb = size;
+    // SAFETY: as above; `memory` is `size` writable bytes.
+    if unsafe { K32GetProcessMemoryInfo(handle, &raw mut memory, size) } == 0 {
+        return Err(format!(
+            "GetProcessMemoryInfo: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // FILETIME counts 100 ns ticks.
+    let ticks = |t: FILETIME| (u64::from(t.dwHighDateTime) << 32) | u64::from(t.dwLowDateTime);
+    Ok((
+        Duration::from_nanos((ticks(kernel) + ticks(user)) * 100),
+        i64::try_from(memory.PeakWorkingSetSize / 1024).unwrap_or(i64::MAX),
+    ))
 }
 
 /// The run with the median wall time.

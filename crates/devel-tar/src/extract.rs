@@ -5,7 +5,6 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -186,7 +185,7 @@ fn read_archive(
 fn write_bytes(job: &Job) -> io::Result<()> {
     let mut file = File::create_new(&job.dest)?;
     file.write_all(&job.data)?;
-    file.set_permissions(fs::Permissions::from_mode(job.mode))?;
+    set_mode(&file, job.mode)?;
     file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(job.mtime))
 }
 
@@ -229,10 +228,44 @@ fn finish_file(
         file.write_all(&buffer[..n])
             .map_err(|e| WriteError::Write("write", e))?;
     }
-    file.set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(|e| WriteError::Write("set the mode of", e))?;
+    set_mode(&file, mode).map_err(|e| WriteError::Write("set the mode of", e))?;
     file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime))
         .map_err(|e| WriteError::Write("set the mtime of", e))
+}
+
+/// Gives a written file the tar's mode bits.
+#[cfg(unix)]
+fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+/// Windows has no mode bits: a file without any write bit is read-only.
+#[cfg(windows)]
+fn set_mode(file: &File, mode: u32) -> io::Result<()> {
+    if mode & 0o222 == 0 {
+        let mut permissions = file.metadata()?.permissions();
+        permissions.set_readonly(true);
+        file.set_permissions(permissions)?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn symlink(text: &str, path: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(text, path)
+}
+
+/// Windows tells file links from directory links; the target exists by now
+/// (links come after every file and directory).
+#[cfg(windows)]
+fn symlink(text: &str, path: &Path) -> io::Result<()> {
+    let target = path.parent().unwrap_or(path).join(text);
+    if target.is_dir() {
+        std::os::windows::fs::symlink_dir(text, path)
+    } else {
+        std::os::windows::fs::symlink_file(text, path)
+    }
 }
 
 /// Creates the hard links (`(link, source)`) and symlinks (`(link, text)`),
@@ -253,8 +286,7 @@ pub(crate) fn make_links(
     })?;
     warnings.extend(in_parallel(symlinks, on_done, |link, text| {
         let path = root.join(link);
-        std::os::unix::fs::symlink(text, &path)
-            .map_err(|e| Error::io("create symlink", &path, e))?;
+        symlink(text, &path).map_err(|e| Error::io("create symlink", &path, e))?;
         Ok(None)
     })?);
     // Threads finish in any order; report in path order.

@@ -10,7 +10,6 @@
 //! last. The tar's presence means "not (fully) unpacked".
 
 use std::fs;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 
 use dist_info::devel_tree::{Resolved, resolve_link};
@@ -179,10 +178,7 @@ pub fn unpack(
     // listed in RECORD, makes pip remove the whole tree (empty directories
     // too) even when a crash left it half written.
     let root_mode = model.dirs().first().map_or(0o755, |(_, mode)| *mode);
-    fs::DirBuilder::new()
-        .mode(root_mode)
-        .create(&tree)
-        .map_err(|e| Error::io("create directory", &tree, e))?;
+    create_dir(&tree, root_mode).map_err(|e| Error::io("create directory", &tree, e))?;
     let version_file = site.root.join(site.names.in_tree(TREE_VERSION_FILE));
     fs::write(&version_file, format!("{}\n", site.version))
         .map_err(|e| Error::io("write", &version_file, e))?;
@@ -192,10 +188,7 @@ pub fn unpack(
         .filter(|(d, _)| *d != model.names.root())
     {
         let path = site.root.join(dir);
-        fs::DirBuilder::new()
-            .mode(mode)
-            .create(&path)
-            .map_err(|e| Error::io("create directory", &path, e))?;
+        create_dir(&path, mode).map_err(|e| Error::io("create directory", &path, e))?;
     }
 
     let total = plan.record.len();
@@ -312,6 +305,19 @@ impl Plan {
 
 /// Fails early, before RECORD or the tree change, when site-packages cannot
 /// be written.
+/// One directory of the tree, with the tar's mode.
+#[cfg(unix)]
+fn create_dir(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    fs::DirBuilder::new().mode(mode).create(path)
+}
+
+/// Windows has no mode bits.
+#[cfg(not(unix))]
+fn create_dir(path: &Path, _mode: u32) -> std::io::Result<()> {
+    fs::create_dir(path)
+}
+
 fn check_writable(root: &Path, record: &Path) -> Result<(), Error> {
     // An unnamed file (O_TMPFILE): a process killed here leaves nothing.
     tempfile::tempfile_in(root).map_err(|e| Error::io("write into", root, e))?;

@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use elf_surgery::{ElfFile, Imports};
@@ -23,7 +22,7 @@ use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
 pub struct DirTree {
     root: PathBuf,
     /// Regular files (relative path) grouped by inode, sorted.
-    files: Vec<(String, (u64, u64))>,
+    files: Vec<(String, file_id::FileId)>,
 }
 
 impl DirTree {
@@ -55,7 +54,7 @@ impl DirTree {
     }
 }
 
-fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, (u64, u64))>) -> Result<(), Error> {
+fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, file_id::FileId)>) -> Result<(), Error> {
     for entry in fs::read_dir(dir).map_err(Error::io(dir))? {
         let entry = entry.map_err(Error::io(dir))?;
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
@@ -68,7 +67,8 @@ fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, (u64, u64))>) -> Result<()
         if meta.is_dir() {
             walk(&path, &rel_path, out)?;
         } else if meta.is_file() {
-            out.push((rel_path, (meta.dev(), meta.ino())));
+            let id = file_id::FileId::of_entry(&path, &meta).map_err(Error::io(&path))?;
+            out.push((rel_path, id));
         }
     }
     Ok(())
@@ -80,7 +80,7 @@ impl FileTree for DirTree {
     }
 
     fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error> {
-        let mut by_inode: BTreeMap<(u64, u64), Vec<&str>> = BTreeMap::new();
+        let mut by_inode: BTreeMap<file_id::FileId, Vec<&str>> = BTreeMap::new();
         for (path, inode) in &self.files {
             if select(path) {
                 by_inode.entry(*inode).or_default().push(path);

@@ -11,7 +11,13 @@ use dist_info::package::PackageKind;
 use crate::error::Error;
 
 /// Where the native binary lives inside site-packages.
+#[cfg(not(windows))]
 pub const BINARY_RELPATH: &str = "rocm_sdk_core/_bin/rocm-sdk";
+
+/// Where the native binary lives inside site-packages (the `win_amd64`
+/// core wheel's `rocm-sdk.exe`).
+#[cfg(windows)]
+pub const BINARY_RELPATH: &str = "rocm_sdk_core/_bin/rocm-sdk.exe";
 
 /// An installed set of ROCm packages: one site-packages directory.
 #[derive(Debug, Clone, PartialEq, Eq)]

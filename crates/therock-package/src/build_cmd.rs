@@ -190,7 +190,7 @@ impl PlanArgs {
         self.devel_compression()
             .file_name()
             .clone_into(&mut input.devel_tar_name);
-        input.extra_files = python::wheel_files();
+        input.extra_files = python::wheel_files(platform, &platform_tag)?;
         input.console_scripts = all_console_scripts()
             .into_iter()
             .filter(|s| s.on(platform))

@@ -10,6 +10,7 @@ mod build_cmd;
 mod execute;
 mod index;
 mod inspect;
+mod native;
 mod python;
 mod shard;
 mod staging;

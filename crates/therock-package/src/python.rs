@@ -2,7 +2,10 @@
 //! repository, embedded at compile time; see docs/python.md).
 
 use dist_info::package::PackageKind;
+use dist_info::requirement::Platform;
 use layout::ExtraFile;
+
+use crate::native::EMBEDDED;
 
 /// A file of the `rocm` sdist, relative to its top directory.
 #[derive(Debug, Clone)]
@@ -82,12 +85,6 @@ const WHEELS: &[(PackageKind, &str, Embedded)] = &[
     ),
 ];
 
-/// The native `rocm-sdk`, built statically by build.rs.
-const ROCM_SDK_BINARY: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rocm-sdk"));
-
-/// Where the native binary goes inside the core wheel.
-pub(crate) const ROCM_SDK_BINARY_PATH: &str = "{pure}/_bin/rocm-sdk";
-
 /// The sdist's files.
 pub(crate) fn sdist_files() -> Vec<SdistFile> {
     SDIST
@@ -100,9 +97,15 @@ pub(crate) fn sdist_files() -> Vec<SdistFile> {
         .collect()
 }
 
-/// The files the build adds to wheels: Python modules and the native binary.
-pub(crate) fn wheel_files() -> Vec<ExtraFile> {
-    WHEELS
+/// The files the build adds to wheels: Python modules and the native
+/// binary of the wheels' platform; refuses a platform whose program this
+/// tool was built without.
+pub(crate) fn wheel_files(
+    platform: Platform,
+    platform_tag: &str,
+) -> anyhow::Result<Vec<ExtraFile>> {
+    let (binary_path, binary) = crate::native::program_for(&EMBEDDED, platform, platform_tag)?;
+    Ok(WHEELS
         .iter()
         .map(|(package, dest, (_, bytes))| ExtraFile {
             package: *package,
@@ -112,11 +115,11 @@ pub(crate) fn wheel_files() -> Vec<ExtraFile> {
         })
         .chain(std::iter::once(ExtraFile {
             package: PackageKind::Core,
-            dest: ROCM_SDK_BINARY_PATH.to_owned(),
+            dest: binary_path.to_owned(),
             executable: true,
-            bytes: ROCM_SDK_BINARY.to_vec(),
+            bytes: binary.to_vec(),
         }))
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]

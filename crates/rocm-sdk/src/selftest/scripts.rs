@@ -6,7 +6,6 @@
 
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
@@ -141,13 +140,26 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     }
 }
 
+#[cfg(unix)]
+fn is_executable(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// Windows runs any file pip wrote as a launcher (`NAME.exe`): there are no
+/// mode bits to check.
+#[cfg(windows)]
+fn is_executable(meta: &fs::Metadata) -> bool {
+    meta.is_file()
+}
+
 /// The script file exists, is executable, and its `#!` interpreter exists.
 fn script_file_problem(path: &Path) -> Option<String> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) => return Some(format!("{}: {e}; reinstall with pip", path.display())),
     };
-    if meta.permissions().mode() & 0o111 == 0 {
+    if !is_executable(&meta) {
         return Some(format!("{} is not executable", path.display()));
     }
     let mut first = String::new();
@@ -240,6 +252,7 @@ pub(super) fn profiler(cx: &Context<'_>, checks: &mut Vec<Check>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn script_rows_are_outside_packages() {
