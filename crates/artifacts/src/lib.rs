@@ -28,6 +28,7 @@ mod artifact_dir;
 mod catalog;
 mod content;
 mod error;
+mod extract;
 mod filter;
 mod glob;
 mod manifest;
