@@ -15,7 +15,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::fs::{File, Metadata, OpenOptions};
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -96,24 +96,100 @@ fn decompress(file: File, archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> 
                 .map_err(|e| Error::io(&archive.path, e))?;
             Box::new(d)
         }
-        ArchiveFormat::TarXz => {
-            // The .xz format only (not the legacy .lzma one, whose header can
-            // ask for a 4 GiB dictionary), every concatenated stream, bounded.
-            let stream = liblzma::stream::Stream::new_stream_decoder(
-                XZ_MEMORY_LIMIT,
-                liblzma::stream::CONCATENATED,
-            )
-            .map_err(|e| Error::io(&archive.path, e.into()))?;
-            Box::new(liblzma::bufread::XzDecoder::new_stream(
-                BufReader::with_capacity(1 << 16, file),
-                stream,
-            ))
-        }
+        ArchiveFormat::TarXz => Box::new(
+            XzStreams::new(BufReader::with_capacity(1 << 16, file))
+                .map_err(|e| Error::io(&archive.path, e))?,
+        ),
     };
     Ok(Box::new(Decompressed {
         inner,
         codec: codec(archive.format),
     }))
+}
+
+/// Memory above which liblzma's multithreaded decoder uses fewer threads
+/// (each thread holds a block; `xz -T0 -6` blocks are 24 MiB).
+const XZ_THREADING_MEMORY: u64 = 64 << 20;
+
+/// The `.xz` format only (not the legacy `.lzma` one, whose header can ask
+/// for a 4 GiB dictionary), every concatenated stream, within
+/// [`XZ_MEMORY_LIMIT`], decoded by liblzma's multithreaded decoder: the
+/// blocks of a stream whose block headers record their sizes (`xz -T`
+/// writes them so) decode on all cores; other streams decode on one.
+///
+/// That decoder takes no flags, so it stops at the end of one stream;
+/// this reader starts a new one for each stream that follows, after the
+/// stream padding (null bytes, a multiple of four) the format allows.
+struct XzStreams<R: BufRead> {
+    current: Option<liblzma::bufread::XzDecoder<R>>,
+}
+
+impl<R: BufRead> XzStreams<R> {
+    fn new(input: R) -> io::Result<Self> {
+        Ok(Self {
+            current: Some(liblzma::bufread::XzDecoder::new_stream(
+                input,
+                xz_decoder()?,
+            )),
+        })
+    }
+}
+
+fn xz_decoder() -> io::Result<liblzma::stream::Stream> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    Ok(liblzma::stream::MtStreamBuilder::new()
+        .threads(u32::try_from(threads).unwrap_or(1))
+        .memlimit_threading(XZ_THREADING_MEMORY)
+        .memlimit_stop(XZ_MEMORY_LIMIT)
+        .decoder()?)
+}
+
+impl<R: BufRead> Read for XzStreams<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(decoder) = self.current.as_mut() else {
+                return Ok(0);
+            };
+            let n = decoder.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // The decoder returns nothing only at the end of its stream.
+            let mut input = self.current.take().expect("checked above").into_inner();
+            if skip_stream_padding(&mut input)? {
+                self.current = Some(liblzma::bufread::XzDecoder::new_stream(
+                    input,
+                    xz_decoder()?,
+                ));
+            }
+        }
+    }
+}
+
+/// Skips null bytes after an xz stream; whether another stream follows.
+fn skip_stream_padding(input: &mut impl BufRead) -> io::Result<bool> {
+    let mut zeros = 0usize;
+    let more = loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            break false;
+        }
+        let n = buf.iter().take_while(|&&b| b == 0).count();
+        let rest = n < buf.len();
+        input.consume(n);
+        zeros += n;
+        if rest {
+            break true;
+        }
+    };
+    if zeros.is_multiple_of(4) {
+        Ok(more)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream padding is not a multiple of four bytes",
+        ))
+    }
 }
 
 fn codec(format: ArchiveFormat) -> &'static str {

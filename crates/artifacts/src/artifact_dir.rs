@@ -84,9 +84,9 @@ impl fmt::Display for Notice {
 /// ```
 #[derive(Debug, Clone)]
 pub struct ArtifactDir {
-    path: PathBuf,
-    artifacts: Vec<Artifact>,
-    notices: Vec<Notice>,
+    pub(crate) path: PathBuf,
+    pub(crate) artifacts: Vec<Artifact>,
+    pub(crate) notices: Vec<Notice>,
 }
 
 enum Found {

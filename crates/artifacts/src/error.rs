@@ -15,6 +15,19 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// A member's data could not be written while extracting an archive.
+    #[error(
+        "cannot write {path} while extracting {archive}; the build needs free space for the archives' contents"
+    )]
+    Extract {
+        /// The archive.
+        archive: PathBuf,
+        /// The file being written.
+        path: PathBuf,
+        /// The operating-system error.
+        source: io::Error,
+    },
+
     /// The artifact directory itself does not exist or is not a directory.
     #[error("{path} is not a directory: pass the directory that holds the artifacts")]
     NotADirectory {

@@ -11,12 +11,16 @@
 //! - [`ArtifactDir::therock_manifest`] and [`ArtifactDir::dist_info`] read the
 //!   build's description;
 //! - [`Catalog::for_each_file`] / [`read_sources`] stream every file's bytes,
-//!   decompressing each archive once, in parallel.
+//!   decompressing each archive once, in parallel;
+//! - [`ArtifactDir::extract_archives`] writes the file members of every
+//!   archive to a directory the caller owns, once, for a reader that wants
+//!   each file at its own time (a build).
 //!
 //! Safety: manifest lines and archive members cannot leave the artifact,
 //! and a manifest line is reached through real directories only;
 //! symlinks are never followed on disk and never resolved outside the
-//! merged tree; nothing is extracted to disk. Inputs are read fully and
+//! merged tree; nothing is extracted to disk unless the caller asks for it
+//! (and then only file data, below its directory). Inputs are read fully and
 //! checked: a manifest must be a regular file, an unreadable artifact is an
 //! error, and an archive is read to the end of its compressed stream (so
 //! its checksums are verified) and must end with the tar end-of-archive
@@ -28,6 +32,7 @@ mod artifact_dir;
 mod catalog;
 mod content;
 mod error;
+mod extract;
 mod filter;
 mod glob;
 mod manifest;

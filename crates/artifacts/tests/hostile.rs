@@ -674,3 +674,132 @@ fn an_archive_changed_after_indexing_is_not_read() {
     let e = c.get("lib/a").unwrap().open().err().expect("refused");
     assert!(e.to_string().contains("changed since"), "{e}");
 }
+
+#[test]
+fn an_archive_changed_after_indexing_is_not_extracted() {
+    let t = tempfile::tempdir().unwrap();
+    let d = open_archive_in(&t, &[MANIFEST, M::File("stage/lib/a", b"first")]).unwrap();
+    let other = tempfile::tempdir_in(t.path()).unwrap();
+    archive(
+        other.path(),
+        "base_lib_generic.tar.zst",
+        &[MANIFEST, M::File("stage/lib/a", b"other")],
+    );
+    fs::rename(
+        other.path().join("base_lib_generic.tar.zst"),
+        t.path().join("base_lib_generic.tar.zst"),
+    )
+    .unwrap();
+    let into = tempfile::tempdir().unwrap();
+    let e = d.extract_archives(into.path()).expect_err("refused");
+    assert!(e.to_string().contains("changed since"), "{e}");
+}
+
+#[test]
+fn extracted_archives_read_like_the_archive_with_hard_links_sharing_one_file() {
+    let t = tempfile::tempdir().unwrap();
+    let d = open_archive_in(
+        &t,
+        &[
+            MANIFEST,
+            M::File("stage/lib/libx.so.1", b"ELF?"),
+            M::Hard("stage/lib/libx-copy.so.1", "stage/lib/libx.so.1"),
+            M::Sym("stage/lib/libx.so", "libx.so.1"),
+            M::File("stage/share/empty", b""),
+            M::File("stage/share/doc", b"text"),
+        ],
+    )
+    .unwrap();
+    let into = tempfile::tempdir().unwrap();
+    let extracted = d.extract_archives(into.path()).unwrap();
+    let catalog = |d: &ArtifactDir| {
+        d.catalog(&ArtifactFilter::new(), &PathFilter::new())
+            .unwrap()
+    };
+    let (before, after) = (catalog(&d), catalog(&extracted));
+    let rows = |c: &artifacts::Catalog| {
+        c.entries()
+            .map(|e| {
+                let mut bytes = Vec::new();
+                if e.is_file() {
+                    std::io::Read::read_to_end(&mut e.open().unwrap(), &mut bytes).unwrap();
+                }
+                (e.relpath().to_owned(), e.kind().clone(), e.mode(), bytes)
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&after), rows(&before));
+    let source = |relpath: &str| after.get(relpath).unwrap().source().unwrap().clone();
+    assert_eq!(source("lib/libx-copy.so.1"), source("lib/libx.so.1"));
+    let artifacts::Source::File(path) = source("share/doc") else {
+        panic!("an extracted member reads from a file");
+    };
+    assert_eq!(
+        path,
+        into.path().join("base_lib_generic/stage/share/doc"),
+        "named after the member"
+    );
+    // The artifact is still the archive (errors and notices name it).
+    assert_eq!(
+        extracted.artifacts()[0].location(),
+        d.artifacts()[0].location()
+    );
+}
+
+/// xz in blocks of 64 KiB that record their sizes (as `xz -T` writes), so
+/// the multithreaded decoder decodes them in parallel.
+fn xz_blocks(tar: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let stream = liblzma::stream::MtStreamBuilder::new()
+        .threads(2)
+        .block_size(1 << 16)
+        .preset(1)
+        .encoder()
+        .unwrap();
+    let mut e = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    e.write_all(tar).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn xz_streams_in_blocks_and_concatenated_read_like_one_stream() {
+    let filler = incompressible();
+    let tar = tar_bytes(
+        &[
+            MANIFEST,
+            M::File("stage/lib/libx.so", &filler),
+            M::File("stage/lib/liby.so", b"y"),
+        ],
+        true,
+    );
+    let read = |bytes: &[u8]| {
+        let t = tempfile::tempdir().unwrap();
+        fs::write(t.path().join("base_lib_generic.tar.xz"), bytes).unwrap();
+        let d = ArtifactDir::open(t.path())?;
+        let c = d.catalog(&ArtifactFilter::new(), &PathFilter::new())?;
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut c.get("lib/libx.so").unwrap().open()?, &mut out).unwrap();
+        Ok::<_, Error>(out)
+    };
+    let (front, back) = tar.split_at(tar.len() / 3);
+    let mut padded = xz_blocks(front);
+    padded.extend([0; 8]);
+    padded.extend(xz(back));
+    for bytes in [xz_blocks(&tar), padded.clone()] {
+        assert_eq!(read(&bytes).unwrap(), filler);
+    }
+    let mut odd_padding = xz_blocks(front);
+    odd_padding.extend([0; 3]);
+    odd_padding.extend(xz(back));
+    let mut trailing = xz_blocks(&tar);
+    trailing.extend(b"junk");
+    for (what, bytes) in [("odd padding", odd_padding), ("trailing bytes", trailing)] {
+        let e = read(&bytes)
+            .err()
+            .unwrap_or_else(|| panic!("{what} accepted"));
+        assert!(
+            e.to_string().contains("corrupt or truncated"),
+            "{what}: {e}"
+        );
+    }
+}

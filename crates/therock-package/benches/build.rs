@@ -8,8 +8,12 @@
 //! next to the one-machine build's, the most a matrix of that many runners
 //! can gain (docs/releasing.md).
 //!
+//! The same scaled artifacts are then packed as `.tar.zst` (and `.tar.xz`)
+//! archives and built again: the archive build is measured against the
+//! directory build of the same run, and its `dist/` must be the same bytes.
+//!
 //! Run with `cargo bench -p therock-package --bench build` (or `cargo xtask
-//! bench`); installs `pigz` and GNU `time` when missing. `BENCH_SCALE_MIB`
+//! bench`); installs `pigz`, `zstd`, `xz` and GNU `time` when missing. `BENCH_SCALE_MIB`
 //! shrinks the large files for a quick look (default 1024).
 #![allow(
     clippy::print_stdout,
@@ -77,6 +81,28 @@ fn main() {
                 .arg(&dest),
         );
         let out_bytes = dir_size(&dest.join("dist"));
+        let archives: Vec<(&str, Measured)> = [("tar.zst", "zstd -T0 -3"), ("tar.xz", "xz -T0 -3")]
+            .into_iter()
+            .map(|(extension, codec)| {
+                let packed = work.join(format!("{}-{extension}", mode.dir_name()));
+                pack(&artifacts, &packed, extension, codec);
+                let out = work.join(format!("out-{}-{extension}", mode.dir_name()));
+                let measured = measure(
+                    Command::new(env!("CARGO_BIN_EXE_therock-package"))
+                        .args(["build", "-q", "--artifact-dir"])
+                        .arg(&packed)
+                        .arg("--dest-dir")
+                        .arg(&out),
+                );
+                assert!(
+                    same_files(&dest.join("dist"), &out.join("dist")),
+                    "{mode:?} {extension}: dist/ differs from the directory build"
+                );
+                let _ = fs::remove_dir_all(&packed);
+                let _ = fs::remove_dir_all(&out);
+                (extension, measured)
+            })
+            .collect();
         println!(
             "\n{mode:?}: input {:.2} GB in {files} files",
             bytes as f64 / 1e9
@@ -93,11 +119,26 @@ fn main() {
             "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
             "therock-package build", ours.wall, ours.cpu, ours.rss_mib
         );
+        for (extension, measured) in &archives {
+            println!(
+                "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
+                format!("  from .{extension} artifacts"),
+                measured.wall,
+                measured.cpu,
+                measured.rss_mib
+            );
+        }
         println!(
             "  ratio to floor (wall): {:.2}x; output {:.2} GB",
             ours.wall / floor.wall,
             out_bytes as f64 / 1e9
         );
+        for (extension, measured) in &archives {
+            println!(
+                "  .{extension} build to directory build (wall): {:.2}x, same dist/ bytes",
+                measured.wall / ours.wall
+            );
+        }
         println!("  wheels next to the same members zipped by Python's zipfile at level 6:");
         bench_support::print_zipfile_comparison(
             &bench_support::zipfile_level_6_sizes(&dest.join("dist")).unwrap(),
@@ -158,11 +199,16 @@ fn cores() -> usize {
 }
 
 fn ensure_tools() {
-    let missing: Vec<&str> = [("pigz", "/usr/bin/pigz"), ("time", "/usr/bin/time")]
-        .into_iter()
-        .filter(|(_, path)| !Path::new(path).exists())
-        .map(|(package, _)| package)
-        .collect();
+    let missing: Vec<&str> = [
+        ("pigz", "/usr/bin/pigz"),
+        ("time", "/usr/bin/time"),
+        ("zstd", "/usr/bin/zstd"),
+        ("xz-utils", "/usr/bin/xz"),
+    ]
+    .into_iter()
+    .filter(|(_, path)| !Path::new(path).exists())
+    .map(|(package, _)| package)
+    .collect();
     if missing.is_empty() {
         return;
     }
@@ -279,6 +325,45 @@ fn dir_size(dir: &Path) -> u64 {
     let mut files = Vec::new();
     walk(dir, &mut files);
     files.iter().map(|p| fs::metadata(p).unwrap().len()).sum()
+}
+
+/// Packs every artifact directory of `tree` as `{name}.{extension}` in
+/// `out`, manifest first (as TheRock writes them), with `codec` (a
+/// command reading the tar on stdin).
+fn pack(tree: &Path, out: &Path, extension: &str, codec: &str) {
+    fs::create_dir_all(out).unwrap();
+    for entry in fs::read_dir(tree).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let script = format!(
+            "cd '{}' && tar --sort=name -cf - artifact_manifest.txt \
+             $(ls -A | grep -vx artifact_manifest.txt) | {codec} > '{}'",
+            dir.display(),
+            out.join(format!("{name}.{extension}")).display()
+        );
+        let status = Command::new("sh").arg("-c").arg(script).status().unwrap();
+        assert!(status.success(), "cannot pack {}", dir.display());
+    }
+}
+
+/// Whether two trees hold the same files with the same bytes.
+fn same_files(a: &Path, b: &Path) -> bool {
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    walk(a, &mut left);
+    walk(b, &mut right);
+    let relative = |root: &Path, files: Vec<PathBuf>| -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = files
+            .into_iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
+        out.sort();
+        out
+    };
+    let (left, right) = (relative(a, left), relative(b, right));
+    left == right
+        && left
+            .iter()
+            .all(|rel| fs::read(a.join(rel)).unwrap() == fs::read(b.join(rel)).unwrap())
 }
 
 /// The floor: every input byte deflated at level 6 on all cores.

@@ -15,6 +15,7 @@ use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
+use crate::staging::Staging;
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
@@ -163,10 +164,20 @@ impl PlanArgs {
 
     /// Reads the artifacts and makes the plan.
     fn plan(&self) -> Result<Plan> {
+        self.plan_from(&self.open_artifacts()?)
+    }
+
+    /// Discovers and indexes the artifacts.
+    fn open_artifacts(&self) -> Result<ArtifactDir> {
         let dir = ArtifactDir::open(&self.artifact_dir)?;
         for notice in dir.notices() {
             tracing::info!("{notice}");
         }
+        Ok(dir)
+    }
+
+    /// Makes the plan from indexed artifacts.
+    fn plan_from(&self, dir: &ArtifactDir) -> Result<Plan> {
         let manifest = dir.therock_manifest()?;
         let version = dist_info::version::choose_version(
             manifest.version.as_deref(),
@@ -178,7 +189,7 @@ impl PlanArgs {
         } else {
             Platform::Linux
         };
-        let mut input = PlanInput::new(&dir, &version.version.to_string(), &platform_tag);
+        let mut input = PlanInput::new(dir, &version.version.to_string(), &platform_tag);
         input.nonce = self
             .version_suffix
             .parse()
@@ -273,18 +284,32 @@ fn summary_of_plan(plan: &Plan) -> String {
 pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
     let started = Instant::now();
     let compression = args.wheel_compression();
-    let plan = args.plan.plan()?;
+    let dir = args.plan.open_artifacts()?;
+    if args.no_build_packages {
+        let plan = args.plan.plan_from(&dir)?;
+        std::fs::create_dir_all(&args.dest_dir)
+            .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+        let path = args.dest_dir.join("plan.json");
+        write_atomically(&path, plan.to_json().as_bytes())?;
+        return Ok(format!("plan validated; wrote {}\n", path.display()));
+    }
+    let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
+    // Archives are read once, into the staging directory (docs/artifacts.md).
+    let (dir, staging) = if dir.has_archives() {
+        std::fs::create_dir_all(&args.dest_dir)
+            .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+        let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates.clone())?;
+        (dir.extract_archives(&staging.extracted())?, Some(staging))
+    } else {
+        (dir, None)
+    };
+    let plan = args.plan.plan_from(&dir)?;
     let shard = args
         .shard
         .map(|id| Ok::<_, anyhow::Error>((id, ShardPlan::new(&plan, id.count)?)))
         .transpose()?;
     std::fs::create_dir_all(&args.dest_dir)
         .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
-    if args.no_build_packages {
-        let path = args.dest_dir.join("plan.json");
-        write_atomically(&path, plan.to_json().as_bytes())?;
-        return Ok(format!("plan validated; wrote {}\n", path.display()));
-    }
     let epoch = source_date_epoch()?;
     let wheel = WriteOptions::default()
         .with_compression(compression)
@@ -304,7 +329,7 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
         devel: args.plan.devel_compression(),
         mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
         progress: !quiet,
-        commit_gates: std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from),
+        commit_gates,
     };
     if args.jobs > 0 {
         // Ignore the error when a pool already exists (tests call build twice).
@@ -313,10 +338,13 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
             .build_global();
     }
     let written = match &shard {
-        Some((id, shards)) => {
-            execute(&shards.select(&plan, *id), &python::sdist_files(), &options)?
-        }
-        None => execute(&plan, &python::sdist_files(), &options)?,
+        Some((id, shards)) => execute(
+            &shards.select(&plan, *id),
+            &python::sdist_files(),
+            &options,
+            staging,
+        )?,
+        None => execute(&plan, &python::sdist_files(), &options, staging)?,
     };
     let mut out = String::new();
     if let Some((id, shards)) = &shard {

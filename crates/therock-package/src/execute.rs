@@ -83,14 +83,18 @@ pub(crate) struct Written {
     pub(crate) size: u64,
 }
 
-/// Writes every package and selector of `plan`; on any error nothing in
-/// `dest_dir/dist` changes.
+/// Writes every package and selector of `plan` (into `staging`, or a new
+/// staging directory); on any error nothing in `dest_dir/dist` changes.
 pub(crate) fn execute(
     plan: &Plan,
     sdist_files: &[SdistFile],
     options: &ExecuteOptions,
+    staging: Option<Staging>,
 ) -> Result<Vec<Written>> {
-    let staging = Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?;
+    let staging = match staging {
+        Some(staging) => staging,
+        None => Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?,
+    };
     let cache = CompressionCache::new();
     let mut staged = Vec::new();
     let mut progress = Progress::new(plan.packages.len() + plan.selectors.len(), options.progress);

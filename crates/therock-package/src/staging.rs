@@ -62,12 +62,16 @@ pub(crate) struct Staging {
     /// Held (locked) until the staging directory is gone.
     lock: File,
     gates: Option<PathBuf>,
+    /// This build made `dist/`: a build that fails before its commit
+    /// removes it again when still empty.
+    created_dist: bool,
 }
 
 impl Staging {
     /// Creates `dist` if needed, removes staging directories no live build
     /// holds, and makes a new one. `gates` is the test hook's directory.
     pub(crate) fn create(dist: &Path, gates: Option<PathBuf>) -> Result<Self> {
+        let created_dist = !dist.exists();
         fs::create_dir_all(dist).with_context(|| format!("cannot create {}", dist.display()))?;
         let dist =
             fs::canonicalize(dist).with_context(|| format!("cannot resolve {}", dist.display()))?;
@@ -96,6 +100,7 @@ impl Staging {
             lock_path,
             lock,
             gates,
+            created_dist,
         };
         for dir in [staging.root.clone(), staging.new_dist(), staging.scratch()] {
             fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -113,6 +118,11 @@ impl Staging {
         self.root.join("work")
     }
 
+    /// Where the members of archive artifacts are extracted for the build.
+    pub(crate) fn extracted(&self) -> PathBuf {
+        self.root.join("artifacts")
+    }
+
     /// The staged `dist/{subdir}`, created.
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
         let dir = self.new_dist().join(subdir);
@@ -123,7 +133,8 @@ impl Staging {
     /// Publishes the staged packages: links every entry of the current
     /// `dist/` that the build does not replace into the staged one, then
     /// swaps the two directories. Returns where each staged file ended up.
-    pub(crate) fn commit(self, staged: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    pub(crate) fn commit(mut self, staged: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        self.created_dist = false;
         let parent = self.dist.parent().expect("checked in create").to_owned();
         let _dist_lock = DistLock::acquire(&parent)?;
         let new = self.new_dist();
@@ -168,6 +179,10 @@ impl Drop for Staging {
         // directory without a lock file is always abandoned.
         let _ = fs::remove_dir_all(&self.root);
         let _ = fs::remove_file(&self.lock_path);
+        if self.created_dist {
+            // Only an empty directory goes (another build may have filled it).
+            let _ = fs::remove_dir(&self.dist);
+        }
         let _ = self.lock.unlock();
     }
 }
