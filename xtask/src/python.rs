@@ -1,0 +1,101 @@
+//! The Python shipped in the packages (`python/`): lint, format and type
+//! checks with pinned tools, and its unit tests on the oldest and newest
+//! Python it supports (`docs/python.md`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::cmd::{root, run};
+
+/// The tools, pinned: a new release never changes what CI accepts.
+const TOOLS: &[&str] = &["ruff==0.8.4", "mypy==1.13.0", "uv==0.13.9"];
+
+/// The oldest Python the packages claim (`Requires-Python: >=3.9`) and the
+/// newest released one: the unit tests run on both.
+const PYTHONS: &[&str] = &["3.9", "3.13"];
+
+/// `cargo xtask pylint`: `ruff check`, `ruff format --check` and
+/// `mypy --strict` over `python/` (settings in `python/ruff.toml` and
+/// `python/mypy.ini`).
+pub(crate) fn pylint(_args: &[String]) -> Result<(), String> {
+    let tools = tools_venv()?;
+    let python_dir = root().join("python");
+    run_in(&python_dir, &tools.join("ruff"), &["check", "."])?;
+    run_in(&python_dir, &tools.join("ruff"), &["format", "--check", "."])?;
+    run_in(&python_dir, &tools.join("mypy"), &["--config-file", "mypy.ini"])
+}
+
+/// `cargo xtask pytest`: the unit tests of `python/tests` on each of
+/// [`PYTHONS`], installed by uv when missing.
+pub(crate) fn pytest(_args: &[String]) -> Result<(), String> {
+    let uv = tools_venv()?.join("uv");
+    let mut install = vec!["python", "install"];
+    install.extend(PYTHONS);
+    run_in(&root(), &uv, &install)?;
+    for version in PYTHONS {
+        let found = Command::new(&uv)
+            .args(["python", "find", "--no-project", version])
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", uv.display()))?;
+        if !found.status.success() {
+            return Err(format!(
+                "uv found no Python {version}: {}",
+                String::from_utf8_lossy(&found.stderr).trim()
+            ));
+        }
+        let interpreter = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+        run_in(
+            &root(),
+            Path::new(&interpreter),
+            &[
+                "-m",
+                "unittest",
+                "discover",
+                "-s",
+                "python/tests",
+                "-t",
+                "python",
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// `target/python-tools/bin`: a venv holding [`TOOLS`], made or updated
+/// when the pins change.
+fn tools_venv() -> Result<PathBuf, String> {
+    let venv = root().join("target").join("python-tools");
+    let bin = venv.join("bin");
+    let stamp = venv.join("pins.txt");
+    let pins = TOOLS.join("\n");
+    if std::fs::read_to_string(&stamp).is_ok_and(|s| s == pins) {
+        return Ok(bin);
+    }
+    run(
+        "python3",
+        &["-m", "venv", "--clear", venv.to_str().ok_or("non-UTF-8 path")?],
+    )?;
+    let mut install = vec!["install", "-q", "--disable-pip-version-check"];
+    install.extend(TOOLS);
+    run_in(&root(), &bin.join("pip"), &install)?;
+    std::fs::write(&stamp, pins).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
+    Ok(bin)
+}
+
+fn run_in(dir: &Path, program: &Path, args: &[&str]) -> Result<(), String> {
+    eprintln!("+ {} {}", program.display(), args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{} {}` failed: {status}",
+            program.display(),
+            args.join(" ")
+        ))
+    }
+}
