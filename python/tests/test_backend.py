@@ -25,6 +25,9 @@ PKG_INFO = """Metadata-Version: 2.4
 Name: rocm
 Version: {version}
 Summary: ROCm SDK for Python: installs the ROCm packages for this machine
+License-Expression: MIT
+Project-URL: Homepage, https://github.com/ROCm/TheRock
+Project-URL: Issues, https://github.com/ROCm/TheRock/issues
 Requires-Python: >=3.9
 Dynamic: Requires-Dist
 Dynamic: Provides-Extra
@@ -115,6 +118,16 @@ class BackendHooksTest(TempDirTest):
         self.assertEqual(fields["Name"], ["rocm"])
         self.assertEqual(fields["Version"], ["7.1.0"])
         self.assertEqual(fields["Requires-Python"], [">=3.9"])
+        # The release's descriptive fields are static in PKG-INFO (PEP 643):
+        # the wheel keeps them as written.
+        self.assertEqual(fields["License-Expression"], ["MIT"])
+        self.assertEqual(
+            fields["Project-URL"],
+            [
+                "Homepage, https://github.com/ROCm/TheRock",
+                "Issues, https://github.com/ROCm/TheRock/issues",
+            ],
+        )
         self.assertEqual(fields["Description-Content-Type"], ["text/markdown"])
         self.assertNotIn("Dynamic", fields)
         self.assertEqual(
