@@ -1,7 +1,21 @@
-//! `therock-package index DIST_DIR [--per-family]`: a find-links / simple
-//! index page (PEP 503 anchors with `#sha256=` fragments) listing the
-//! release's wheels and sdists, sorted, URL-encoded, deterministic and
-//! written atomically.
+//! `therock-package index DIST_DIR [--layout flat|simple|both] [--per-family]`:
+//! the pages pip and uv resolve a release from (`docs/pipeline.md`).
+//!
+//! - the flat page `index.html`, a `--find-links` source;
+//! - a PEP 503 simple tree, `simple/index.html` and
+//!   `simple/<project>/index.html`, an `--index-url`;
+//! - beside every wheel, `<wheel>.metadata` (its `METADATA` bytes), which
+//!   both layouts announce with `data-core-metadata` (PEP 658/714), so a
+//!   resolver learns a multi-gigabyte wheel's dependencies without
+//!   downloading it.
+//!
+//! Every link carries `#sha256=` and the file's `data-requires-python`;
+//! pages are sorted and deterministic, and each file is written atomically
+//! (metadata files first, then project pages, then the pages linking
+//! them), so a reader never sees a link to a file not yet written.
+
+mod distribution;
+mod page;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,33 +24,115 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
+use clap::{Args, ValueEnum};
+use sha2::{Digest, Sha256};
 
-use crate::verify::{list_packages, sha256_file};
+use crate::verify::{hex, list_packages};
+use distribution::Distribution;
+use page::{FileLink, files_page, projects_page};
 
 /// `therock-package index`.
 #[derive(Debug, Args)]
 pub(crate) struct IndexArgs {
-    /// The dist directory to index (`index.html` is written into it).
+    /// The dist directory to index (the pages are written into it).
     #[arg(value_name = "DIST_DIR")]
     dir: PathBuf,
-    /// Legacy releases with several families: one page per `dist/{F}/`
+    /// Legacy releases with several families: one index per `dist/{F}/`
     /// listing that family's packages and the shared ones beside it.
     #[arg(long)]
     per_family: bool,
+    /// Which pages to write: the flat `index.html` (a `--find-links`
+    /// source), the PEP 503 tree `simple/` (an `--index-url`), or both.
+    #[arg(long, value_enum, default_value_t = Layout::Flat)]
+    layout: Layout,
 }
 
-/// One link of a page: the path relative to the page, and the file's hash.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Link {
-    href: String,
-    name: String,
-    sha256: String,
+/// Which pages [`write_index`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Layout {
+    /// `index.html`, a find-links page.
+    Flat,
+    /// `simple/index.html` and `simple/<project>/index.html`.
+    Simple,
+    /// Both.
+    Both,
 }
 
-/// `therock-package index`.
+impl Layout {
+    fn flat(self) -> bool {
+        matches!(self, Self::Flat | Self::Both)
+    }
+
+    fn simple(self) -> bool {
+        matches!(self, Self::Simple | Self::Both)
+    }
+}
+
+/// What [`write_index`] writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexOptions {
+    /// The pages.
+    pub layout: Layout,
+    /// One index per `dist/{F}/` of a legacy release with several families.
+    pub per_family: bool,
+}
+
+/// One page written, and how many entries it lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WrittenPage {
+    /// Where.
+    pub path: PathBuf,
+    /// Packages (a page of files) or projects (a simple index root).
+    pub entries: usize,
+    /// Whether its entries are projects.
+    pub projects: bool,
+}
+
+/// What one index run wrote.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IndexReport {
+    /// Every `<wheel>.metadata` file.
+    pub metadata_files: Vec<PathBuf>,
+    /// Every page, in the order written.
+    pub pages: Vec<WrittenPage>,
+}
+
+/// `therock-package index`: writes the pages and reports one line each.
 pub(crate) fn index(args: &IndexArgs) -> Result<String> {
-    let dir = &args.dir;
+    let report = write_index(
+        &args.dir,
+        IndexOptions {
+            layout: args.layout,
+            per_family: args.per_family,
+        },
+    )?;
+    let mut out = String::new();
+    if !report.metadata_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "wrote {} wheel .metadata files",
+            report.metadata_files.len()
+        );
+    }
+    for page in report.pages {
+        let what = if page.projects {
+            "projects"
+        } else {
+            "packages"
+        };
+        let _ = writeln!(
+            out,
+            "wrote {} ({} {what})",
+            page.path.display(),
+            page.entries
+        );
+    }
+    Ok(out)
+}
+
+/// Indexes the wheels and sdists under `dir`: the `.metadata` file of
+/// every wheel, then the pages of `options.layout`.
+pub(crate) fn write_index(dir: &Path, options: IndexOptions) -> Result<IndexReport> {
     if !dir.is_dir() {
         bail!(
             "{} is not a directory; pass the dist directory to index",
@@ -50,20 +146,41 @@ pub(crate) fn index(args: &IndexArgs) -> Result<String> {
             dir.display()
         );
     }
-    // Relative path inside `dir` → hash, and the top-level group.
-    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    // Top-level group ("" or a family directory) → its distributions.
+    let mut groups: BTreeMap<String, Vec<Distribution>> = BTreeMap::new();
     for path in &packages {
         let rel = path
             .strip_prefix(dir)
             .expect("listed under dir")
-            .to_string_lossy()
-            .into_owned();
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
         let group = rel.rsplit_once('/').map_or("", |(g, _)| g).to_owned();
-        let sha = sha256_file(path).with_context(|| format!("cannot read {}", path.display()))?;
-        groups.entry(group).or_default().push((rel, sha));
+        groups
+            .entry(group)
+            .or_default()
+            .push(Distribution::read(path, rel)?);
     }
-    let mut written = Vec::new();
-    if args.per_family {
+    let mut report = IndexReport::default();
+    // The metadata files first: no page may announce one not yet there.
+    let mut metadata_sha = BTreeMap::new();
+    for dist in groups.values().flatten() {
+        if let Some(bytes) = &dist.core_metadata {
+            let path = dir.join(format!("{}.metadata", dist.rel));
+            write_atomically(&path, bytes)?;
+            metadata_sha.insert(dist.rel.clone(), hex(&Sha256::digest(bytes)));
+            report.metadata_files.push(path);
+        }
+    }
+    let link = |dist: &Distribution, href: String| FileLink {
+        name: dist.file_name.clone(),
+        href,
+        sha256: dist.sha256.clone(),
+        requires_python: dist.requires_python.clone(),
+        core_metadata_sha256: metadata_sha.get(&dist.rel).cloned(),
+    };
+    if options.per_family {
         let shared = groups.remove("").unwrap_or_default();
         if groups.is_empty() {
             bail!(
@@ -72,80 +189,155 @@ pub(crate) fn index(args: &IndexArgs) -> Result<String> {
                 dir.display()
             );
         }
-        let top: Vec<Link> = shared
-            .iter()
-            .map(|(rel, sha)| link(rel, rel, sha))
-            .collect();
-        written.push(write_page(
-            &dir.join("index.html"),
-            "ROCm Python packages",
-            top,
-        )?);
         for (family, files) in &groups {
-            let mut links: Vec<Link> = files
+            let mut links: Vec<(String, FileLink)> = files
                 .iter()
-                .map(|(rel, sha)| link(rel, &rel[family.len() + 1..], sha))
+                .map(|d| {
+                    (
+                        d.project.clone(),
+                        link(d, d.rel[family.len() + 1..].to_owned()),
+                    )
+                })
                 .collect();
             let up = "../".repeat(family.split('/').count());
-            for (rel, sha) in &shared {
-                if !links.iter().any(|l| l.name == rel.as_str()) {
-                    links.push(link(rel, &format!("{up}{rel}"), sha));
+            for d in &shared {
+                if !links.iter().any(|(_, l)| l.name == d.file_name) {
+                    links.push((d.project.clone(), link(d, format!("{up}{}", d.rel))));
                 }
             }
             let title = format!("ROCm Python packages for {family}");
-            written.push(write_page(
-                &dir.join(family).join("index.html"),
+            write_pages(
+                &dir.join(family),
                 &title,
                 links,
-            )?);
+                options.layout,
+                &mut report,
+            )?;
         }
+        let top = shared
+            .iter()
+            .map(|d| (d.project.clone(), link(d, d.rel.clone())))
+            .collect();
+        write_pages(
+            dir,
+            "ROCm Python packages",
+            top,
+            options.layout,
+            &mut report,
+        )?;
     } else {
-        let mut by_name: BTreeMap<String, &str> = BTreeMap::new();
+        let mut by_name: BTreeMap<&str, &str> = BTreeMap::new();
         let mut links = Vec::new();
-        for (rel, sha) in groups.values().flatten() {
-            let name = rel.rsplit('/').next().unwrap_or(rel).to_owned();
-            if let Some(other) = by_name.insert(name.clone(), rel) {
+        for d in groups.values().flatten() {
+            if let Some(other) = by_name.insert(&d.file_name, &d.rel) {
                 bail!(
-                    "{} holds {name} twice ({other} and {rel}); one page cannot offer both: \
+                    "{} holds {} twice ({other} and {}); one page cannot offer both: \
                      use --per-family for a legacy release with several families",
-                    dir.display()
+                    dir.display(),
+                    d.file_name,
+                    d.rel
                 );
             }
-            links.push(link(rel, rel, sha));
+            links.push((d.project.clone(), link(d, d.rel.clone())));
         }
-        written.push(write_page(
-            &dir.join("index.html"),
+        write_pages(
+            dir,
             "ROCm Python packages",
             links,
-        )?);
+            options.layout,
+            &mut report,
+        )?;
     }
-    let mut out = String::new();
-    for (path, count) in written {
-        let _ = writeln!(out, "wrote {} ({count} packages)", path.display());
-    }
-    Ok(out)
+    Ok(report)
 }
 
-fn link(rel: &str, href: &str, sha256: &str) -> Link {
-    Link {
-        href: href
-            .split('/')
-            .map(percent_encode)
-            .collect::<Vec<_>>()
-            .join("/"),
-        name: rel.rsplit('/').next().unwrap_or(rel).to_owned(),
-        sha256: sha256.to_owned(),
+/// The pages of one index rooted at `base`: the simple tree's project
+/// pages and root, then the flat page. `links` are (project, link with
+/// `href` relative to `base`).
+fn write_pages(
+    base: &Path,
+    title: &str,
+    mut links: Vec<(String, FileLink)>,
+    layout: Layout,
+    report: &mut IndexReport,
+) -> Result<()> {
+    links.sort_by(|a, b| a.1.cmp(&b.1));
+    if layout.simple() {
+        let simple = base.join("simple");
+        let mut projects: BTreeMap<&str, Vec<FileLink>> = BTreeMap::new();
+        for (project, link) in &links {
+            // A project page sits two levels below `base`.
+            let mut link = link.clone();
+            link.href = format!("../../{}", link.href);
+            projects.entry(project).or_default().push(link);
+        }
+        for (project, files) in &projects {
+            let page = simple.join(project).join("index.html");
+            let html = files_page(&format!("Links for {project}"), files);
+            write_atomically(&page, html.as_bytes())?;
+            report.pages.push(WrittenPage {
+                path: page,
+                entries: files.len(),
+                projects: false,
+            });
+        }
+        let names: Vec<String> = projects.keys().map(|p| (*p).to_owned()).collect();
+        remove_stale_projects(&simple, &names)?;
+        let root = simple.join("index.html");
+        write_atomically(&root, projects_page(title, &names).as_bytes())?;
+        report.pages.push(WrittenPage {
+            path: root,
+            entries: names.len(),
+            projects: true,
+        });
     }
+    if layout.flat() {
+        let flat: Vec<FileLink> = links.into_iter().map(|(_, l)| l).collect();
+        let page = base.join("index.html");
+        write_atomically(&page, files_page(title, &flat).as_bytes())?;
+        report.pages.push(WrittenPage {
+            path: page,
+            entries: flat.len(),
+            projects: false,
+        });
+    }
+    Ok(())
 }
 
-/// Writes a page atomically (a temporary file renamed over the old one).
-fn write_page(path: &Path, title: &str, mut links: Vec<Link>) -> Result<(PathBuf, usize)> {
-    links.sort();
-    let html = render(title, &links);
-    let tmp = path.with_file_name(format!(".index.html.{}.tmp", std::process::id()));
+/// Removes the project pages an earlier run wrote for projects no longer
+/// in the directory (a directory holding only our `index.html`).
+fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
+    let entries =
+        fs::read_dir(simple).with_context(|| format!("cannot list {}", simple.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", simple.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if !path.is_dir() || projects.contains(&name) {
+            continue;
+        }
+        let page = path.join("index.html");
+        let only_page = fs::read_dir(&path)
+            .map(|mut d| d.all(|e| e.is_ok_and(|e| e.file_name() == "index.html")))
+            .unwrap_or(false);
+        if only_page && page.is_file() {
+            fs::remove_file(&page).with_context(|| format!("cannot remove {}", page.display()))?;
+            fs::remove_dir(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// renamed over it; on failure nothing is left behind.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = path.parent().expect("an index file has a directory");
+    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let name = path.file_name().expect("a file name").to_string_lossy();
+    let tmp = parent.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| -> std::io::Result<()> {
         let mut file = fs::File::create(&tmp)?;
-        file.write_all(html.as_bytes())?;
+        file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&tmp, path)
     })();
@@ -153,76 +345,5 @@ fn write_page(path: &Path, title: &str, mut links: Vec<Link>) -> Result<(PathBuf
         let _ = fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }
-    Ok((path.to_owned(), links.len()))
-}
-
-/// The page: a PEP 503 simple-repository page pip and uv both read as
-/// `--find-links` (and as a project page of a simple index).
-fn render(title: &str, links: &[Link]) -> String {
-    let title = html_escape(title);
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html>\n  <head>\n    <meta name=\"pypi:repository-version\" content=\"1.0\">\n    <title>{title}</title>\n  </head>\n  <body>\n    <h1>{title}</h1>\n"
-    );
-    for l in links {
-        let _ = writeln!(
-            out,
-            "    <a href=\"{}#sha256={}\">{}</a><br>",
-            l.href,
-            l.sha256,
-            html_escape(&l.name)
-        );
-    }
-    out.push_str("  </body>\n</html>\n");
-    out
-}
-
-/// Percent-encodes everything but RFC 3986 unreserved characters (so a
-/// local version's `+` becomes `%2B`).
-fn percent_encode(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for b in segment.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            let _ = write!(out, "%{b:02X}");
-        }
-    }
-    out
-}
-
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encoding() {
-        assert_eq!(
-            percent_encode("torch-2.1.0+rocm7.1-py3.whl"),
-            "torch-2.1.0%2Brocm7.1-py3.whl"
-        );
-        assert_eq!(percent_encode("a b&c"), "a%20b%26c");
-        assert_eq!(html_escape("<a&\"b\">"), "&lt;a&amp;&quot;b&quot;&gt;");
-    }
-
-    #[test]
-    fn page_is_sorted_and_escaped() {
-        let links = vec![
-            link("b/x+1.whl", "b/x+1.whl", "22"),
-            link("a.tar.gz", "a.tar.gz", "11"),
-        ];
-        let mut sorted = links.clone();
-        sorted.sort();
-        let html = render("T&T", &sorted);
-        let a = html.find("a.tar.gz#sha256=11").unwrap();
-        let b = html.find("b/x%2B1.whl#sha256=22\">x+1.whl</a>").unwrap();
-        assert!(a < b);
-        assert!(html.contains("<title>T&amp;T</title>"));
-    }
+    Ok(())
 }
