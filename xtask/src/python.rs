@@ -21,8 +21,16 @@ pub(crate) fn pylint(_args: &[String]) -> Result<(), String> {
     let tools = tools_venv()?;
     let python_dir = root().join("python");
     run_in(&python_dir, &tools.join("ruff"), &["check", "."])?;
-    run_in(&python_dir, &tools.join("ruff"), &["format", "--check", "."])?;
-    run_in(&python_dir, &tools.join("mypy"), &["--config-file", "mypy.ini"])
+    run_in(
+        &python_dir,
+        &tools.join("ruff"),
+        &["format", "--check", "."],
+    )?;
+    run_in(
+        &python_dir,
+        &tools.join("mypy"),
+        &["--config-file", "mypy.ini"],
+    )
 }
 
 /// `cargo xtask pytest`: the unit tests of `python/tests` on each of
@@ -73,7 +81,12 @@ fn tools_venv() -> Result<PathBuf, String> {
     }
     run(
         "python3",
-        &["-m", "venv", "--clear", venv.to_str().ok_or("non-UTF-8 path")?],
+        &[
+            "-m",
+            "venv",
+            "--clear",
+            venv.to_str().ok_or("non-UTF-8 path")?,
+        ],
     )?;
     let mut install = vec!["install", "-q", "--disable-pip-version-check"];
     install.extend(TOOLS);

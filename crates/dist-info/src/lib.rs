@@ -34,6 +34,7 @@ pub mod libraries_record;
 pub mod library;
 pub mod nonce;
 pub mod package;
+pub mod project_metadata;
 pub mod requirement;
 pub mod selection;
 pub mod selector;

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use artifacts::Source as ArtifactSource;
 use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
+use dist_info::package::PackageKind;
+use dist_info::project_metadata::REQUIRES_PYTHON;
 use elf_surgery::{Edit, ElfFile, SearchPathEdit};
 use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SelectorPlan, SourceRef};
 use rayon::prelude::*;
@@ -132,8 +134,7 @@ fn write_wheel(
     options: &ExecuteOptions,
     cache: &CompressionCache,
 ) -> Result<PathBuf> {
-    let mut metadata = CoreMetadata::new(&package.dist_name, &plan.version);
-    metadata.summary = Some(package.summary.clone());
+    let mut metadata = core_metadata(plan, &package.dist_name, package.summary.clone());
     metadata.requires_dist.clone_from(&package.requires);
     let tag = WheelTag::py3_none(&plan.platform_tag)?;
     let mut wheel = WheelBuilder::new(metadata, tag)?.with_root_is_purelib(false);
@@ -158,6 +159,19 @@ fn write_wheel(
         .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
     tracing::info!("wrote {}", written.path.display());
     Ok(written.path)
+}
+
+/// The descriptive fields every package shares (docs/dist-info.md); the
+/// `rocm` sdist's build backend copies them into the wheel it builds.
+fn core_metadata(plan: &Plan, name: &str, summary: String) -> CoreMetadata {
+    let mut metadata = CoreMetadata::new(name, &plan.version);
+    metadata.summary = Some(summary);
+    metadata.license_expression = Some(plan.metadata.license_expression.clone());
+    metadata
+        .project_urls
+        .clone_from(&plan.metadata.project_urls);
+    metadata.requires_python = Some(REQUIRES_PYTHON.to_owned());
+    metadata
 }
 
 /// The bytes of one wheel member (the devel tarball is written into
@@ -314,10 +328,8 @@ fn write_sdist(
     dir: &Path,
     options: &ExecuteOptions,
 ) -> Result<PathBuf> {
-    let mut metadata = CoreMetadata::new("rocm", &plan.version);
-    metadata.summary =
-        Some("ROCm SDK: selects the packages this machine needs at install time".into());
-    metadata.requires_python = Some(">=3.9".into());
+    let summary = plan.metadata.summary(PackageKind::Meta, None);
+    let mut metadata = core_metadata(plan, "rocm", summary);
     metadata.dynamic = vec!["Requires-Dist".into(), "Provides-Extra".into()];
     let mut sdist = SdistBuilder::new(metadata)?;
     for file in files {
