@@ -4,6 +4,9 @@
 //! from the wheels' `.metadata` files without downloading a wheel, and
 //! install `rocm[device-gfx942]` through both layouts on Linux.
 
+// Wheel and sdist file names are lower-case by specification.
+#![allow(clippy::case_sensitive_file_extension_comparisons)]
+
 mod common;
 
 use std::fs;

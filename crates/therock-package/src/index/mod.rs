@@ -318,8 +318,7 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
         }
         let page = path.join("index.html");
         let only_page = fs::read_dir(&path)
-            .map(|mut d| d.all(|e| e.is_ok_and(|e| e.file_name() == "index.html")))
-            .unwrap_or(false);
+            .is_ok_and(|mut d| d.all(|e| e.is_ok_and(|e| e.file_name() == "index.html")));
         if only_page && page.is_file() {
             fs::remove_file(&page).with_context(|| format!("cannot remove {}", page.display()))?;
             fs::remove_dir(&path).with_context(|| format!("cannot remove {}", path.display()))?;
