@@ -34,27 +34,26 @@ pub(crate) fn pylint(_args: &[String]) -> Result<(), String> {
 }
 
 /// `cargo xtask pytest`: the unit tests of `python/tests` on each of
-/// [`PYTHONS`], installed by uv when missing.
+/// [`PYTHONS`]: installed by `uv python install`, or, where that cannot
+/// download, the interpreters this machine already has (pyenv's, the
+/// system's).
 pub(crate) fn pytest(_args: &[String]) -> Result<(), String> {
     let uv = tools_venv()?.join("uv");
     let mut install = vec!["python", "install"];
     install.extend(PYTHONS);
-    run_in(&root(), &uv, &install)?;
+    if let Err(e) = run_in(&root(), &uv, &install) {
+        eprintln!("xtask pytest: {e}; looking for installed interpreters instead");
+    }
     for version in PYTHONS {
-        let found = Command::new(&uv)
-            .args(["python", "find", "--no-project", version])
-            .output()
-            .map_err(|e| format!("cannot start {}: {e}", uv.display()))?;
-        if !found.status.success() {
-            return Err(format!(
-                "uv found no Python {version}: {}",
-                String::from_utf8_lossy(&found.stderr).trim()
-            ));
-        }
-        let interpreter = String::from_utf8_lossy(&found.stdout).trim().to_owned();
+        let interpreter = find_python(&uv, version).ok_or_else(|| {
+            format!(
+                "no Python {version} on this machine and `uv python install {version}` failed; \
+                 install Python {version} (pyenv, the distribution's package) and run again"
+            )
+        })?;
         run_in(
             &root(),
-            Path::new(&interpreter),
+            &interpreter,
             &[
                 "-m",
                 "unittest",
@@ -67,6 +66,57 @@ pub(crate) fn pytest(_args: &[String]) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// An interpreter of `version` (`3.9`) that runs: uv's managed one, else
+/// pyenv's newest `version.*`, else the system's `pythonX.Y`.
+fn find_python(uv: &Path, version: &str) -> Option<PathBuf> {
+    let managed = Command::new(uv)
+        .args([
+            "python",
+            "find",
+            "--no-project",
+            "--managed-python",
+            version,
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let program = format!("python{version}");
+    let pyenv_root = std::env::var_os("PYENV_ROOT")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pyenv")));
+    let mut pyenv: Vec<PathBuf> = pyenv_root
+        .and_then(|root| std::fs::read_dir(root.join("versions")).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&format!("{version}.")))
+        })
+        .map(|e| e.path().join("bin").join(&program))
+        .collect();
+    pyenv.sort();
+    let system = ["/usr/local/bin", "/usr/bin"].map(|d| Path::new(d).join(&program));
+    managed
+        .into_iter()
+        .chain(pyenv.into_iter().rev())
+        .chain(system)
+        .find(|candidate| runs_as(candidate, version))
+}
+
+/// Whether `python --version` runs and says `Python {version}.`.
+fn runs_as(python: &Path, version: &str) -> bool {
+    Command::new(python)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| {
+            o.status.success()
+                && String::from_utf8_lossy(&o.stdout).starts_with(&format!("Python {version}."))
+        })
 }
 
 /// `target/python-tools/bin`: a venv holding [`TOOLS`], made or updated
