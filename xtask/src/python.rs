@@ -119,10 +119,10 @@ fn runs_as(python: &Path, version: &str) -> bool {
         })
 }
 
-/// `target/python-tools/bin`: a venv holding [`TOOLS`], made or updated
+/// `target/xtask-python-tools/bin`: a venv holding [`TOOLS`], made or updated
 /// when the pins change.
 fn tools_venv() -> Result<PathBuf, String> {
-    let venv = root().join("target").join("python-tools");
+    let venv = root().join("target").join("xtask-python-tools");
     let bin = venv.join("bin");
     let stamp = venv.join("pins.txt");
     let pins = TOOLS.join("\n");
