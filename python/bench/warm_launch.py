@@ -46,8 +46,7 @@ def measure_all(cases: list[tuple[str, list[str], dict]], runs: int):
                 raise SystemExit(f"{argv} failed")
             cpus[name].append(usage.ru_utime + usage.ru_stime)
     return {
-        name: (statistics.median(walls[name]), statistics.median(cpus[name]),
-               peak_rss(argv, env))
+        name: (statistics.median(walls[name]), statistics.median(cpus[name]), peak_rss(argv, env))
         for name, argv, env in cases
     }
 
@@ -68,7 +67,9 @@ def peak_rss(argv: list[str], env: dict) -> int | None:
 def build_site(root: Path, devel: bool) -> Path:
     site = root / "site-packages"
     core = site / "rocm_sdk_core"
-    shutil.copytree(PYTHON_DIR / "rocm_sdk_core", core, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        PYTHON_DIR / "rocm_sdk_core", core, ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy(FIXTURE, core / "_dist_info.json")
     true = shutil.which("true")
     tool_root = site / ("_rocm_sdk_devel" if devel else "_rocm_sdk_core")
@@ -97,8 +98,9 @@ def backend_time(root: Path) -> float:
     sdist.mkdir()
     shutil.copy(PYTHON_DIR / "pyproject.toml", sdist)
     shutil.copytree(PYTHON_DIR / "build_backend", sdist / "build_backend")
-    shutil.copytree(PYTHON_DIR / "rocm_sdk", sdist / "rocm_sdk",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        PYTHON_DIR / "rocm_sdk", sdist / "rocm_sdk", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy(FIXTURE, sdist / "rocm_sdk" / "_dist_info.json")
     code = (
         "import sys, time; sys.path.insert(0, 'build_backend'); t = time.perf_counter()\n"
@@ -108,8 +110,9 @@ def backend_time(root: Path) -> float:
         "print(time.perf_counter() - t)\n"
     )
     env = dict(os.environ, ROCM_SDK_TARGET_FAMILY="gfx942")
-    out = subprocess.run([sys.executable, "-c", code], cwd=sdist, env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=sdist, env=env, capture_output=True, text=True, check=True
+    )
     return float(out.stdout)
 
 
@@ -123,14 +126,19 @@ def main() -> None:
         env_warm = dict(base_env, PYTHONPATH=str(warm_site))
         env_core = dict(base_env, PYTHONPATH=str(core_site))
         # Installed packages have bytecode (pip compiles at install); so do these.
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(warm_site), str(core_site)], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(warm_site), str(core_site)], check=True
+        )
         script = pip_script(tmp / "amdclang++")
         tool = warm_site / "_rocm_sdk_devel/lib/llvm/bin/amdclang++"
         cases = [
             ("tool", [str(tool)], env_warm),
             ("python -c pass", [sys.executable, "-c", "pass"], env_warm),
-            ("python execv (floor)",
-             [sys.executable, "-c", f"import os; os.execv({str(tool)!r}, ['t'])"], env_warm),
+            (
+                "python execv (floor)",
+                [sys.executable, "-c", f"import os; os.execv({str(tool)!r}, ['t'])"],
+                env_warm,
+            ),
             ("script (warm)", [str(script), "-c", "x.c"], env_warm),
             ("script (no devel)", [str(script), "-c", "x.c"], env_core),
         ]
@@ -141,16 +149,32 @@ def main() -> None:
             print(f"{name:20} {wall * 1e3:9.2f} {cpu * 1e3:9.2f} {rss if rss else 'n/a':>13}")
         python = rows["python -c pass"][0]
         warm = rows["script (warm)"][0]
-        print(f"added by the trampoline over `python -c pass`: {(warm - python) * 1e3:.2f} ms "
-              f"(ratio {warm / python:.2f}x); processes started besides the tool: 0")
+        print(
+            f"added by the trampoline over `python -c pass`: {(warm - python) * 1e3:.2f} ms "
+            f"(ratio {warm / python:.2f}x); processes started besides the tool: 0"
+        )
         floor = rows["python execv (floor)"][0]
-        print(f"added over a bare `python -c 'os.execv(tool)'`: {(warm - floor) * 1e3:.2f} ms "
-              f"(ratio {warm / floor:.2f}x)")
-        print(f"rocm sdist backend, prepare metadata + build wheel: "
-              f"{backend_time(tmp) * 1e3:.1f} ms")
-        print(json.dumps({n: {"wall_ms": round(w * 1e3, 3), "cpu_ms": round(c * 1e3, 3),
-                              "peak_rss_kib": r} for n, (w, c, r) in rows.items()},
-                         sort_keys=True))
+        print(
+            f"added over a bare `python -c 'os.execv(tool)'`: {(warm - floor) * 1e3:.2f} ms "
+            f"(ratio {warm / floor:.2f}x)"
+        )
+        print(
+            f"rocm sdist backend, prepare metadata + build wheel: "
+            f"{backend_time(tmp) * 1e3:.1f} ms"
+        )
+        print(
+            json.dumps(
+                {
+                    n: {
+                        "wall_ms": round(w * 1e3, 3),
+                        "cpu_ms": round(c * 1e3, 3),
+                        "peak_rss_kib": r,
+                    }
+                    for n, (w, c, r) in rows.items()
+                },
+                sort_keys=True,
+            )
+        )
 
 
 if __name__ == "__main__":

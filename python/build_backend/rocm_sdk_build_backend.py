@@ -43,6 +43,11 @@ import tarfile
 import time
 import zipfile
 from pathlib import Path
+from types import ModuleType
+from typing import Any, Optional
+
+#: The `config_settings` of PEP 517 hooks (this backend reads none).
+ConfigSettings = Optional[dict[str, Any]]
 
 __all__ = [
     "build_sdist",
@@ -74,7 +79,7 @@ class BuildError(RuntimeError):
     """The sdist cannot produce a wheel on this machine; the message says why."""
 
 
-def _load_sibling(name: str):
+def _load_sibling(name: str) -> ModuleType:
     """`rocm_sdk/{name}.py` of this sdist, imported under a private name so
     an installed `rocm_sdk` can neither shadow nor be shadowed by it."""
     path = SOURCE_ROOT / PURE_PACKAGE / f"{name}.py"
@@ -90,7 +95,7 @@ def _load_sibling(name: str):
     return module
 
 
-def _document() -> dict:
+def _document() -> dict[str, Any]:
     path = SOURCE_ROOT / PURE_PACKAGE / DOCUMENT_NAME
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -104,7 +109,7 @@ def _document() -> dict:
     return doc
 
 
-def _select(doc: dict) -> tuple[object, dict]:
+def _select(doc: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The selector and the selection record (`rocm_sdk/_selection_record.py`):
     the chosen target (None when the release offers none), its source, and
     every input the choice read."""
@@ -137,7 +142,7 @@ def _select(doc: dict) -> tuple[object, dict]:
     return selector, record
 
 
-def _metadata_for(selector, record: dict):
+def _metadata_for(selector: Any, record: dict[str, Any]) -> Any:
     selector_mod = _load_sibling("_selector")
     selection = (
         selector_mod.Selection(record["target"], record["source"])
@@ -186,7 +191,7 @@ def _static_headers(version: str) -> tuple[list[tuple[str, str]], str]:
     return kept, body
 
 
-def _metadata_text(doc: dict, metadata) -> str:
+def _metadata_text(doc: dict[str, Any], metadata: Any) -> str:
     headers, body = _static_headers(doc["version"])
     out = ["Metadata-Version: 2.4"]
     out += [f"{n}: {v}" for n, v in headers]
@@ -233,7 +238,7 @@ def _dist_info_name(version: str) -> str:
     return f"{DIST_NAME}-{version}.dist-info"
 
 
-def _metadata_files(doc: dict) -> dict[str, bytes]:
+def _metadata_files(doc: dict[str, Any]) -> dict[str, bytes]:
     """The `.dist-info` files (RECORD aside) for an install on this machine."""
     selector, record = _select(doc)
     metadata = _metadata_for(selector, record)
@@ -245,17 +250,19 @@ def _metadata_files(doc: dict) -> dict[str, bytes]:
     }
 
 
-def get_requires_for_build_wheel(config_settings=None) -> list[str]:
+def get_requires_for_build_wheel(config_settings: ConfigSettings = None) -> list[str]:
     """PEP 517: nothing beyond the standard library."""
     return []
 
 
-def get_requires_for_build_sdist(config_settings=None) -> list[str]:
+def get_requires_for_build_sdist(config_settings: ConfigSettings = None) -> list[str]:
     """PEP 517: nothing beyond the standard library."""
     return []
 
 
-def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None) -> str:
+def prepare_metadata_for_build_wheel(
+    metadata_directory: str, config_settings: ConfigSettings = None
+) -> str:
     """PEP 517: writes `rocm-V.dist-info/` (target chosen now) and returns its name."""
     doc = _document()
     name = _dist_info_name(doc["version"])
@@ -290,7 +297,11 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def build_wheel(wheel_directory, config_settings=None, metadata_directory=None) -> str:
+def build_wheel(
+    wheel_directory: str,
+    config_settings: ConfigSettings = None,
+    metadata_directory: str | None = None,
+) -> str:
     """PEP 517: writes `rocm-V-py3-none-{platform}.whl` and returns its file name.
 
     With `metadata_directory` (from `prepare_metadata_for_build_wheel`), its
@@ -355,7 +366,7 @@ def _pkg_info_for_source_tree(version: str) -> str:
     )
 
 
-def build_sdist(sdist_directory, config_settings=None) -> str:
+def build_sdist(sdist_directory: str, config_settings: ConfigSettings = None) -> str:
     """PEP 517: re-packs this source tree as `rocm-V.tar.gz`, reproducibly
     (sorted members, fixed times, uid/gid 0)."""
     doc = _document()

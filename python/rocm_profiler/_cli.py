@@ -17,9 +17,16 @@ try:
 except ImportError:
     sys.stderr.write(
         "rocm-profiler needs rocm-sdk-core, which is not installed here; "
-        "install both with: pip install \"rocm[profiler]\"\n"
+        'install both with: pip install "rocm[profiler]"\n'
     )
     sys.exit(1)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Optional
+
+    from rocm_sdk_core._console import Script
 
 _table = ScriptTable(__file__, "profiler", "rocm-profiler", lambda script: launch(script))
 _platform_dir = _table.platform_dir
@@ -28,21 +35,21 @@ _fail = fail
 __getattr__ = _table.function
 
 
-def __dir__():
+def __dir__() -> "list[str]":
     return _table.names(globals())
 
 
-def prepend_path(value, entries):
+def prepend_path(value: "Optional[str]", entries: "Iterable[str]") -> str:
     """`entries` then the parts of the `os.pathsep` list `value`, each once,
     empty parts dropped."""
-    out = []
+    out: list[str] = []
     for part in [*entries, *(value or "").split(os.pathsep)]:
         if part and part not in out:
             out.append(part)
     return os.pathsep.join(out)
 
 
-def tool_environment(environ):
+def tool_environment(environ: "Mapping[str, str]") -> "dict[str, str]":
     """`environ` with the profiler's library and Python paths prepended."""
     profiler = _platform_dir("profiler")
     core = _platform_dir("core")
@@ -57,9 +64,9 @@ def tool_environment(environ):
     return env
 
 
-def launch(script):
+def launch(script: "Script") -> None:
     """Runs one profiler console script (a `console_scripts` record)."""
-    name = script["name"]
+    name = str(script["name"])
     if not sys.platform.startswith("linux") or sys.platform not in script.get(
         "platforms", ("linux",)
     ):
@@ -68,7 +75,7 @@ def launch(script):
     if not os.path.isfile(tool):
         _fail(
             f"{name}: this tool is not part of this ROCm installation (no {tool}); "
-            f"install it with: pip install \"rocm[profiler]\"",
+            f'install it with: pip install "rocm[profiler]"',
             EXIT_NOT_FOUND,
         )
     argv = [tool, *sys.argv[1:]]

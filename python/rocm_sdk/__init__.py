@@ -14,8 +14,13 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._library_record import LibraryRecord
 
 __all__ = [
     "LibraryNotFoundError",
@@ -61,8 +66,9 @@ class LibraryNotFoundError(FileNotFoundError):
 #: Handles of preloaded libraries by short name, so each loads once.
 _ALL_CDLLS: dict[str, Any] = {}
 
-#: Library records already read, by platform package directory.
-_RECORDS: dict[Path, Any] = {}
+#: Library records already read, by platform package directory (None:
+#: the package has no record).
+_RECORDS: dict[Path, LibraryRecord | None] = {}
 
 
 def _install_hint(extras: Iterable[str], version: str) -> str:
@@ -99,8 +105,7 @@ def _locate(shortnames: Iterable[str]) -> list[tuple[str, Path]]:
     if unknown:
         others = f" (also unknown: {_quoted(unknown[1:])})" if len(unknown) > 1 else ""
         raise UnknownLibraryError(
-            f"Unknown rocm library '{unknown[0]}'{others}; "
-            f"known libraries: {', '.join(known)}"
+            f"Unknown rocm library '{unknown[0]}'{others}; " f"known libraries: {', '.join(known)}"
         )
     contents = set(di.DOCUMENT.get("contents", ())) | {"core", "meta"}
     paths: list[tuple[str, Path]] = []
@@ -161,11 +166,11 @@ def _library_file(
     sorted match of the table's glob (several are versioned names of one
     library).
     """
-    record = _RECORDS.get(root)
-    if record is None:
+    if root not in _RECORDS:
         from ._library_record import read_record
 
-        record = _RECORDS[root] = read_record(root) or False
+        _RECORDS[root] = read_record(root)
+    record = _RECORDS[root]
     # The reference's words, which callers match, come first.
     not_found = (
         f"Could not find rocm library '{shortname}' at path '{directory},' "
@@ -194,9 +199,7 @@ def _library_file(
         return matches[0]
     if entry.optional:
         return None
-    raise LibraryNotFoundError(
-        f"{not_found}; the `{dist}` installation is incomplete, {reinstall}"
-    )
+    raise LibraryNotFoundError(f"{not_found}; the `{dist}` installation is incomplete, {reinstall}")
 
 
 def _package_root(di: Any, package: Any) -> tuple[Path, str | None] | None:

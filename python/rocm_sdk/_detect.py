@@ -26,8 +26,8 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
-    from typing import Sequence
 
 __all__ = [
     "KFD_TOPOLOGY_NODES",
@@ -68,7 +68,7 @@ def _debug(message: str, *args: object) -> None:
     logging.getLogger(__name__).debug(message, *args)
 
 
-def kfd_gpu_archs(nodes_dir: str | os.PathLike = KFD_TOPOLOGY_NODES) -> list[str]:
+def kfd_gpu_archs(nodes_dir: str | os.PathLike[str] = KFD_TOPOLOGY_NODES) -> list[str]:
     """The archs of the GPU nodes under `nodes_dir`, in node order, each once."""
     try:
         nodes = [n for n in os.listdir(nodes_dir) if n.isdigit()]
@@ -150,7 +150,7 @@ def detect_gpu_archs(
     *,
     path_value: str | None,
     windows: bool,
-    nodes_dir: str | os.PathLike = KFD_TOPOLOGY_NODES,
+    nodes_dir: str | os.PathLike[str] = KFD_TOPOLOGY_NODES,
 ) -> str | None:
     """`offload-arch`-style text for this machine's GPUs, or None when none
     can be found. Never runs one of our console scripts."""

@@ -16,6 +16,11 @@ from pathlib import Path
 
 from .__main__ import native_program
 
+# Names for the type checker only (nothing more is imported at run time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+
 __all__ = ["DEVEL_PACKAGE", "get_devel_root"]
 
 #: The pure package of `rocm-sdk-devel`; importable means "devel installed".
@@ -79,7 +84,7 @@ def get_devel_root(force_initialize: bool = False) -> Path:
     return root
 
 
-def _find_spec(name: str):
+def _find_spec(name: str) -> ModuleSpec | None:
     try:
         return importlib.util.find_spec(name)
     except (ImportError, ValueError):

@@ -20,6 +20,11 @@ from typing import Any
 from . import _detect, _selector
 from ._document import FILE_NAME, DistInfoError, load_document
 
+# Names for the type checker only (nothing more is imported at run time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+
 __all__ = [
     "ALL_LIBRARIES",
     "ALL_PACKAGES",
@@ -206,7 +211,7 @@ class PackageEntry:
             return Path(list(spec.submodule_search_locations)[0])
         return Path(spec.origin).parent if spec.origin else None
 
-    def get_py_package(self, target_family: str | None = None):
+    def get_py_package(self, target_family: str | None = None) -> ModuleSpec | None:
         """The import spec of the platform package, or None."""
         try:
             return importlib.util.find_spec(self.get_py_package_name(target_family))

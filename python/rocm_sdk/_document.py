@@ -6,6 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+# Names for the type checker only (nothing more is imported at run time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["FILE_NAME", "SCHEMA", "DistInfoError", "load_document"]
 
 #: The file name packages ship the document under.
@@ -19,7 +24,7 @@ class DistInfoError(RuntimeError):
     """The document is missing, unreadable, or of another schema."""
 
 
-def load_document(path: Path) -> dict:
+def load_document(path: Path) -> dict[str, Any]:
     """The parsed document at `path`, refusing other schemas."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -40,4 +45,5 @@ def load_document(path: Path) -> dict:
             f"{path} has schema {found}, this code reads schema {SCHEMA}; "
             f"install matching versions of `rocm` and `rocm-sdk-core`"
         )
+    assert isinstance(doc, dict)  # the schema check above read it as one
     return doc

@@ -26,6 +26,12 @@ import json
 import os
 import sys
 
+# Names for the type checker only (nothing more is imported at run time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
 __all__ = [
     "FILE_NAME",
     "StaleSelectionWarning",
@@ -78,7 +84,7 @@ def make_record(
     default_target: str | None,
     sys_platform: str,
     machine_name: str,
-) -> dict:
+) -> dict[str, Any]:
     """The record the backend writes. `gpu_output` is the detection text it
     read (`None`: detection did not run), `requested` the raw value of
     `ROCM_SDK_TARGET_FAMILY` (`None`: unset)."""
@@ -95,7 +101,7 @@ def make_record(
     }
 
 
-def read_record(package_dir: str) -> dict | None:
+def read_record(package_dir: str) -> dict[str, Any] | None:
     """The record in `package_dir`, or None when it is missing, unreadable
     or from before records held their inputs (nothing to compare then)."""
     try:
@@ -117,7 +123,7 @@ def read_record(package_dir: str) -> dict | None:
     return record
 
 
-def _sibling(name: str):
+def _sibling(name: str) -> ModuleType:
     """`rocm_sdk/{name}.py`, without importing the `rocm_sdk` package when
     this file was loaded by path (the backend, `rocm_sdk_core._cli`)."""
     if __package__:
@@ -131,13 +137,15 @@ def _sibling(name: str):
 
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
 
 
-def _select(record: dict, requested: str | None, gpu_lines: list[str] | None):
+def _select(record: dict[str, Any], requested: str | None, gpu_lines: list[str] | None) -> Any:
     """The target the backend would choose now, or None when it cannot say
     (an unavailable request fails at install time, not here)."""
     selector = _sibling("_selector")
@@ -154,7 +162,9 @@ def _select(record: dict, requested: str | None, gpu_lines: list[str] | None):
     return selection
 
 
-def _describe(target: str | None, source: str | None, requested, gpus) -> str:
+def _describe(
+    target: str | None, source: str | None, requested: str | None, gpus: list[str] | None
+) -> str:
     if source == "environment":
         return f"{target} (from {TARGET_ENV}={requested})"
     if source == "detected":
@@ -165,7 +175,7 @@ def _describe(target: str | None, source: str | None, requested, gpus) -> str:
 
 
 def mismatches(
-    record: dict,
+    record: dict[str, Any],
     *,
     requested: str | None,
     sys_platform: str,
@@ -184,9 +194,7 @@ def mismatches(
     out = []
     was = (record.get("sys_platform"), record.get("machine"))
     if was != (sys_platform, machine_name):
-        out.append(
-            f"it was built on {was[0]}/{was[1]} but this is {sys_platform}/{machine_name}"
-        )
+        out.append(f"it was built on {was[0]}/{was[1]} but this is {sys_platform}/{machine_name}")
     target = record.get("target")
     source = record.get("source")
     if target is None:
@@ -234,7 +242,9 @@ def _installed_extras(site: str) -> list[str]:
 def stale_message(reasons: list[str], *, site: str, version: str | None) -> str:
     """The one warning: what differs, then how to reinstall without the cache."""
     extras = _installed_extras(site)
-    spec = "rocm" + (f"[{','.join(extras)}]" if extras else "") + (f"=={version}" if version else "")
+    spec = (
+        "rocm" + (f"[{','.join(extras)}]" if extras else "") + (f"=={version}" if version else "")
+    )
     return (
         f"the installed `rocm` package was selected for another machine or environment: "
         f"{'; '.join(reasons)}. The installer probably reused a wheel it had cached; "
@@ -260,9 +270,7 @@ def check(package_dir: str, *, full: bool) -> str | None:
         if archs:
             gpu_output = "".join(f"{a}\n" for a in archs)
         elif full:
-            gpu_output = detect.detect_gpu_archs(
-                path_value=os.environ.get("PATH"), windows=windows
-            )
+            gpu_output = detect.detect_gpu_archs(path_value=os.environ.get("PATH"), windows=windows)
     reasons = mismatches(
         record,
         requested=requested,

@@ -12,8 +12,13 @@ same answers.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+
+# Names for the type checker only (nothing more is imported at run time).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "TARGET_ENV",
@@ -216,7 +221,7 @@ class Selector:
         self.dist_templates = dict(dist_templates)
 
     @classmethod
-    def from_document(cls, doc: Mapping) -> "Selector":
+    def from_document(cls, doc: Mapping[str, Any]) -> Selector:
         """The selector of a parsed `_dist_info.json` (schema 1)."""
         return cls(
             mode=doc["mode"],

@@ -32,6 +32,12 @@ import sys
 
 from rocm_sdk_core._console import EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, ScriptTable, fail
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
+
+    from rocm_sdk_core._console import Script
+
 #: The pure package of the devel wheel; its presence means "devel installed".
 DEVEL_PACKAGE = "rocm_sdk_devel"
 #: The devel tarball names; one still present means "not (fully) unpacked".
@@ -52,16 +58,16 @@ _fail = fail
 __getattr__ = _table.function
 
 
-def __dir__():
+def __dir__() -> "list[str]":
     return _table.names(globals())
 
 
-def native_program():
+def native_program() -> str:
     """The native `rocm-sdk` shipped in this package."""
     return os.path.join(_PACKAGE_DIR, "_bin", "rocm-sdk.exe" if _WINDOWS else "rocm-sdk")
 
 
-def device_links_stamp(site_packages):
+def device_links_stamp(site_packages: str) -> str:
     """The stamp text for the device distributions installed now (the same
     text devel-tar writes after a reconcile)."""
     names = sorted(
@@ -72,7 +78,7 @@ def device_links_stamp(site_packages):
     return "".join(f"{n}\n" for n in names)
 
 
-def devel_needs_init(site_packages):
+def devel_needs_init(site_packages: str) -> bool:
     """Whether `rocm-sdk init` must run before a devel tool: the tar is
     still there, the tree is missing, or a device wheel came or went since
     the last reconcile."""
@@ -89,7 +95,7 @@ def devel_needs_init(site_packages):
     return recorded != device_links_stamp(site_packages)
 
 
-def _run_init():
+def _run_init() -> None:
     program = native_program()
     if not os.path.isfile(program):
         _fail(
@@ -113,7 +119,7 @@ def _run_init():
 SELECTION_CHECK = os.path.join("rocm_sdk", "_selection_record.py")
 
 
-def warn_if_stale_selection(name, full):
+def warn_if_stale_selection(name: str, full: bool) -> None:
     """One line on stderr when the installed `rocm` wheel was selected for
     another machine; never fails the launch."""
     path = os.path.join(_SITE, SELECTION_CHECK)
@@ -123,6 +129,8 @@ def warn_if_stale_selection(name, full):
         import importlib.util
 
         spec = importlib.util.spec_from_file_location("_rocm_sdk_core_selection_check", path)
+        if spec is None or spec.loader is None:
+            return
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
@@ -133,7 +141,7 @@ def warn_if_stale_selection(name, full):
         sys.stderr.write(f"{name}: warning: {message}\n")
 
 
-def _existing(root, relpath):
+def _existing(root: str, relpath: str) -> "Optional[str]":
     path = os.path.join(root, *relpath.split("/"))
     for candidate in (path, path + ".exe") if _WINDOWS else (path,):
         if os.path.isfile(candidate):
@@ -141,10 +149,10 @@ def _existing(root, relpath):
     return None
 
 
-def resolve(script):
+def resolve(script: "Script") -> "Optional[str]":
     """The tool a console script runs, unpacking devel first when needed;
     None when the tool is absent from the tree."""
-    relpath = script["relpath"]
+    relpath = str(script["relpath"])
     if not script.get("system_info") and os.path.isdir(os.path.join(_SITE, DEVEL_PACKAGE)):
         cold = devel_needs_init(_SITE)
         warn_if_stale_selection(script["name"], full=cold)
@@ -156,7 +164,7 @@ def resolve(script):
     return _existing(_platform_dir("core"), relpath)
 
 
-def exec_tool(tool, name):
+def exec_tool(tool: str, name: str) -> None:
     """Replaces this process with `tool` (argv[0] = its path, then our
     arguments); on Windows, runs it and exits with its status."""
     argv = [tool, *sys.argv[1:]]
@@ -170,9 +178,9 @@ def exec_tool(tool, name):
         _fail(f"{name}: cannot run {tool}: {e.strerror or e}", EXIT_NOT_EXECUTABLE)
 
 
-def launch(script):
+def launch(script: "Script") -> None:
     """Runs one console script (a `console_scripts` record)."""
-    name = script["name"]
+    name = str(script["name"])
     if sys.platform not in script.get("platforms", (sys.platform,)):
         _fail(f"{name}: this ROCm tool is not available on {sys.platform}", EXIT_NOT_FOUND)
     tool = resolve(script)

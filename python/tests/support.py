@@ -22,7 +22,6 @@ def load_fixture(mode: str) -> dict:
     return json.loads((FIXTURES / f"dist_info_{mode}.json").read_text())
 
 
-
 def copy_package(name: str, site: Path) -> Path:
     """Copies `python/{name}` into `site` (no bytecode caches)."""
     dest = site / name
@@ -126,8 +125,15 @@ def tool_from_pypi(package: str, program: str) -> Path:
     if not path.exists():
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-             "--disable-pip-version-check", package],
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                package,
+            ],
             check=True,
             timeout=600,
         )

@@ -85,7 +85,9 @@ class LegacyTest(SiteTest):
     def test_installed_family_is_found_when_another_is_chosen(self) -> None:
         self.touch("_rocm_sdk_libraries_gfx94X_dcgpu_n1/lib/libhipblas.so.3")
         # Default is gfx110X-all, which is not installed.
-        out = self.ok("import rocm_sdk\nprint(rocm_sdk.find_libraries('hipblas')[0].parent.parent.name)")
+        out = self.ok(
+            "import rocm_sdk\nprint(rocm_sdk.find_libraries('hipblas')[0].parent.parent.name)"
+        )
         self.assertEqual(out.strip(), "_rocm_sdk_libraries_gfx94X_dcgpu_n1")
 
     def test_unavailable_override_lists_available(self) -> None:
@@ -103,7 +105,9 @@ class LegacyTest(SiteTest):
         (self.pkg / "_selection.json").write_text(
             json.dumps({"target": "gfx94X-dcgpu", "source": "detected"})
         )
-        out = self.ok("from rocm_sdk import _dist_info\nprint(_dist_info.determine_target_family())")
+        out = self.ok(
+            "from rocm_sdk import _dist_info\nprint(_dist_info.determine_target_family())"
+        )
         self.assertEqual(out.strip(), "gfx94X-dcgpu")
 
     def test_facade(self) -> None:
@@ -184,7 +188,9 @@ class PreloadTest(SiteTest):
             self.site / "_rocm_sdk_core/lib/libamdhip64.so.7", "libamdhip64.so.7", "fake_hip_probe"
         )
         compile_shared_library(
-            self.site / "_rocm_sdk_core/lib/libamd_comgr.so.3", "libamd_comgr.so.3", "fake_comgr_probe"
+            self.site / "_rocm_sdk_core/lib/libamd_comgr.so.3",
+            "libamd_comgr.so.3",
+            "fake_comgr_probe",
         )
 
     def global_symbols(self, code: str, env: dict | None = None) -> str:

@@ -25,6 +25,9 @@ PKG_INFO = """Metadata-Version: 2.4
 Name: rocm
 Version: {version}
 Summary: ROCm SDK for Python: installs the ROCm packages for this machine
+License-Expression: MIT
+Project-URL: Homepage, https://github.com/ROCm/TheRock
+Project-URL: Issues, https://github.com/ROCm/TheRock/issues
 Requires-Python: >=3.9
 Dynamic: Requires-Dist
 Dynamic: Provides-Extra
@@ -115,17 +118,32 @@ class BackendHooksTest(TempDirTest):
         self.assertEqual(fields["Name"], ["rocm"])
         self.assertEqual(fields["Version"], ["7.1.0"])
         self.assertEqual(fields["Requires-Python"], [">=3.9"])
+        # The release's descriptive fields are static in PKG-INFO (PEP 643):
+        # the wheel keeps them as written.
+        self.assertEqual(fields["License-Expression"], ["MIT"])
+        self.assertEqual(
+            fields["Project-URL"],
+            [
+                "Homepage, https://github.com/ROCm/TheRock",
+                "Issues, https://github.com/ROCm/TheRock/issues",
+            ],
+        )
         self.assertEqual(fields["Description-Content-Type"], ["text/markdown"])
         self.assertNotIn("Dynamic", fields)
         self.assertEqual(
             fields["Provides-Extra"],
-            ["libraries", "devel", "profiler", "device", "device-gfx1100", "device-gfx942",
-             "device-all"],
+            [
+                "libraries",
+                "devel",
+                "profiler",
+                "device",
+                "device-gfx1100",
+                "device-gfx942",
+                "device-all",
+            ],
         )
         self.assertEqual(fields["Requires-Dist"][0], "rocm-sdk-core==7.1.0")
-        self.assertIn(
-            'rocm-sdk-device-gfx942==7.1.0; extra == "device"', fields["Requires-Dist"]
-        )
+        self.assertIn('rocm-sdk-device-gfx942==7.1.0; extra == "device"', fields["Requires-Dist"])
         self.assertTrue(body.startswith("# rocm"), body)
         self.assertNotIn("rocm==", " ".join(fields["Requires-Dist"]))
 
@@ -146,9 +164,10 @@ class BackendHooksTest(TempDirTest):
             self.assertEqual(set(listed), set(names))
             for path in names[:-1]:
                 data = zf.read(path)
-                want = "sha256=" + base64.urlsafe_b64encode(
-                    hashlib.sha256(data).digest()
-                ).rstrip(b"=").decode()
+                want = (
+                    "sha256="
+                    + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                )
                 self.assertEqual(listed[path], (want, str(len(data))), path)
             self.assertIn("rocm_sdk/__init__.py", names)
             self.assertIn("rocm_sdk/_dist_info.json", names)
@@ -274,8 +293,7 @@ def fake_core_wheel(directory: Path, version: str) -> Path:
 
 def pip_available() -> bool:
     return (
-        importlib.util.find_spec("pip") is not None
-        and importlib.util.find_spec("venv") is not None
+        importlib.util.find_spec("pip") is not None and importlib.util.find_spec("venv") is not None
     )
 
 
@@ -292,9 +310,7 @@ class PipInstallTest(TempDirTest):
         sdist = links / backend.build_sdist(str(links))
         fake_core_wheel(links, "7.1.0")
         venv = self.tmp / "venv"
-        subprocess.run(
-            [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
-        )
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
         python = venv / "bin" / "python"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "ROCM_SDK_"))}
         env.pop("PYTHONPATH", None)
@@ -302,9 +318,22 @@ class PipInstallTest(TempDirTest):
         env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
         env["PIP_NO_CACHE_DIR"] = "1"
         p = subprocess.run(
-            [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index",
-             "--find-links", str(links), "rocm"],
-            env=env, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(python),
+                "install",
+                "--no-index",
+                "--find-links",
+                str(links),
+                "rocm",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertTrue(sdist.is_file())
@@ -315,8 +344,12 @@ class PipInstallTest(TempDirTest):
             " [e.name + '=' + e.value for e in d.entry_points]]))\n"
             "from rocm_sdk import _dist_info\nprint(_dist_info.determine_target_family())\n"
         )
-        q = subprocess.run([str(python), "-c", probe], env={"PATH": "/usr/bin:/bin"},
-                           capture_output=True, text=True)
+        q = subprocess.run(
+            [str(python), "-c", probe],
+            env={"PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+        )
         self.assertEqual(q.returncode, 0, q.stderr)
         first, target = q.stdout.splitlines()
         version, requires, extras, entry_points = json.loads(first)
@@ -325,17 +358,26 @@ class PipInstallTest(TempDirTest):
         self.assertIn('rocm-sdk-device-gfx942==7.1.0; extra == "device"', requires)
         self.assertEqual(
             extras,
-            ["libraries", "devel", "profiler", "device", "device-gfx1100", "device-gfx942",
-             "device-all"],
+            [
+                "libraries",
+                "devel",
+                "profiler",
+                "device",
+                "device-gfx1100",
+                "device-gfx942",
+                "device-all",
+            ],
         )
         self.assertEqual(entry_points, ["rocm-sdk=rocm_sdk.__main__:main"])
         self.assertEqual(target, "gfx942")
         # The `rocm-sdk` script and `python -m rocm_sdk` reach the native program.
-        r = subprocess.run([str(venv / "bin" / "rocm-sdk"), "path", "--root"],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [str(venv / "bin" / "rocm-sdk"), "path", "--root"], capture_output=True, text=True
+        )
         self.assertEqual(r.stdout, "native rocm-sdk path --root\n", r.stderr)
-        r = subprocess.run([str(python), "-m", "rocm_sdk", "version"],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [str(python), "-m", "rocm_sdk", "version"], capture_output=True, text=True
+        )
         self.assertEqual(r.stdout, "native rocm-sdk version\n", r.stderr)
 
 

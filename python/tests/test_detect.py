@@ -23,8 +23,16 @@ def node(root, index: int, gfx_target_version: int) -> None:
 
 class ArchNameTest(unittest.TestCase):
     def test_gfx_target_version(self) -> None:
-        cases = {90402: "gfx942", 90010: "gfx90a", 90012: "gfx90c", 110501: "gfx1151",
-                 110000: "gfx1100", 120001: "gfx1201", 90000: "gfx900", 100300: "gfx1030"}
+        cases = {
+            90402: "gfx942",
+            90010: "gfx90a",
+            90012: "gfx90c",
+            110501: "gfx1151",
+            110000: "gfx1100",
+            120001: "gfx1201",
+            90000: "gfx900",
+            100300: "gfx1030",
+        }
         for value, arch in cases.items():
             self.assertEqual(_detect.arch_from_gfx_target_version(value), arch)
         self.assertIsNone(_detect.arch_from_gfx_target_version(0))
@@ -70,19 +78,25 @@ class OffloadArchTest(TempDirTest):
         self.assertFalse(self.marker.exists())
 
     def test_only_our_script_means_no_detection(self) -> None:
-        out = _detect.detect_gpu_archs(path_value=str(self.ours), windows=False, nodes_dir=self.nodes)
+        out = _detect.detect_gpu_archs(
+            path_value=str(self.ours), windows=False, nodes_dir=self.nodes
+        )
         self.assertIsNone(out)
         self.assertFalse(self.marker.exists())
 
     def test_failing_program_means_no_detection(self) -> None:
         write_executable(self.real / "offload-arch", "#!/bin/sh\nexit 1\n")
-        out = _detect.detect_gpu_archs(path_value=str(self.real), windows=False, nodes_dir=self.nodes)
+        out = _detect.detect_gpu_archs(
+            path_value=str(self.real), windows=False, nodes_dir=self.nodes
+        )
         self.assertIsNone(out)
 
     def test_kernel_answer_wins_without_running_anything(self) -> None:
         node(self.nodes, 1, 90010)
         write_executable(self.real / "offload-arch", f"#!/bin/sh\ntouch {self.marker}\n")
-        out = _detect.detect_gpu_archs(path_value=str(self.real), windows=False, nodes_dir=self.nodes)
+        out = _detect.detect_gpu_archs(
+            path_value=str(self.real), windows=False, nodes_dir=self.nodes
+        )
         self.assertEqual(out, "gfx90a\n")
         self.assertFalse(self.marker.exists())
 

@@ -11,7 +11,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from rocm_sdk import _detect, _selection_record as sr
+from rocm_sdk import _detect
+from rocm_sdk import _selection_record as sr
 
 from .support import (
     TempDirTest,
@@ -271,7 +272,9 @@ def fake_wheel(directory: Path, dist: str, version: str, files: dict[str, bytes]
 def pip_available() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("pip") is not None and importlib.util.find_spec("venv") is not None
+    return (
+        importlib.util.find_spec("pip") is not None and importlib.util.find_spec("venv") is not None
+    )
 
 
 @unittest.skipUnless(pip_available() and os.name == "posix", "needs pip and venv")
@@ -299,24 +302,43 @@ class SharedPipCacheTest(TempDirTest):
     def installer(self, venv: Path, *, cache: bool) -> list[str]:
         """The install command (pip) for `venv`, before its requirements."""
         cache_flag = [] if cache else ["--no-cache-dir"]
-        return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
-                "install", *cache_flag]
+        return [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            *cache_flag,
+        ]
 
     def install(self, name: str, target: str, *, cache: bool = True):
         import subprocess
 
         venv = self.tmp / name
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("PIP_", "UV_", "ROCM_SDK_"))}
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "ROCM_SDK_"))
+        }
         env.pop("PYTHONPATH", None)
-        env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_CACHE_DIR=str(self.cache),
-                   UV_CACHE_DIR=str(self.cache))
+        env.update(
+            PIP_DISABLE_PIP_VERSION_CHECK="1",
+            PIP_CACHE_DIR=str(self.cache),
+            UV_CACHE_DIR=str(self.cache),
+        )
         env[sr.TARGET_ENV] = target
         p = subprocess.run(
-            [*self.installer(venv, cache=cache), "--no-index", "--find-links", str(self.links),
-             "rocm[device]"],
-            env=env, capture_output=True, text=True, timeout=300,
+            [
+                *self.installer(venv, cache=cache),
+                "--no-index",
+                "--find-links",
+                str(self.links),
+                "rocm[device]",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         return venv, p.stdout + p.stderr
@@ -334,7 +356,9 @@ class SharedPipCacheTest(TempDirTest):
         return subprocess.run(
             [str(venv / "bin" / "python"), "-c", "import rocm_sdk"],
             env={"PATH": "/usr/bin:/bin", sr.TARGET_ENV: target},
-            capture_output=True, text=True, timeout=60,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
 
     def test_second_environment_gets_the_first_ones_wheel_and_is_warned(self) -> None:
@@ -384,8 +408,14 @@ class SharedUvCacheTest(SharedPipCacheTest):
 
     def installer(self, venv: Path, *, cache: bool) -> list[str]:
         uv = tool_from_pypi("uv", "uv")
-        return [str(uv), "pip", "install", "--python", str(venv / "bin" / "python"),
-                *([] if cache else ["--no-cache"])]
+        return [
+            str(uv),
+            "pip",
+            "install",
+            "--python",
+            str(venv / "bin" / "python"),
+            *([] if cache else ["--no-cache"]),
+        ]
 
     # uv keeps built wheels in a layout of its own; its tag rule is the same
     # (a wheel only for a platform it supports), shown with pip above.

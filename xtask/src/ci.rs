@@ -62,19 +62,10 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
             WINDOWS_TARGET,
         ],
     )?;
-    // The Python shipped in the packages, against the same JSON vectors.
-    run(
-        "python3",
-        &[
-            "-m",
-            "unittest",
-            "discover",
-            "-s",
-            "python/tests",
-            "-t",
-            "python",
-        ],
-    )?;
+    // The Python shipped in the packages: lint and types, then its tests
+    // (against the same JSON vectors) on the oldest and newest Python.
+    crate::python::pylint(&[])?;
+    crate::python::pytest(&[])?;
     // Every reader of untrusted input, briefly; a crash fails CI and leaves
     // its input in fuzz/artifacts/<target>/.
     crate::fuzz::run_targets(

@@ -8,6 +8,7 @@ mod ci;
 mod cmd;
 mod example;
 mod fuzz;
+mod python;
 
 use std::process::ExitCode;
 
@@ -18,7 +19,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "ci",
         ci::ci,
-        "run exactly what CI runs: setup, fmt, clippy, tests",
+        "run exactly what CI runs: setup, fmt, clippy, tests, pylint, pytest",
     ),
     (
         "setup",
@@ -49,6 +50,16 @@ const TASKS: &[(&str, Task, &str)] = &[
         "fuzz",
         fuzz::fuzz,
         "run the cargo-fuzz targets [--quick] [--seconds N] [target...] (nightly; 60 s each)",
+    ),
+    (
+        "pylint",
+        python::pylint,
+        "ruff check, ruff format --check and mypy --strict over python/ (pinned tools)",
+    ),
+    (
+        "pytest",
+        python::pytest,
+        "the Python unit tests on Python 3.9 and 3.13 (installed with uv)",
     ),
     (
         "deny",

@@ -35,6 +35,7 @@ pub mod library;
 pub mod nonce;
 pub mod package;
 pub mod record;
+pub mod project_metadata;
 pub mod requirement;
 pub mod selection;
 pub mod selector;

@@ -10,6 +10,7 @@ use dist_info::families::FamilyTable;
 use dist_info::libraries_record::{self, LibrariesRecord};
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, Package, PackageKind};
+use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
 use dist_info::selector::{PlanInput as SelectorInput, Selector};
 use dist_info::target::base_target;
@@ -61,6 +62,8 @@ pub struct PlanInput<'a> {
     /// The devel tarball's file name in the devel pure package
     /// (`_devel.tar`, `_devel.tar.xz`, `_devel.tar.zst`).
     pub devel_tar_name: String,
+    /// Summaries, licence and project URLs of every package.
+    pub metadata: ProjectMetadata,
 }
 
 impl<'a> PlanInput<'a> {
@@ -76,6 +79,7 @@ impl<'a> PlanInput<'a> {
             extra_files: Vec::new(),
             console_scripts: Vec::new(),
             devel_tar_name: "_devel.tar".to_owned(),
+            metadata: ProjectMetadata::default(),
         }
     }
 
@@ -269,6 +273,7 @@ impl Planner<'_, '_> {
             version: self.version,
             platform_tag: self.input.platform_tag.clone(),
             nonce: self.input.nonce.clone(),
+            metadata: self.input.metadata.clone(),
             packages,
             selectors,
         })
@@ -338,7 +343,7 @@ impl Planner<'_, '_> {
             dist_name: self.dist_name(kind, target),
             target: target.map(str::to_owned),
             subdir: subdir.unwrap_or_default().to_owned(),
-            summary: summary(kind, target),
+            summary: self.input.metadata.summary(kind, target),
             requires: self.requires(kind, target),
             console_scripts: Vec::new(),
             files,
@@ -362,7 +367,7 @@ impl Planner<'_, '_> {
             dist_name: self.dist_name(PackageKind::Devel, None),
             target: family.map(|(f, _)| f.clone()),
             subdir: family.map(|(_, s)| s.to_owned()).unwrap_or_default(),
-            summary: summary(PackageKind::Devel, None),
+            summary: self.input.metadata.summary(PackageKind::Devel, None),
             requires: self.requires(PackageKind::Devel, None),
             console_scripts: Vec::new(),
             files: vec![PlannedFile {
@@ -582,17 +587,5 @@ fn generated(dest: String, what: &str, bytes: Vec<u8>) -> PlannedFile {
             what: what.to_owned(),
             bytes,
         },
-    }
-}
-
-fn summary(kind: PackageKind, target: Option<&str>) -> String {
-    match (kind, target) {
-        (PackageKind::Core, _) => "ROCm SDK core runtime and tools".into(),
-        (PackageKind::Libraries, Some(f)) => format!("ROCm SDK libraries for {f}"),
-        (PackageKind::Libraries, None) => "ROCm SDK libraries (host code)".into(),
-        (PackageKind::Device, t) => format!("ROCm SDK device code for {}", t.unwrap_or_default()),
-        (PackageKind::Devel, _) => "ROCm SDK development tree".into(),
-        (PackageKind::Profiler, _) => "ROCm profiling tools".into(),
-        (PackageKind::Meta, _) => "ROCm SDK selector".into(),
     }
 }

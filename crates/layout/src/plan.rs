@@ -3,6 +3,7 @@
 use artifacts::{Entry, Source};
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, PackageKind};
+use dist_info::project_metadata::ProjectMetadata;
 use serde::Serialize;
 
 /// Where a planned file's bytes come from in the artifacts.
@@ -222,6 +223,9 @@ pub struct Plan {
     /// tree's root, `_rocm_sdk_devel{N}`).
     #[serde(skip_serializing_if = "Nonce::is_empty")]
     pub nonce: Nonce,
+    /// Summaries, licence and project URLs of every package
+    /// (`Requires-Python` is [`dist_info::project_metadata::REQUIRES_PYTHON`]).
+    pub metadata: ProjectMetadata,
     /// The wheels.
     pub packages: Vec<PackagePlan>,
     /// The `rocm` sdists.

@@ -269,6 +269,12 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
                 b.compression_level.to_string(),
             ));
         }
+        if a.metadata != b.metadata {
+            let text = |m: &ShardManifest| {
+                serde_json::to_string(&m.metadata).expect("the metadata serialises")
+            };
+            return Err(disagree("the package metadata", text(a), text(b)));
+        }
         if a.selectors != b.selectors {
             let subdirs = |m: &ShardManifest| {
                 m.selectors
@@ -342,6 +348,7 @@ pub(crate) fn assemble(args: &AssembleArgs) -> Result<String> {
         let dir = staging.dir(&selector.subdir)?;
         staged.push(write_sdist(
             &leg.version,
+            &leg.metadata,
             selector.dist_info_json.as_bytes(),
             &sdist_files,
             &dir,

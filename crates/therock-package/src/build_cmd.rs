@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use artifacts::ArtifactDir;
 use clap::{Args, ValueEnum};
 use dist_info::console_scripts::all_console_scripts;
+use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
@@ -51,6 +52,26 @@ pub(crate) struct PlanArgs {
     /// Store the devel tarball uncompressed (the default).
     #[arg(long)]
     no_devel_tarball_compression: bool,
+    /// A TOML file with the packages' `license-expression`, `[project-urls]`
+    /// and `[summaries]` (docs/pipeline.md); unset keys keep their defaults.
+    #[arg(long, value_name = "FILE")]
+    metadata: Option<PathBuf>,
+    /// `License-Expression` of every package (overrides `--metadata`).
+    #[arg(long, value_name = "SPDX")]
+    license_expression: Option<String>,
+    /// A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of
+    /// `--metadata` and the defaults).
+    #[arg(long, value_name = "LABEL=URL", value_parser = parse_project_url)]
+    project_url: Vec<(String, String)>,
+}
+
+fn parse_project_url(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((label, url)) if !label.is_empty() && !url.is_empty() => {
+            Ok((label.to_owned(), url.to_owned()))
+        }
+        _ => Err(format!("{text:?} is not LABEL=URL")),
+    }
 }
 
 /// `therock-package build`.
@@ -162,6 +183,31 @@ impl PlanArgs {
             .unwrap_or_else(host_platform_tag)
     }
 
+    /// The metadata of `--metadata`, `--license-expression` and
+    /// `--project-url` over the defaults.
+    fn project_metadata(&self) -> Result<ProjectMetadata> {
+        let mut metadata = match &self.metadata {
+            None => ProjectMetadata::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the metadata file {}", path.display()))?;
+                ProjectMetadata::from_toml(&text).with_context(|| {
+                    format!(
+                        "the metadata file {} cannot be used; fix it",
+                        path.display()
+                    )
+                })?
+            }
+        };
+        if let Some(expression) = &self.license_expression {
+            metadata.license_expression.clone_from(expression);
+        }
+        if !self.project_url.is_empty() {
+            metadata.project_urls.clone_from(&self.project_url);
+        }
+        Ok(metadata)
+    }
+
     /// Reads the artifacts and makes the plan.
     fn plan(&self) -> Result<Plan> {
         self.plan_from(&self.open_artifacts()?)
@@ -201,6 +247,7 @@ impl PlanArgs {
         self.devel_compression()
             .file_name()
             .clone_into(&mut input.devel_tar_name);
+        input.metadata = self.project_metadata()?;
         input.extra_files = python::wheel_files(platform, &platform_tag)?;
         input.console_scripts = all_console_scripts()
             .into_iter()

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use artifacts::Source as ArtifactSource;
 use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
+use dist_info::package::PackageKind;
+use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
 use elf_surgery::{Edit, ElfFile, SearchPathEdit};
 use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SourceRef};
 use rayon::prelude::*;
@@ -115,6 +117,7 @@ pub(crate) fn execute(
         let dir = staging.dir(&selector.subdir)?;
         staged.push(write_sdist(
             &plan.version,
+            &plan.metadata,
             &selector.dist_info_json,
             sdist_files,
             &dir,
@@ -142,8 +145,12 @@ fn write_wheel(
     options: &ExecuteOptions,
     cache: &CompressionCache,
 ) -> Result<PathBuf> {
-    let mut metadata = CoreMetadata::new(&package.dist_name, &plan.version);
-    metadata.summary = Some(package.summary.clone());
+    let mut metadata = core_metadata(
+        &plan.version,
+        &plan.metadata,
+        &package.dist_name,
+        package.summary.clone(),
+    );
     metadata.requires_dist.clone_from(&package.requires);
     let tag = WheelTag::py3_none(&plan.platform_tag)?;
     let mut wheel = WheelBuilder::new(metadata, tag)?.with_root_is_purelib(false);
@@ -168,6 +175,22 @@ fn write_wheel(
         .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
     tracing::info!("wrote {}", written.path.display());
     Ok(written.path)
+}
+
+/// The descriptive fields every package shares (docs/dist-info.md); the
+/// `rocm` sdist's build backend copies them into the wheel it builds.
+fn core_metadata(
+    version: &str,
+    project: &ProjectMetadata,
+    name: &str,
+    summary: String,
+) -> CoreMetadata {
+    let mut metadata = CoreMetadata::new(name, version);
+    metadata.summary = Some(summary);
+    metadata.license_expression = Some(project.license_expression.clone());
+    metadata.project_urls.clone_from(&project.project_urls);
+    metadata.requires_python = Some(REQUIRES_PYTHON.to_owned());
+    metadata
 }
 
 /// The bytes of one wheel member (the devel tarball is written into
@@ -321,15 +344,14 @@ fn write_devel_tar(
 /// into `dir` (also used by `assemble`, which writes it once per release).
 pub(crate) fn write_sdist(
     version: &str,
+    project: &ProjectMetadata,
     dist_info_json: &[u8],
     files: &[SdistFile],
     dir: &Path,
     options: &WriteOptions,
 ) -> Result<PathBuf> {
-    let mut metadata = CoreMetadata::new("rocm", version);
-    metadata.summary =
-        Some("ROCm SDK: selects the packages this machine needs at install time".into());
-    metadata.requires_python = Some(">=3.9".into());
+    let summary = project.summary(PackageKind::Meta, None);
+    let mut metadata = core_metadata(version, project, "rocm", summary);
     metadata.dynamic = vec!["Requires-Dist".into(), "Provides-Extra".into()];
     let mut sdist = SdistBuilder::new(metadata)?;
     for file in files {

@@ -59,7 +59,8 @@ enum Command {
     /// identical duplicates, reachable device extras, satisfiable
     /// requirements, complete targets, resolvable ELF links (exit 1 on any problem).
     Verify(verify::VerifyArgs),
-    /// Write a find-links / simple index page (`index.html`) for a dist directory.
+    /// Write the index pages of a dist directory: a find-links page, a PEP 503
+    /// simple tree, and the PEP 658 `.metadata` file of every wheel.
     Index(index::IndexArgs),
 }
 

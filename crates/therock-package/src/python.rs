@@ -44,6 +44,7 @@ const SDIST: &[Embedded] = &[
     python!("rocm_sdk/_library_record.py"),
     python!("rocm_sdk/_selection_record.py"),
     python!("rocm_sdk/_selector.py"),
+    python!("rocm_sdk/py.typed"),
 ];
 
 /// Wheel files: `(package, path with {pure} for the pure package, bytes)`.
@@ -127,7 +128,7 @@ mod tests {
     use super::SDIST;
 
     #[test]
-    fn the_sdist_embeds_every_module_of_rocm_sdk() {
+    fn the_sdist_embeds_every_module_of_rocm_sdk_and_its_type_marker() {
         // The backend loads its siblings by path: a module left out of the
         // sdist fails every install.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/rocm_sdk");
@@ -136,11 +137,21 @@ mod tests {
             let file = entry.unwrap().path();
             let name = file.file_name().unwrap().to_str().unwrap();
             let path = format!("rocm_sdk/{name}");
-            if file.extension().is_some_and(|e| e == "py") && !SDIST.iter().any(|(p, _)| *p == path)
-            {
+            let shipped = file.extension().is_some_and(|e| e == "py") || name == "py.typed";
+            if shipped && !SDIST.iter().any(|(p, _)| *p == path) {
                 missing.push(path);
             }
         }
         assert!(missing.is_empty(), "not in SDIST: {missing:?}");
+    }
+
+    #[test]
+    fn the_sdist_claims_the_python_every_package_claims() {
+        let pyproject = std::str::from_utf8(SDIST[0].1).unwrap();
+        let claim = format!(
+            "requires-python = \"{}\"",
+            dist_info::project_metadata::REQUIRES_PYTHON
+        );
+        assert!(pyproject.contains(&claim), "{pyproject}");
     }
 }

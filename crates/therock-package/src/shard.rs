@@ -331,6 +331,9 @@ pub(crate) struct ShardManifest {
     pub(crate) source_date_epoch: Option<u64>,
     /// The deflate level of the packages (0: stored).
     pub(crate) compression_level: u32,
+    /// The descriptive metadata of every package (`--metadata` and its
+    /// flags over the defaults), which the `rocm` sdists carry too.
+    pub(crate) metadata: dist_info::project_metadata::ProjectMetadata,
     /// The plan's `rocm` sdists, for `assemble` to write.
     pub(crate) selectors: Vec<SelectorRecord>,
     /// The packages written, sorted by path.
@@ -390,6 +393,7 @@ impl ShardManifest {
                 Compression::Stored => 0,
                 Compression::Deflate { level } => level,
             },
+            metadata: plan.metadata.clone(),
             selectors: plan
                 .selectors
                 .iter()

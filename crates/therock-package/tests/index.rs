@@ -1,6 +1,11 @@
-//! `therock-package index` (issue 9): the published find-links page of the
-//! two-platform release is sorted, encoded and deterministic, and pip and
-//! uv resolve `rocm[device-gfx942]` through it on Linux.
+//! `therock-package index` (docs/index.md): the published pages of the
+//! two-platform release (the flat find-links page and the PEP 503 simple
+//! tree) are sorted, encoded, hashed and deterministic; pip and uv resolve
+//! from the wheels' `.metadata` files without downloading a wheel, and
+//! install `rocm[device-gfx942]` through both layouts on Linux.
+
+// Wheel and sdist file names are lower-case by specification.
+#![allow(clippy::case_sensitive_file_extension_comparisons)]
 
 mod common;
 
@@ -21,13 +26,47 @@ fn published() -> &'static (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("whl");
         publish(&[linux.dist(), windows.dist()], &dir);
-        ok(&therock_package(&["index", dir.to_str().unwrap()]));
+        ok(&therock_package(&[
+            "index",
+            "--layout",
+            "both",
+            dir.to_str().unwrap(),
+        ]));
         (tmp, dir)
     })
 }
 
 fn index_page() -> PathBuf {
     published().1.join("index.html")
+}
+
+/// The page with every `sha256=<hex>` redacted: wheel hashes depend on
+/// the host's gcc output (the example's ELF files).
+fn redact_hashes(page: &str) -> String {
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(at) = rest.find("sha256=") {
+        let (head, tail) = rest.split_at(at + "sha256=".len());
+        out.push_str(head);
+        let hex = tail.bytes().take_while(u8::is_ascii_hexdigit).count();
+        assert_eq!(hex, 64, "a sha256 in {page}");
+        out.push_str("[sha256]");
+        rest = &tail[hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `(href, attributes)` of every anchor of a page.
+fn anchors(page: &str) -> Vec<(String, String)> {
+    page.lines()
+        .filter_map(|l| l.trim().strip_prefix("<a href=\""))
+        .map(|l| {
+            let (href, rest) = l.split_once('"').unwrap();
+            let attrs = rest.split_once('>').unwrap().0.trim().to_owned();
+            (href.to_owned(), attrs)
+        })
+        .collect()
 }
 
 fn sha256(path: &Path) -> String {
@@ -56,8 +95,16 @@ fn page_is_sorted_hashed_and_deterministic() {
         "7 Linux packages + 5 Windows wheels (one shared sdist)"
     );
     // Regenerating gives the same bytes and leaves no temporary file.
-    ok(&therock_package(&["index", dir.to_str().unwrap()]));
+    let simple_page = dir.join("simple/rocm-sdk-core/index.html");
+    let simple = fs::read_to_string(&simple_page).unwrap();
+    ok(&therock_package(&[
+        "index",
+        "--layout",
+        "both",
+        dir.to_str().unwrap(),
+    ]));
     assert_eq!(fs::read_to_string(index_page()).unwrap(), page);
+    assert_eq!(fs::read_to_string(&simple_page).unwrap(), simple);
     assert!(
         fs::read_dir(dir).unwrap().all(|e| !e
             .unwrap()
@@ -65,15 +112,7 @@ fn page_is_sorted_hashed_and_deterministic() {
             .to_string_lossy()
             .ends_with(".tmp"))
     );
-    // Hashes depend on the host's gcc output (the example's ELF files).
-    let redacted: String = page
-        .lines()
-        .map(|l| match l.split_once("#sha256=") {
-            Some((head, tail)) => format!("{head}#sha256=[sha256]{}\n", &tail[64..]),
-            None => format!("{l}\n"),
-        })
-        .collect();
-    insta::assert_snapshot!("release_index", redacted);
+    insta::assert_snapshot!("release_index", redact_hashes(&page));
 }
 
 #[test]
@@ -165,4 +204,302 @@ fn legacy_release_gets_one_page_per_family() {
         venv.site_files().contains(&libraries),
         "{libraries} not installed"
     );
+}
+
+/// The METADATA member of a wheel, read by Python's zipfile.
+fn wheel_metadata(wheel: &Path) -> Vec<u8> {
+    let script = "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\n\
+                  name = next(n for n in z.namelist() if n.endswith('.dist-info/METADATA'))\n\
+                  sys.stdout.buffer.write(z.read(name))";
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(wheel)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn simple_tree_links_every_file_with_its_hashes_and_metadata() {
+    let dir = &published().1;
+    let root = fs::read_to_string(dir.join("simple/index.html")).unwrap();
+    insta::assert_snapshot!("simple_root", root);
+    let projects: Vec<String> = anchors(&root).into_iter().map(|(h, _)| h).collect();
+    assert_eq!(
+        projects,
+        [
+            "rocm/",
+            "rocm-profiler/",
+            "rocm-sdk-core/",
+            "rocm-sdk-devel/",
+            "rocm-sdk-device-gfx1100/",
+            "rocm-sdk-device-gfx942/",
+            "rocm-sdk-libraries/",
+        ]
+    );
+    let mut files = 0;
+    for project in &projects {
+        let page_dir = dir.join("simple").join(project);
+        let page = fs::read_to_string(page_dir.join("index.html")).unwrap();
+        for (href, attrs) in anchors(&page) {
+            files += 1;
+            let (file, sha) = href.split_once("#sha256=").unwrap();
+            let file = file
+                .strip_prefix("../../")
+                .expect("files sit beside simple/");
+            let path = dir.join(file);
+            assert_eq!(sha, sha256(&path), "{file}");
+            assert!(
+                attrs.contains("data-requires-python=\"&gt;=3.9\""),
+                "{file}: {attrs}"
+            );
+            if file.ends_with(".whl") {
+                // PEP 658/714: the metadata file is the wheel's METADATA, and
+                // both attribute spellings carry its hash.
+                let metadata = dir.join(format!("{file}.metadata"));
+                assert_eq!(
+                    fs::read(&metadata).unwrap(),
+                    wheel_metadata(&path),
+                    "{file}"
+                );
+                let digest = sha256(&metadata);
+                assert!(
+                    attrs.contains(&format!(
+                        "data-core-metadata=\"sha256={digest}\" data-dist-info-metadata=\"sha256={digest}\""
+                    )),
+                    "{file}: {attrs}"
+                );
+            } else {
+                assert!(
+                    !attrs.contains("metadata"),
+                    "the sdist is built at install time: {attrs}"
+                );
+            }
+        }
+    }
+    assert_eq!(files, 12, "every file once, on its project's page");
+    let core = fs::read_to_string(dir.join("simple/rocm-sdk-core/index.html")).unwrap();
+    insta::assert_snapshot!("simple_core_page", redact_hashes(&core));
+}
+
+/// The published release with every wheel's bytes replaced by garbage
+/// (their `#sha256=` then wrong): a resolver that downloaded a wheel
+/// would fail, one that reads the `.metadata` files succeeds.
+fn garbled() -> &'static (tempfile::TempDir, PathBuf) {
+    static GARBLED: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    GARBLED.get_or_init(|| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("whl");
+        ok(&Command::new("cp")
+            .arg("-a")
+            .arg(&published().1)
+            .arg(&dir)
+            .output()
+            .unwrap());
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "whl") {
+                fs::write(&path, b"not a wheel").unwrap();
+            }
+        }
+        (tmp, dir)
+    })
+}
+
+const DEVICE_CHAIN: [(&str, &str); 3] = [
+    ("rocm-sdk-device-gfx942", "rocm_sdk_device_gfx942"),
+    ("rocm-sdk-libraries", "rocm_sdk_libraries"),
+    ("rocm-sdk-core", "rocm_sdk_core"),
+];
+
+#[test]
+fn pip_resolves_from_metadata_files_without_downloading_a_wheel() {
+    let dir = &garbled().1;
+    let report = dir.parent().unwrap().join("pip-report.json");
+    let out = Command::new(common::pinned_pip_python())
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "-v",
+            "--report",
+        ])
+        .arg(&report)
+        .arg("--index-url")
+        .arg(format!("file://{}/simple/", dir.display()))
+        .arg("rocm-sdk-device-gfx942")
+        .env_remove("PIP_FIND_LINKS")
+        .output()
+        .unwrap();
+    let log = ok(&out);
+    for (project, file) in DEVICE_CHAIN {
+        // "Obtaining dependency information for rocm-sdk-core==7.1.0 from …"
+        let metadata = format!(
+            " from file://{}/{file}-7.1.0-py3-none-linux_x86_64.whl.metadata",
+            dir.display()
+        );
+        assert!(
+            log.lines()
+                .any(|l| l.contains("Obtaining dependency information for ")
+                    && l.contains(project)
+                    && l.ends_with(&metadata)),
+            "{metadata}\nnot in:\n{log}"
+        );
+    }
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("Downloading") && l.contains(".whl ")),
+        "a wheel was downloaded:\n{log}"
+    );
+    assert!(log.contains("Would install"), "{log}");
+    let report = fs::read_to_string(&report).unwrap();
+    for (project, _) in DEVICE_CHAIN {
+        assert!(
+            report.contains(&format!("\"name\": \"{project}\"")),
+            "{report}"
+        );
+    }
+}
+
+/// `python3 -m http.server` over a directory on a free local port; killed
+/// when dropped.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Self {
+        use std::io::BufRead;
+        let mut child = Command::new("python3")
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "Serving HTTP on 127.0.0.1 port 40123 (http://127.0.0.1:40123/) ..."
+        let port = line
+            .split_whitespace()
+            .skip_while(|w| *w != "port")
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Self { child, port }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// uv reads a wheel on a `file://` index from disk (the zip's central
+/// directory), so its use of the metadata files shows over HTTP: a local
+/// server of the same directory.
+#[test]
+fn uv_resolves_from_metadata_files_without_downloading_a_wheel() {
+    let dir = &garbled().1;
+    let server = Server::start(dir);
+    let requirements = dir.parent().unwrap().join("requirements.in");
+    fs::write(&requirements, "rocm-sdk-device-gfx942\n").unwrap();
+    let out = Command::new(common::uv())
+        .args([
+            "pip",
+            "compile",
+            "--no-cache",
+            "-v",
+            "--python-platform",
+            "x86_64-unknown-linux-gnu",
+            "--index-url",
+        ])
+        .arg(format!("http://127.0.0.1:{}/simple/", server.port))
+        .arg(&requirements)
+        .output()
+        .unwrap();
+    let resolved = ok(&out);
+    let log = String::from_utf8_lossy(&out.stderr);
+    for (project, file) in DEVICE_CHAIN {
+        assert!(
+            resolved.contains(&format!("{project}==7.1.0")),
+            "{resolved}"
+        );
+        let metadata = format!(
+            "GET request for: http://127.0.0.1:{}/{file}-7.1.0-py3-none-linux_x86_64.whl.metadata",
+            server.port
+        );
+        assert!(log.contains(&metadata), "{metadata}\nnot in:\n{log}");
+    }
+    assert!(
+        !log.lines()
+            .any(|l| l.contains("GET request") && l.trim_end().ends_with(".whl")),
+        "a wheel was downloaded:\n{log}"
+    );
+}
+
+#[test]
+fn pip_installs_through_the_simple_tree() {
+    let dir = &published().1;
+    let venv = Venv::new();
+    ok(&venv.run(
+        "python",
+        &[
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-cache-dir",
+            "--index-url",
+            &format!("file://{}/simple/", dir.display()),
+            "rocm[device-gfx942]",
+        ],
+    ));
+    let files = venv.site_files();
+    for (_, file) in DEVICE_CHAIN {
+        let dist_info = format!("{file}-7.1.0.dist-info");
+        assert!(files.contains(&dist_info), "{dist_info} not installed");
+    }
+}
+
+#[test]
+fn uv_installs_through_the_simple_tree() {
+    let dir = &published().1;
+    let venv = Venv::new();
+    ok(&Command::new(common::uv())
+        .args(["pip", "install", "--no-cache", "--index-url"])
+        .arg(format!("file://{}/simple/", dir.display()))
+        .arg("--python")
+        .arg(venv.bin("python"))
+        .arg("rocm[device-gfx942]")
+        .output()
+        .unwrap());
+    let files = venv.site_files();
+    for (_, file) in DEVICE_CHAIN {
+        let dist_info = format!("{file}-7.1.0.dist-info");
+        assert!(files.contains(&dist_info), "{dist_info} not installed");
+    }
 }

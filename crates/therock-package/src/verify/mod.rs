@@ -30,7 +30,7 @@ use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
 use release::{DistFile, Kind};
-pub(crate) use release::{list_packages, sha256_file};
+pub(crate) use release::{headers, hex, list_packages, sha256_file};
 
 /// `therock-package verify`.
 #[derive(Debug, Args)]

@@ -254,6 +254,44 @@ pub fn auditwheel() -> PathBuf {
         .clone()
 }
 
+/// A recent pip, pinned: pip 23 (the interpreter's bundled copy) still
+/// downloads every wheel after a `--dry-run` resolution and `pip show`
+/// does not print `License-Expression`; this one does neither wrong.
+pub const PIP: &str = "pip==25.3";
+
+/// The `python` of a venv holding [`PIP`], made once under the cargo
+/// target directory (from PyPI).
+pub fn pinned_pip_python() -> PathBuf {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("tools-{}", PIP.replace("==", "-")));
+            let python = tools.join("bin").join("python");
+            if !tools.join("done").exists() {
+                ok(&Command::new("python3")
+                    .args(["-m", "venv", "--clear"])
+                    .arg(&tools)
+                    .output()
+                    .unwrap());
+                ok(&Command::new(&python)
+                    .args([
+                        "-m",
+                        "pip",
+                        "install",
+                        "-q",
+                        "--disable-pip-version-check",
+                        PIP,
+                    ])
+                    .output()
+                    .unwrap());
+                fs::write(tools.join("done"), PIP).unwrap();
+            }
+            python
+        })
+        .clone()
+}
+
 impl Venv {
     /// `pip install --no-index` with several `--find-links` directories.
     pub fn pip_install_from(&self, dists: &[PathBuf], requirements: &[&str]) -> Output {
