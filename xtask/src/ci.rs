@@ -20,6 +20,10 @@ const TEST_PACKAGES: &[&str] = &[
     "xz-utils",
     "python3",
     "python3-venv",
+    // `script` runs the programs on a pseudo-terminal (progress display
+    // tests); `groff` checks the man pages.
+    "bsdutils",
+    "groff-base",
 ];
 
 /// Seconds each fuzz target runs in CI (six targets: two minutes, plus

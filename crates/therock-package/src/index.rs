@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use serde::Serialize;
 
 use crate::verify::{list_packages, sha256_file};
 
@@ -24,18 +25,66 @@ pub(crate) struct IndexArgs {
     /// listing that family's packages and the shared ones beside it.
     #[arg(long)]
     per_family: bool,
+    /// Print the pages written, with every link, as JSON (docs/formats.md).
+    #[arg(long)]
+    json: bool,
+}
+
+impl IndexArgs {
+    /// Whether `--json` was given.
+    pub(crate) fn json(&self) -> bool {
+        self.json
+    }
 }
 
 /// One link of a page: the path relative to the page, and the file's hash.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 struct Link {
     href: String,
     name: String,
     sha256: String,
 }
 
+/// One page written.
+#[derive(Debug, Clone, Serialize)]
+struct Page {
+    path: PathBuf,
+    title: String,
+    links: Vec<Link>,
+}
+
+/// What `index` wrote (text, or JSON with `--json`: docs/formats.md).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct IndexReport {
+    schema: u32,
+    pages: Vec<Page>,
+}
+
+impl IndexReport {
+    /// One line per page.
+    pub(crate) fn to_text(&self) -> String {
+        let mut out = String::new();
+        for page in &self.pages {
+            let _ = writeln!(
+                out,
+                "wrote {} ({} packages)",
+                page.path.display(),
+                page.links.len()
+            );
+        }
+        out
+    }
+
+    /// Pretty JSON, keys in schema order, one final newline.
+    pub(crate) fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
+        out.push('\n');
+        out
+    }
+}
+
 /// `therock-package index`.
-pub(crate) fn index(args: &IndexArgs) -> Result<String> {
+pub(crate) fn index(args: &IndexArgs) -> Result<IndexReport> {
     let dir = &args.dir;
     if !dir.is_dir() {
         bail!(
@@ -119,11 +168,10 @@ pub(crate) fn index(args: &IndexArgs) -> Result<String> {
             links,
         )?);
     }
-    let mut out = String::new();
-    for (path, count) in written {
-        let _ = writeln!(out, "wrote {} ({count} packages)", path.display());
-    }
-    Ok(out)
+    Ok(IndexReport {
+        schema: 1,
+        pages: written,
+    })
 }
 
 fn link(rel: &str, href: &str, sha256: &str) -> Link {
@@ -139,7 +187,7 @@ fn link(rel: &str, href: &str, sha256: &str) -> Link {
 }
 
 /// Writes a page atomically (a temporary file renamed over the old one).
-fn write_page(path: &Path, title: &str, mut links: Vec<Link>) -> Result<(PathBuf, usize)> {
+fn write_page(path: &Path, title: &str, mut links: Vec<Link>) -> Result<Page> {
     links.sort();
     let html = render(title, &links);
     let tmp = path.with_file_name(format!(".index.html.{}.tmp", std::process::id()));
@@ -153,7 +201,11 @@ fn write_page(path: &Path, title: &str, mut links: Vec<Link>) -> Result<(PathBuf
         let _ = fs::remove_file(&tmp);
         return Err(e).with_context(|| format!("cannot write {}", path.display()));
     }
-    Ok((path.to_owned(), links.len()))
+    Ok(Page {
+        path: path.to_owned(),
+        title: title.to_owned(),
+        links,
+    })
 }
 
 /// The page: a PEP 503 simple-repository page pip and uv both read as
