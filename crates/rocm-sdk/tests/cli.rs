@@ -44,7 +44,7 @@ fn version_flag_fails_as_the_version_command_does() {
 
 fn assert_valid_roff(page: &Path) {
     let out = Command::new("groff")
-        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
         .arg(page)
         .output()
         .expect("groff (groff-base) runs");

@@ -273,7 +273,7 @@ fn assert_valid_roff(page: &Path) {
         "{text}"
     );
     let out = Command::new("groff")
-        .args(["-man", "-Tutf8", "-ww", "-z"])
+        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
         .arg(page)
         .output()
         .expect("groff (groff-base) runs");
