@@ -791,10 +791,16 @@ fn terminal_logs_json_and_version_follow_the_conventions() {
     assert!(screen.contains("ETA"), "{screen:?}");
     assert!(!has_colour(&screen), "{screen:?}");
 
-    // A pipe: no display, no escape codes; `-q`: nothing at all.
+    // A pipe: no display, no escape codes, only the warnings on stderr;
+    // `-q`: nothing at all.
     repack_devel(&venv);
     let out = venv.run("rocm-sdk", &["init"]);
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!log.contains('\x1b'), "{log:?}");
+    assert!(
+        log.lines().all(|l| l.starts_with("rocm-sdk: warning: ")),
+        "{log}"
+    );
     let text = ok(&out);
     assert!(text.starts_with("devel tree ready: "), "{text}");
     assert!(!text.contains('\x1b'), "{text:?}");
