@@ -23,6 +23,10 @@ const TEST_PACKAGES: &[&str] = &[
     "python3",
     "python3-venv",
     "gcc-mingw-w64-x86-64",
+    // `script` runs the programs on a pseudo-terminal (progress display
+    // tests); `groff` checks the man pages.
+    "bsdutils",
+    "groff-base",
 ];
 
 /// The Rust target of the Windows program and the Windows check.

@@ -8,6 +8,7 @@ mod ci;
 mod cmd;
 mod example;
 mod fuzz;
+mod man;
 mod python;
 
 use std::process::ExitCode;
@@ -65,6 +66,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "deny",
         ci::deny,
         "check licences, bans and sources with cargo-deny",
+    ),
+    (
+        "man",
+        man::man,
+        "write the man pages of both programs into DIR (default target/man)",
     ),
 ];
 

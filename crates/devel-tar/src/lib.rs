@@ -56,7 +56,7 @@ pub use reconcile::{ReconcileReport, reconcile_device_links};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};
 pub use unpack::{
     EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackReport, ensure,
-    unpack,
+    ensure_with, unpack,
 };
 pub use warning::Warning;
 pub use writer::{DevelTarWriter, PendingFile, WriteOptions};

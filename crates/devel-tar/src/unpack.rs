@@ -117,7 +117,16 @@ pub struct EnsureReport {
 /// reconciles device links: what `rocm-sdk init` and the first use of a
 /// devel tool need.
 pub fn ensure(site_packages: &Path) -> Result<EnsureReport, Error> {
-    let unpack = unpack(site_packages, &mut UnpackOptions::default())?;
+    ensure_with(site_packages, &mut UnpackOptions::default())
+}
+
+/// [`ensure`], reporting the unpack's steps to `options` (a progress
+/// display).
+pub fn ensure_with(
+    site_packages: &Path,
+    options: &mut UnpackOptions<'_>,
+) -> Result<EnsureReport, Error> {
+    let unpack = unpack(site_packages, options)?;
     let reconcile = reconcile::reconcile_device_links(site_packages)?;
     let warnings = unpack
         .warnings

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use cli_output::{Console, Verbosity};
 use dist_info::package::PackageKind;
 use rocm_sdk::{DistTargets, SelfTestOptions, Site, distributions, self_test};
 
@@ -22,29 +23,49 @@ const HELP_TEMPLATE: &str = "{about-with-newline}\nusage: {usage}\n\n{all-args}{
 /// `rocm-sdk` script sets it to its own `sys.executable`).
 const PYTHON_ENV: &str = "ROCM_SDK_PYTHON";
 
+/// Environment variable with a log filter; checked before `RUST_LOG`.
+const LOG_ENV: &str = "ROCM_SDK_LOG";
+
 /// Sets up and checks an installed ROCm Python SDK.
 #[derive(Debug, Parser)]
-#[command(name = "rocm-sdk", version, disable_version_flag = true, help_template = HELP_TEMPLATE)]
+#[command(
+    name = "rocm-sdk",
+    version,
+    disable_version_flag = true,
+    arg_required_else_help = true,
+    help_template = HELP_TEMPLATE
+)]
 struct Cli {
     /// The site-packages to work on (default: the one holding this program).
     #[arg(long, global = true, hide = true)]
     site_packages: Option<PathBuf>,
+    /// Print the version of the installed ROCm packages (as `version`).
+    #[arg(long = "version", short = 'V')]
+    print_version: bool,
+    /// More log output (repeat for more; `ROCM_SDK_LOG` or `RUST_LOG` override).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Print nothing on success (warnings included).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Unpack the devel tree and link installed device files into it.
     #[command(help_template = HELP_TEMPLATE)]
-    Init {
-        /// Print nothing on success (warnings included).
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Init(JsonArg),
     /// Print a path of the devel tree (unpacking it on first use).
     #[command(help_template = HELP_TEMPLATE)]
     Path(PathArgs),
+    /// Write a man page for the program and each command into DIR.
+    #[command(hide = true)]
+    GenerateMan {
+        /// The directory to write into (created when missing).
+        dir: PathBuf,
+    },
     /// Print the version of the installed ROCm packages.
     #[command(help_template = HELP_TEMPLATE)]
     Version(JsonArg),
@@ -76,17 +97,21 @@ struct JsonArg {
 }
 
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[group(required = true, multiple = true)]
+#[allow(clippy::struct_excessive_bools)] // clap flags
 struct PathArgs {
     /// The CMake package directory (`<devel>/lib/cmake`).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["bin", "root"])]
     cmake: bool,
     /// The directory of executables (`<devel>/bin`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "root")]
     bin: bool,
     /// The root of the devel tree.
     #[arg(long)]
     root: bool,
+    /// Print all three paths and the warnings as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -101,15 +126,12 @@ fn main() -> ExitCode {
             };
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("ROCM_SDK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .without_time()
-        .init();
-    match run(cli) {
+    let console = Console::detect(Verbosity {
+        verbose: cli.verbose,
+        quiet: cli.quiet,
+    });
+    console.init_logging(&[LOG_ENV]);
+    match run(cli, &console) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("rocm-sdk: {e:#}");
@@ -118,18 +140,53 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<ExitCode> {
+fn run(cli: Cli, console: &Console) -> Result<ExitCode> {
+    let command = match cli.command {
+        Some(Command::GenerateMan { dir }) => {
+            for page in cli_output::man::write_pages(&Cli::command(), &dir)? {
+                if !console.quiet() {
+                    println!("wrote {}", page.display());
+                }
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ if cli.print_version => Command::Version(JsonArg { json: false }),
+        Some(command) => command,
+        None => {
+            let _ = Cli::command()
+                .error(
+                    clap::error::ErrorKind::MissingSubcommand,
+                    "'rocm-sdk' requires a subcommand but one was not provided",
+                )
+                .print();
+            return Ok(ExitCode::from(2));
+        }
+    };
     let site = if let Some(root) = cli.site_packages {
         Site::new(root)
     } else {
         let exe = std::env::current_exe().map_err(rocm_sdk::Error::OwnPath)?;
         Site::from_executable(&exe)?
     };
-    match cli.command {
-        Command::Init { quiet } => {
-            let (root, warnings) = site.ensure_devel()?;
-            if !quiet {
-                for warning in &warnings {
+    tracing::debug!("site-packages: {}", site.root().display());
+    match command {
+        Command::Init(JsonArg { json }) => {
+            let progress = console.progress("files", 0, None);
+            let mut on_step = |step: &devel_tar::Step| {
+                if let devel_tar::Step::Wrote { done, total } = step {
+                    progress.set_items(*done as u64, *total as u64);
+                }
+            };
+            let mut options = devel_tar::UnpackOptions {
+                on_step: Some(&mut on_step),
+            };
+            let result = site.ensure_devel_with(&mut options);
+            progress.finish();
+            let (root, report) = result?;
+            if json {
+                print!("{}", init_json(&root, &report));
+            } else if !console.quiet() {
+                for warning in &report.warnings {
                     eprintln!("rocm-sdk: warning: {warning}");
                 }
                 println!("devel tree ready: {}", root.display());
@@ -137,6 +194,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Path(which) => {
             let (root, warnings) = site.ensure_devel()?;
+            if which.json {
+                print!("{}", path_json(&root, &warnings));
+                return Ok(ExitCode::SUCCESS);
+            }
             for warning in &warnings {
                 tracing::warn!("{warning}");
             }
@@ -184,6 +245,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{}", targets.raw);
             }
         }
+        Command::GenerateMan { .. } => unreachable!("handled above"),
         Command::Test { json, jobs, python } => {
             let python = python
                 .or_else(|| {
@@ -208,4 +270,50 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `init --json` (docs/formats.md).
+fn init_json(root: &std::path::Path, report: &devel_tar::EnsureReport) -> String {
+    let unpacked = match &report.unpack.outcome {
+        devel_tar::UnpackOutcome::AlreadyUnpacked => serde_json::Value::Null,
+        devel_tar::UnpackOutcome::Unpacked {
+            files,
+            hard_links,
+            symlinks,
+        } => serde_json::json!({
+            "files": files,
+            "hard_links": hard_links,
+            "symlinks": symlinks,
+        }),
+    };
+    let document = serde_json::json!({
+        "schema": 1,
+        "root": root,
+        "unpacked": unpacked,
+        "warnings": warning_texts(&report.warnings),
+    });
+    pretty(&document)
+}
+
+/// `path --json` (docs/formats.md).
+fn path_json(root: &std::path::Path, warnings: &[devel_tar::Warning]) -> String {
+    let document = serde_json::json!({
+        "schema": 1,
+        "root": root,
+        "bin": root.join("bin"),
+        "cmake": root.join("lib").join("cmake"),
+        "warnings": warning_texts(warnings),
+    });
+    pretty(&document)
+}
+
+fn warning_texts(warnings: &[devel_tar::Warning]) -> Vec<String> {
+    warnings.iter().map(ToString::to_string).collect()
+}
+
+/// Pretty JSON with one final newline.
+fn pretty(document: &serde_json::Value) -> String {
+    let mut out = serde_json::to_string_pretty(document).expect("JSON values serialise");
+    out.push('\n');
+    out
 }

@@ -123,6 +123,16 @@ impl Site {
     /// Unpacks the devel tree if needed and reconciles device links; the
     /// devel root and the warnings to show.
     pub fn ensure_devel(&self) -> Result<(PathBuf, Vec<devel_tar::Warning>), Error> {
+        let (root, report) = self.ensure_devel_with(&mut devel_tar::UnpackOptions::default())?;
+        Ok((root, report.warnings))
+    }
+
+    /// [`Site::ensure_devel`], reporting the unpack's steps to `options`
+    /// and returning the whole report (what was unpacked, the warnings).
+    pub fn ensure_devel_with(
+        &self,
+        options: &mut devel_tar::UnpackOptions<'_>,
+    ) -> Result<(PathBuf, devel_tar::EnsureReport), Error> {
         if !self.has_devel() {
             let pin = self
                 .dist_info()
@@ -133,8 +143,8 @@ impl Site {
                 pin,
             });
         }
-        let report = devel_tar::ensure(&self.root)?;
-        Ok((self.devel_root()?, report.warnings))
+        let report = devel_tar::ensure_with(&self.root, options)?;
+        Ok((self.devel_root()?, report))
     }
 }
 

@@ -7,16 +7,19 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use artifacts::ArtifactDir;
 use clap::{Args, ValueEnum};
+use cli_output::Console;
 use dist_info::console_scripts::all_console_scripts;
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
+use serde::Serialize;
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
 
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
+use crate::verify::sha256_file;
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
@@ -106,9 +109,18 @@ pub(crate) struct BuildArgs {
     /// `shard.json` beside `dist/` for `assemble` (docs/releasing.md).
     #[arg(long, value_name = "K/N", conflicts_with = "no_build_packages")]
     shard: Option<ShardId>,
+    /// Print the report as JSON: every written file with its size and
+    /// sha256 (docs/formats.md).
+    #[arg(long)]
+    json: bool,
 }
 
 impl BuildArgs {
+    /// Whether `--json` was given.
+    pub(crate) fn json(&self) -> bool {
+        self.json
+    }
+
     /// The wheel codec from `--compression-level` and
     /// `--[no-]wheel-compression` (after [`BuildArgs::usage_conflict`]
     /// found none).
@@ -328,7 +340,7 @@ fn summary_of_plan(plan: &Plan) -> String {
 }
 
 /// `therock-package build`.
-pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
+pub(crate) fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     let started = Instant::now();
     let compression = args.wheel_compression();
     let dir = args.plan.open_artifacts()?;
@@ -338,7 +350,15 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
             .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
         let path = args.dest_dir.join("plan.json");
         write_atomically(&path, plan.to_json().as_bytes())?;
-        return Ok(format!("plan validated; wrote {}\n", path.display()));
+        let size = std::fs::metadata(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        return Ok(BuildReport::new(
+            Outcome::PlanValidated,
+            args.dest_dir.join("dist"),
+            vec![written_file(path, size, args.json)?],
+            started,
+        ));
     }
     let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
     // Archives are read once, into the staging directory (docs/artifacts.md).
@@ -375,7 +395,7 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
         wheel,
         devel: args.plan.devel_compression(),
         mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
-        progress: !quiet,
+        console: console.clone(),
         commit_gates,
     };
     if args.jobs > 0 {
@@ -393,33 +413,142 @@ pub(crate) fn build(args: &BuildArgs, quiet: bool) -> Result<String> {
         )?,
         None => execute(&plan, &python::sdist_files(), &options, staging)?,
     };
-    let mut out = String::new();
-    if let Some((id, shards)) = &shard {
-        let facts = BuildFacts {
-            linux_families: args.plan.linux_amdgpu_families.clone(),
-            windows_families: args.plan.windows_amdgpu_families.clone(),
-            source_date_epoch: epoch,
-            compression,
-        };
-        let dist = std::fs::canonicalize(args.dest_dir.join("dist"))
-            .with_context(|| format!("cannot resolve {}/dist", args.dest_dir.display()))?;
-        let manifest = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
-            .write(&args.dest_dir)?;
-        let _ = writeln!(out, "shard {id}: wrote {}", manifest.display());
+    let shard_manifest = match &shard {
+        Some((id, shards)) => {
+            let facts = BuildFacts {
+                linux_families: args.plan.linux_amdgpu_families.clone(),
+                windows_families: args.plan.windows_amdgpu_families.clone(),
+                source_date_epoch: epoch,
+                compression,
+            };
+            let dist = std::fs::canonicalize(args.dest_dir.join("dist"))
+                .with_context(|| format!("cannot resolve {}/dist", args.dest_dir.display()))?;
+            let path = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
+                .write(&args.dest_dir)?;
+            Some(ShardRecord {
+                shard: id.to_string(),
+                manifest: path,
+            })
+        }
+        None => None,
+    };
+    let files = written
+        .into_iter()
+        .map(|w| written_file(w.path, w.size, args.json))
+        .collect::<Result<_>>()?;
+    let mut report = BuildReport::new(Outcome::Built, args.dest_dir.join("dist"), files, started);
+    report.shard = shard_manifest;
+    Ok(report)
+}
+
+/// The manifest a `--shard` build wrote beside `dist/`.
+#[derive(Debug, Clone, Serialize)]
+struct ShardRecord {
+    /// `K/N`.
+    shard: String,
+    /// `DEST/shard.json`.
+    manifest: PathBuf,
+}
+
+/// What `build` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Outcome {
+    /// Packages were written into `dist/`.
+    Built,
+    /// `--no-build-packages`: the plan was checked and `plan.json` written.
+    PlanValidated,
+}
+
+/// One file `build` wrote.
+#[derive(Debug, Clone, Serialize)]
+struct WrittenFile {
+    path: PathBuf,
+    kind: &'static str,
+    size: u64,
+    /// Hashed for `--json` only: the text report does not show it, and
+    /// reading a release back costs seconds per gigabyte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
+}
+
+/// The report of `build` (text, or JSON with `--json`: docs/formats.md).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct BuildReport {
+    schema: u32,
+    outcome: Outcome,
+    dist_dir: PathBuf,
+    files: Vec<WrittenFile>,
+    packages: usize,
+    total_size: u64,
+    seconds: f64,
+    /// With `--shard`: the shard and its manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<ShardRecord>,
+}
+
+impl BuildReport {
+    fn new(outcome: Outcome, dist_dir: PathBuf, files: Vec<WrittenFile>, started: Instant) -> Self {
+        Self {
+            schema: 1,
+            outcome,
+            dist_dir,
+            packages: files.iter().filter(|f| f.kind != "plan").count(),
+            total_size: files.iter().map(|f| f.size).sum(),
+            files,
+            seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            shard: None,
+        }
     }
-    let mut total = 0;
-    for w in &written {
-        total += w.size;
-        let _ = writeln!(out, "{:>12}  {}", human(w.size), w.path.display());
+
+    /// The text report: one line per file, then the totals.
+    pub(crate) fn to_text(&self) -> String {
+        if self.outcome == Outcome::PlanValidated {
+            return format!("plan validated; wrote {}\n", self.files[0].path.display());
+        }
+        let mut out = String::new();
+        if let Some(shard) = &self.shard {
+            let _ = writeln!(out, "shard {}: wrote {}", shard.shard, shard.manifest.display());
+        }
+        for f in &self.files {
+            let _ = writeln!(out, "{:>12}  {}", human(f.size), f.path.display());
+        }
+        let _ = writeln!(
+            out,
+            "{} packages, {} in {:.1}s",
+            self.packages,
+            human(self.total_size),
+            self.seconds
+        );
+        out
     }
-    let _ = writeln!(
-        out,
-        "{} packages, {} in {:.1}s",
-        written.len(),
-        human(total),
-        started.elapsed().as_secs_f64()
-    );
-    Ok(out)
+
+    /// The JSON report: pretty, keys in schema order, one final newline.
+    pub(crate) fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
+        out.push('\n');
+        out
+    }
+}
+
+fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
+    let name = path.to_string_lossy();
+    let kind = if name.ends_with(".whl") {
+        "wheel"
+    } else if name.ends_with(".tar.gz") {
+        "sdist"
+    } else {
+        "plan"
+    };
+    let sha256 = hash
+        .then(|| sha256_file(&path).with_context(|| format!("cannot read {}", path.display())))
+        .transpose()?;
+    Ok(WrittenFile {
+        path,
+        kind,
+        size,
+        sha256,
+    })
 }
 
 fn source_date_epoch() -> Result<Option<u64>> {

@@ -2,7 +2,6 @@
 //! edits or launcher generation into the wheel writer; outputs are staged
 //! and published into `--dest-dir/dist` at once when every package was
 //! written (`staging.rs`).
-#![allow(clippy::print_stderr)] // the progress line
 
 use std::fs;
 use std::io::{self, Cursor, Read};
@@ -11,6 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use artifacts::Source as ArtifactSource;
+use cli_output::Console;
 use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
 use dist_info::package::PackageKind;
 use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
@@ -37,43 +37,11 @@ pub(crate) struct ExecuteOptions {
     pub(crate) devel: devel_tar::Compression,
     /// Timestamp for tar members (`SOURCE_DATE_EPOCH` or the zip epoch).
     pub(crate) mtime: u64,
-    /// Show a progress line (on a terminal; logs otherwise).
-    pub(crate) progress: bool,
+    /// Where progress goes (a live display on a terminal, one line per
+    /// package elsewhere, nothing with `-q`).
+    pub(crate) console: Console,
     /// The test hook's directory of commit gates (docs/pipeline.md).
     pub(crate) commit_gates: Option<PathBuf>,
-}
-
-/// One line that counts packages on a terminal; plain log lines otherwise.
-struct Progress {
-    total: usize,
-    done: usize,
-    live: bool,
-}
-
-impl Progress {
-    fn new(total: usize, wanted: bool) -> Self {
-        use std::io::IsTerminal;
-        Self {
-            total,
-            done: 0,
-            live: wanted && io::stderr().is_terminal(),
-        }
-    }
-
-    fn next(&mut self, name: &str) {
-        self.done += 1;
-        if self.live {
-            eprint!("\r\x1b[K[{}/{}] writing {name}", self.done, self.total);
-        } else {
-            tracing::info!("[{}/{}] writing {name}", self.done, self.total);
-        }
-    }
-
-    fn finish(&self) {
-        if self.live {
-            eprint!("\r\x1b[K");
-        }
-    }
 }
 
 /// One written package.
@@ -99,42 +67,82 @@ pub(crate) fn execute(
     };
     let cache = CompressionCache::new();
     let mut staged = Vec::new();
-    let mut progress = Progress::new(plan.packages.len() + plan.selectors.len(), options.progress);
-    for package in &plan.packages {
-        progress.next(&package.dist_name);
+    let inputs: Vec<u64> = plan.packages.iter().map(input_bytes).collect();
+    let progress = options.console.progress(
+        "packages",
+        (plan.packages.len() + plan.selectors.len()) as u64,
+        Some(inputs.iter().sum()),
+    );
+    for (package, input) in plan.packages.iter().zip(inputs) {
+        progress.start(&package.dist_name);
+        tracing::debug!(
+            "writing {}: {} files, {} devel entries, {input} bytes of input",
+            package.dist_name,
+            package.files.len(),
+            package.devel_tree.len()
+        );
         let dir = staging.dir(&package.subdir)?;
-        staged.push(write_wheel(
-            plan,
-            package,
-            &dir,
-            &staging.scratch(),
-            options,
-            &cache,
-        )?);
+        let path = write_wheel(plan, package, &dir, &staging.scratch(), options, &cache)?;
+        progress.item_done(&file_name(&path), size_of(&path)?, input);
+        staged.push(path);
     }
     for selector in &plan.selectors {
-        progress.next("rocm (sdist)");
+        progress.start("rocm (sdist)");
         let dir = staging.dir(&selector.subdir)?;
-        staged.push(write_sdist(
+        let path = write_sdist(
             &plan.version,
             &plan.metadata,
             &selector.dist_info_json,
             sdist_files,
             &dir,
             &options.wheel,
-        )?);
+        )?;
+        progress.item_done(&file_name(&path), size_of(&path)?, 0);
+        staged.push(path);
     }
     progress.finish();
     staging
         .commit(&staged)?
         .into_iter()
         .map(|path| {
-            let size = fs::metadata(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?
-                .len();
+            let size = size_of(&path)?;
             Ok(Written { path, size })
         })
         .collect()
+}
+
+fn size_of(path: &Path) -> Result<u64> {
+    Ok(fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// The bytes a package reads from the artifacts (the progress display's
+/// measure of work: a package of large libraries takes longer).
+fn input_bytes(package: &PackagePlan) -> u64 {
+    let source_size = |action: &Action| match action {
+        Action::Copy { source } | Action::PatchSearchPath { source, .. } => source.size,
+        Action::Generated { bytes, .. } => bytes.len() as u64,
+        Action::Launcher { .. } | Action::DevelTar => 0,
+    };
+    let files: u64 = package.files.iter().map(|f| source_size(&f.action)).sum();
+    let devel: u64 = package
+        .devel_tree
+        .iter()
+        .map(|entry| match entry {
+            DevelEntry::File { source, .. } => source.size,
+            DevelEntry::Generated { bytes, .. } => bytes.len() as u64,
+            DevelEntry::Dir { .. } | DevelEntry::Symlink { .. } => 0,
+        })
+        .sum();
+    files + devel
 }
 
 fn write_wheel(

@@ -16,18 +16,25 @@ mod shard;
 mod staging;
 mod verify;
 
+use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use cli_output::{Console, Verbosity};
 
 /// Builds the ROCm Python packages from TheRock artifacts.
+///
+/// On a terminal `build` shows a progress display; elsewhere it prints one
+/// line per package. `RUST_LOG` overrides `-v`/`-q`; colour only on a
+/// terminal and never with `NO_COLOR` set.
 #[derive(Debug, Parser)]
 #[command(name = "therock-package", version)]
 struct Cli {
-    /// More log output (repeat for more).
+    /// More log output (repeat for more: info, debug, trace).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
-    /// Only errors.
+    /// Only errors: no progress, no report on success (`--json` still prints).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
     #[command(subcommand)]
@@ -62,6 +69,19 @@ enum Command {
     /// Write the index pages of a dist directory: a find-links page, a PEP 503
     /// simple tree, and the PEP 658 `.metadata` file of every wheel.
     Index(index::IndexArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write a man page for the program and each command into DIR
+    /// (`cargo xtask man` runs it).
+    #[command(hide = true)]
+    GenerateMan {
+        /// The directory to write into (created when missing).
+        dir: PathBuf,
+    },
 }
 
 impl Command {
@@ -93,18 +113,19 @@ fn main() -> ExitCode {
             .print();
         return ExitCode::from(2);
     }
-    init_logging(cli.verbose, cli.quiet);
+    let console = Console::detect(Verbosity {
+        verbose: cli.verbose,
+        quiet: cli.quiet,
+    });
+    console.init_logging(&[]);
     if let Command::Verify(args) = &cli.command {
         return match verify::verify(args) {
             Ok(report) => {
-                print!(
-                    "{}",
-                    if args.json() {
-                        report.to_json()
-                    } else {
-                        report.to_text()
-                    }
-                );
+                if args.json() {
+                    print!("{}", report.to_json());
+                } else if !(console.quiet() && report.ok()) {
+                    print!("{}", report.to_text());
+                }
                 if report.ok() {
                     ExitCode::SUCCESS
                 } else {
@@ -117,12 +138,42 @@ fn main() -> ExitCode {
             }
         };
     }
+    // What to print on success: `-q` keeps a command's answer (`plan`,
+    // `inspect`, any `--json`) and drops reports of what was done.
     let result = match &cli.command {
         Command::Inspect(args) => inspect::inspect(args),
-        Command::Build(args) => build_cmd::build(args, cli.quiet),
+        Command::Build(args) => build_cmd::build(args, &console).map(|report| {
+            if args.json() {
+                report.to_json()
+            } else if console.quiet() {
+                String::new()
+            } else {
+                report.to_text()
+            }
+        }),
         Command::Plan { args, json, shards } => build_cmd::plan(args, *json, *shards),
         Command::Assemble(args) => assemble::assemble(args),
-        Command::Index(args) => index::index(args),
+        Command::Index(args) => index::index(args).map(|report| {
+            if args.json() {
+                report.to_json()
+            } else if console.quiet() {
+                String::new()
+            } else {
+                report.to_text()
+            }
+        }),
+        Command::Completions { shell } => Ok(completions(*shell)),
+        Command::GenerateMan { dir } => cli_output::man::write_pages(&Cli::command(), dir)
+            .map_err(anyhow::Error::from)
+            .map(|written| {
+                let mut out = String::new();
+                if !console.quiet() {
+                    for page in written {
+                        let _ = writeln!(out, "wrote {}", page.display());
+                    }
+                }
+                out
+            }),
         Command::Verify(_) => unreachable!("handled above"),
     };
     match result {
@@ -137,17 +188,9 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(verbose: u8, quiet: bool) {
-    let level = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "info",
-        (false, _) => "debug",
-    };
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(level))
-        .with_writer(std::io::stderr)
-        .without_time()
-        .with_target(false)
-        .init();
+/// The completion script of `shell` for this program.
+fn completions(shell: clap_complete::Shell) -> String {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "therock-package", &mut out);
+    String::from_utf8(out).expect("completion scripts are UTF-8")
 }

@@ -713,3 +713,150 @@ fn a_release_with_a_nonce_installs_and_passes_the_self_check() {
             == sp.join("_rocm_sdk_devel123").display().to_string()
     );
 }
+
+/// `program args…` on a pseudo-terminal (`script -qfec`, as a person's
+/// shell runs it); everything the terminal showed.
+fn on_a_terminal(program: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
+    let mut line = quote(program.to_str().unwrap());
+    for arg in args {
+        line.push(' ');
+        line.push_str(&quote(arg));
+    }
+    let mut command = Command::new("script");
+    command
+        .args(["-qfec", &line, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .env_remove("RUST_LOG")
+        .env_remove("ROCM_SDK_LOG")
+        .env("TERM", "xterm-256color");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    ok(&command.output().expect("script (util-linux) runs"))
+}
+
+/// An SGR (colour) escape sequence: ESC `[` digits and `;` then `m`.
+fn has_colour(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.windows(2).enumerate().any(|(i, w)| {
+        w == b"\x1b["
+            && bytes[i + 2..]
+                .iter()
+                .find(|b| !(b.is_ascii_digit() || **b == b';'))
+                == Some(&b'm')
+    })
+}
+
+/// Reinstalls the devel wheel, so the next `init` unpacks again.
+fn repack_devel(venv: &Venv) {
+    ok(&pip(
+        venv,
+        &find_links(ExampleMode::Kpack),
+        &[
+            "install",
+            "--force-reinstall",
+            "--no-deps",
+            "rocm-sdk-devel",
+        ],
+    ));
+    assert!(!venv.site_packages().join("_rocm_sdk_devel").exists());
+}
+
+#[test]
+fn terminal_logs_json_and_version_follow_the_conventions() {
+    let venv = installed(ExampleMode::Kpack, &["rocm[libraries,devel]"]);
+    let sp = venv.site_packages();
+    let rocm_sdk = native(&venv);
+
+    // `--version` prints what `version` prints, through every entry point.
+    let version = ok(&venv.run("rocm-sdk", &["version"]));
+    assert_eq!(version, format!("{}\n", fixtures::VERSION));
+    assert_eq!(ok(&venv.run("rocm-sdk", &["--version"])), version);
+    assert_eq!(
+        ok(&venv.run("python", &["-m", "rocm_sdk", "--version"])),
+        version
+    );
+
+    // A terminal: `init` shows the unpack's progress, in colour.
+    let screen = on_a_terminal(&rocm_sdk, &["init"], &[]);
+    assert!(screen.contains(" files"), "{screen:?}");
+    assert!(screen.contains("ETA"), "{screen:?}");
+    assert!(has_colour(&screen), "{screen:?}");
+    assert!(screen.contains("devel tree ready: "), "{screen:?}");
+
+    // NO_COLOR: the same display without colour.
+    repack_devel(&venv);
+    let screen = on_a_terminal(&rocm_sdk, &["init"], &[("NO_COLOR", "1")]);
+    assert!(screen.contains("ETA"), "{screen:?}");
+    assert!(!has_colour(&screen), "{screen:?}");
+
+    // A pipe: no display, no escape codes, only the warnings on stderr;
+    // `-q`: nothing at all.
+    repack_devel(&venv);
+    let out = venv.run("rocm-sdk", &["init"]);
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!log.contains('\x1b'), "{log:?}");
+    assert!(
+        log.lines().all(|l| l.starts_with("rocm-sdk: warning: ")),
+        "{log}"
+    );
+    let text = ok(&out);
+    assert!(text.starts_with("devel tree ready: "), "{text}");
+    assert!(!text.contains('\x1b'), "{text:?}");
+    let out = venv.run("rocm-sdk", &["-q", "init"]);
+    assert_eq!(out_text(&out), "");
+    ok(&out);
+
+    // `init --json`: what was unpacked; then `null` when already there.
+    repack_devel(&venv);
+    let sp_text = sp.to_str().unwrap();
+    let redact = |text: String| text.replace(sp_text, "[site-packages]");
+    let first = redact(ok(&venv.run("rocm-sdk", &["init", "--json"])));
+    insta::assert_snapshot!("rocm_sdk_init_json_unpacking", first);
+    let again = redact(ok(&venv.run("rocm-sdk", &["init", "--json"])));
+    insta::assert_snapshot!("rocm_sdk_init_json_already_unpacked", again);
+
+    // `path --json`: all three paths; alone or with one of the flags.
+    let paths = redact(ok(&venv.run("rocm-sdk", &["path", "--json"])));
+    insta::assert_snapshot!("rocm_sdk_path_json", paths);
+    assert_eq!(
+        redact(ok(&venv.run("rocm-sdk", &["path", "--cmake", "--json"]))),
+        paths
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&paths.replace("[site-packages]", sp_text)).unwrap();
+    assert_eq!(
+        ok(&venv.run("rocm-sdk", &["path", "--cmake"])).trim(),
+        json["cmake"]
+    );
+    // Still one of the flags (or `--json`), and only one of the three.
+    assert_eq!(venv.run("rocm-sdk", &["path"]).status.code(), Some(2));
+    assert_eq!(
+        venv.run("rocm-sdk", &["path", "--root", "--bin"])
+            .status
+            .code(),
+        Some(2)
+    );
+
+    // RUST_LOG gives debug lines (overriding `-q`); ROCM_SDK_LOG wins over it.
+    let out = Command::new(&rocm_sdk)
+        .args(["-q", "path", "--root"])
+        .env("RUST_LOG", "debug")
+        .env_remove("ROCM_SDK_LOG")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        log.contains("DEBUG") && log.contains("site-packages: "),
+        "{log}"
+    );
+    assert!(!log.contains('\x1b'), "{log:?}");
+    let out = Command::new(&rocm_sdk)
+        .args(["path", "--root"])
+        .env("RUST_LOG", "debug")
+        .env("ROCM_SDK_LOG", "error")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::verify::{hex, list_packages};
@@ -45,6 +46,16 @@ pub(crate) struct IndexArgs {
     /// source), the PEP 503 tree `simple/` (an `--index-url`), or both.
     #[arg(long, value_enum, default_value_t = Layout::Flat)]
     layout: Layout,
+    /// Print what was written as JSON (docs/formats.md).
+    #[arg(long)]
+    json: bool,
+}
+
+impl IndexArgs {
+    /// Whether `--json` was given.
+    pub(crate) fn json(&self) -> bool {
+        self.json
+    }
 }
 
 /// Which pages [`write_index`] writes.
@@ -78,7 +89,7 @@ pub(crate) struct IndexOptions {
 }
 
 /// One page written, and how many entries it lists.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub(crate) struct WrittenPage {
     /// Where.
     pub path: PathBuf,
@@ -88,46 +99,62 @@ pub(crate) struct WrittenPage {
     pub projects: bool,
 }
 
-/// What one index run wrote.
-#[derive(Debug, Clone, Default)]
+/// What one index run wrote (text, or JSON with `--json`:
+/// docs/formats.md).
+#[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct IndexReport {
+    /// The report format (1).
+    pub schema: u32,
     /// Every `<wheel>.metadata` file.
     pub metadata_files: Vec<PathBuf>,
     /// Every page, in the order written.
     pub pages: Vec<WrittenPage>,
 }
 
-/// `therock-package index`: writes the pages and reports one line each.
-pub(crate) fn index(args: &IndexArgs) -> Result<String> {
-    let report = write_index(
+/// `therock-package index`: writes the pages.
+pub(crate) fn index(args: &IndexArgs) -> Result<IndexReport> {
+    write_index(
         &args.dir,
         IndexOptions {
             layout: args.layout,
             per_family: args.per_family,
         },
-    )?;
-    let mut out = String::new();
-    if !report.metadata_files.is_empty() {
-        let _ = writeln!(
-            out,
-            "wrote {} wheel .metadata files",
-            report.metadata_files.len()
-        );
+    )
+}
+
+impl IndexReport {
+    /// One line for the `.metadata` files, then one per page.
+    pub(crate) fn to_text(&self) -> String {
+        let mut out = String::new();
+        if !self.metadata_files.is_empty() {
+            let _ = writeln!(
+                out,
+                "wrote {} wheel .metadata files",
+                self.metadata_files.len()
+            );
+        }
+        for page in &self.pages {
+            let what = if page.projects {
+                "projects"
+            } else {
+                "packages"
+            };
+            let _ = writeln!(
+                out,
+                "wrote {} ({} {what})",
+                page.path.display(),
+                page.entries
+            );
+        }
+        out
     }
-    for page in report.pages {
-        let what = if page.projects {
-            "projects"
-        } else {
-            "packages"
-        };
-        let _ = writeln!(
-            out,
-            "wrote {} ({} {what})",
-            page.path.display(),
-            page.entries
-        );
+
+    /// Pretty JSON, keys in schema order, one final newline.
+    pub(crate) fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
+        out.push('\n');
+        out
     }
-    Ok(out)
 }
 
 /// Indexes the wheels and sdists under `dir`: the `.metadata` file of
@@ -162,7 +189,10 @@ pub(crate) fn write_index(dir: &Path, options: IndexOptions) -> Result<IndexRepo
             .or_default()
             .push(Distribution::read(path, rel)?);
     }
-    let mut report = IndexReport::default();
+    let mut report = IndexReport {
+        schema: 1,
+        ..IndexReport::default()
+    };
     // The metadata files first: no page may announce one not yet there.
     let mut metadata_sha = BTreeMap::new();
     for dist in groups.values().flatten() {

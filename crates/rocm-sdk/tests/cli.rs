@@ -1,0 +1,88 @@
+//! The command line itself, without an installation: usage errors, the
+//! `--version` flag's error path, and the man pages (`cargo xtask man`).
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rocm_sdk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocm-sdk"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("ROCM_SDK_LOG")
+        .output()
+        .expect("rocm-sdk runs")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_missing_command_is_a_usage_error() {
+    // Nothing at all: the help, as before `--version` existed.
+    let out = rocm_sdk(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("usage:"), "{out:?}");
+    // Options but no command.
+    let out = rocm_sdk(&["--site-packages", "/nonexistent", "-v"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("requires a subcommand"), "{out:?}");
+}
+
+#[test]
+fn version_flag_fails_as_the_version_command_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let sp = dir.path().to_str().unwrap();
+    let flag = rocm_sdk(&["--site-packages", sp, "--version"]);
+    let command = rocm_sdk(&["--site-packages", sp, "version"]);
+    assert_eq!(flag.status.code(), Some(1));
+    assert_eq!(flag.status.code(), command.status.code());
+    assert_eq!(stderr(&flag), stderr(&command));
+    assert!(stderr(&flag).starts_with("rocm-sdk: "), "{flag:?}");
+}
+
+fn assert_valid_roff(page: &Path) {
+    let out = Command::new("groff")
+        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
+        .arg(page)
+        .output()
+        .expect("groff (groff-base) runs");
+    assert!(out.status.success(), "{}: {out:?}", page.display());
+    assert_eq!(stderr(&out), "", "{}", page.display());
+}
+
+#[test]
+fn man_pages_for_the_program_and_each_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rocm_sdk(&["generate-man", dir.path().to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let mut pages: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    assert_eq!(
+        pages,
+        [
+            "rocm-sdk-init.1",
+            "rocm-sdk-path.1",
+            "rocm-sdk-targets.1",
+            "rocm-sdk-test.1",
+            "rocm-sdk-version.1",
+            "rocm-sdk.1",
+        ]
+    );
+    for page in &pages {
+        let path = dir.path().join(page);
+        assert!(
+            fs::read_to_string(&path).unwrap().contains("\n.TH "),
+            "{page}"
+        );
+        assert_valid_roff(&path);
+    }
+    // The generator is not part of the help (the reference's commands are).
+    let help = String::from_utf8_lossy(&rocm_sdk(&["--help"]).stdout).into_owned();
+    assert!(!help.contains("generate-man"), "{help}");
+    assert!(help.contains("usage:"), "{help}");
+}

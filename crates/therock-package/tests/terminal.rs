@@ -1,0 +1,323 @@
+//! How `therock-package` talks to a terminal, a pipe and a CI log
+//! (docs/ci.md): a progress display on a terminal (run under `script`,
+//! which gives the program a pseudo-terminal as a person's shell would),
+//! one plain line per package in a pipe, nothing with `-q`, no colour with
+//! `NO_COLOR`, `RUST_LOG` over `-v`/`-q`; and the machine-readable side:
+//! `build --json`, `index --json`, completions, man pages, `--version`.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{artifacts, ok, therock_package};
+use fixtures::ExampleMode;
+
+/// `build` of the kpack example into `dest` with `extra` flags, stderr a pipe.
+fn build(dest: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let artifact_dir = artifacts(ExampleMode::Kpack);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_therock-package"));
+    command
+        .args(["build", "--artifact-dir"])
+        .arg(&artifact_dir)
+        .arg("--dest-dir")
+        .arg(dest)
+        .args(extra)
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("therock-package runs")
+}
+
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// `build` run under `script -qfec`, so stdin, stdout and stderr are a
+/// pseudo-terminal; returns everything the terminal showed.
+fn build_on_a_terminal(dest: &Path, env: &[(&str, &str)]) -> String {
+    let artifact_dir = artifacts(ExampleMode::Kpack);
+    let line = [
+        env!("CARGO_BIN_EXE_therock-package"),
+        "build",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--dest-dir",
+        dest.to_str().unwrap(),
+    ]
+    .map(shell_quote)
+    .join(" ");
+    let mut command = Command::new("script");
+    command
+        .args(["-qfec", &line, "/dev/null"])
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
+        .env_remove("RUST_LOG")
+        .env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let out = command.output().expect("script (util-linux) runs");
+    ok(&out)
+}
+
+/// An SGR (colour) escape sequence: ESC `[` parameters `m`.
+fn has_colour(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.windows(2).enumerate().any(|(i, w)| {
+        w == b"\x1b["
+            && bytes[i + 2..]
+                .iter()
+                .find(|b| !(b.is_ascii_digit() || **b == b';'))
+                == Some(&b'm')
+    })
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The paths the text report lists (one per written package).
+fn reported_packages(stdout: &str) -> usize {
+    stdout
+        .lines()
+        .filter(|l| {
+            Path::new(l)
+                .extension()
+                .is_some_and(|ext| ext == "whl" || ext == "gz")
+        })
+        .count()
+}
+
+#[test]
+fn a_terminal_shows_the_progress_display_in_colour() {
+    let dest = tempfile::tempdir().unwrap();
+    let screen = build_on_a_terminal(dest.path(), &[]);
+    // The display: packages done/total, bytes, rate and ETA.
+    assert!(screen.contains(" packages"), "{screen:?}");
+    assert!(screen.contains("ETA"), "{screen:?}");
+    assert!(screen.contains("B/s"), "{screen:?}");
+    assert!(has_colour(&screen), "{screen:?}");
+    // Not the plain lines meant for logs.
+    assert!(!screen.contains("[1/"), "{screen:?}");
+    // The report follows.
+    assert!(screen.contains(" packages, "), "{screen:?}");
+}
+
+#[test]
+fn no_color_keeps_the_display_without_colour() {
+    let dest = tempfile::tempdir().unwrap();
+    let screen = build_on_a_terminal(dest.path(), &[("NO_COLOR", "1")]);
+    assert!(screen.contains("ETA"), "{screen:?}");
+    assert!(!has_colour(&screen), "{screen:?}");
+}
+
+#[test]
+fn a_pipe_gets_one_plain_line_per_package() {
+    let dest = tempfile::tempdir().unwrap();
+    let out = build(dest.path(), &[], &[]);
+    let report = ok(&out);
+    let log = stderr(&out);
+    assert!(!log.contains('\x1b'), "{log:?}");
+    assert!(!report.contains('\x1b'), "{report:?}");
+    let packages = reported_packages(&report);
+    assert!(packages > 3, "{report}");
+    let lines: Vec<&str> = log.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), packages, "{log}");
+    for (i, line) in lines.iter().enumerate() {
+        assert!(
+            line.starts_with(&format!("[{}/{packages}] ", i + 1)),
+            "{line}"
+        );
+        assert!(line.ends_with(')'), "{line}");
+    }
+    // A warning in a pipe has no colour either.
+    let out = build(dest.path(), &["--jobs", "100000"], &[]);
+    let log = stderr(&out);
+    assert!(log.contains("WARN"), "{log}");
+    assert!(!log.contains('\x1b'), "{log:?}");
+}
+
+#[test]
+fn quiet_prints_nothing_on_success() {
+    let dest = tempfile::tempdir().unwrap();
+    let out = build(dest.path(), &["-q"], &[]);
+    assert_eq!(ok(&out), "");
+    assert_eq!(stderr(&out), "");
+    assert!(dest.path().join("dist").is_dir());
+    // Errors still come through.
+    let out = therock_package(&["-q", "index", "/nonexistent/dist"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("is not a directory"), "{out:?}");
+}
+
+#[test]
+fn rust_log_overrides_the_flags() {
+    let dest = tempfile::tempdir().unwrap();
+    let out = build(dest.path(), &["-q"], &[("RUST_LOG", "debug")]);
+    ok(&out);
+    let log = stderr(&out);
+    assert!(log.contains("DEBUG"), "{log}");
+    assert!(log.contains("writing rocm-sdk-core:"), "{log}");
+    // Without it, `-v` is info: no debug lines.
+    let out = build(dest.path(), &["-v"], &[]);
+    let log = stderr(&out);
+    assert!(log.contains("INFO"), "{log}");
+    assert!(!log.contains("DEBUG"), "{log}");
+}
+
+/// Replaces what varies between runs (temporary paths, hashes, timings).
+fn redact_build(mut json: serde_json::Value, dest: &Path) -> serde_json::Value {
+    let dest = dest.to_str().unwrap();
+    json["seconds"] = "[seconds]".into();
+    json["dist_dir"] = json["dist_dir"]
+        .as_str()
+        .unwrap()
+        .replace(dest, "[dest]")
+        .into();
+    for file in json["files"].as_array_mut().unwrap() {
+        let sha = file["sha256"].as_str().unwrap();
+        assert_eq!(sha.len(), 64);
+        file["sha256"] = "[sha256]".into();
+        file["path"] = file["path"]
+            .as_str()
+            .unwrap()
+            .replace(dest, "[dest]")
+            .into();
+        file["size"] = "[size]".into();
+    }
+    json["total_size"] = "[size]".into();
+    json
+}
+
+#[test]
+fn build_json_lists_every_written_file_with_its_hash() {
+    let dest = tempfile::tempdir().unwrap();
+    let out = build(dest.path(), &["--json"], &[]);
+    let json: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    // The hashes and sizes are those of the files on disk.
+    let mut total = 0;
+    for file in json["files"].as_array().unwrap() {
+        let path = Path::new(file["path"].as_str().unwrap());
+        let bytes = fs::read(path).unwrap();
+        assert_eq!(file["size"], bytes.len());
+        total += bytes.len();
+        let sha = Command::new("sha256sum").arg(path).output().unwrap();
+        let sha = String::from_utf8(sha.stdout).unwrap();
+        assert_eq!(file["sha256"], sha.split_whitespace().next().unwrap());
+    }
+    assert_eq!(json["total_size"], total);
+    insta::assert_json_snapshot!("build_json", redact_build(json, dest.path()));
+
+    let out = build(dest.path(), &["--json", "--no-build-packages"], &[]);
+    let json: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    insta::assert_json_snapshot!("build_json_plan_only", redact_build(json, dest.path()));
+}
+
+#[test]
+fn index_json_lists_the_pages_and_links() {
+    let dest = tempfile::tempdir().unwrap();
+    ok(&build(dest.path(), &["-q"], &[]));
+    let dist = dest.path().join("dist");
+    let out = therock_package(&["index", "--json", dist.to_str().unwrap()]);
+    let mut json: serde_json::Value = serde_json::from_str(&ok(&out)).unwrap();
+    for page in json["pages"].as_array_mut().unwrap() {
+        let path = page["path"]
+            .as_str()
+            .unwrap()
+            .replace(dist.to_str().unwrap(), "[dist]");
+        page["path"] = path.into();
+        for link in page["links"].as_array_mut().unwrap() {
+            assert_eq!(link["sha256"].as_str().unwrap().len(), 64);
+            link["sha256"] = "[sha256]".into();
+        }
+    }
+    insta::assert_json_snapshot!("index_json", json);
+    // `-q` drops the text report, not the JSON.
+    assert_eq!(
+        ok(&therock_package(&["-q", "index", dist.to_str().unwrap()])),
+        ""
+    );
+}
+
+#[test]
+fn completions_are_valid_shell() {
+    let script = ok(&therock_package(&["completions", "bash"]));
+    assert!(script.contains("therock-package"), "{script}");
+    for command in ["build", "verify", "index", "completions"] {
+        assert!(script.contains(command), "{command}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("therock-package.bash");
+    fs::write(&path, &script).unwrap();
+    ok(&Command::new("bash").arg("-n").arg(&path).output().unwrap());
+    let zsh = ok(&therock_package(&["completions", "zsh"]));
+    assert!(zsh.starts_with("#compdef therock-package"), "{zsh}");
+    assert_eq!(
+        therock_package(&["completions", "tcsh"]).status.code(),
+        Some(2)
+    );
+}
+
+/// Checks one man page with groff: it must render with no warning.
+fn assert_valid_roff(page: &Path) {
+    let text = fs::read_to_string(page).unwrap();
+    assert!(
+        text.starts_with(".ie \\n(.g .ds Aq") || text.contains("\n.TH "),
+        "{text}"
+    );
+    let out = Command::new("groff")
+        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
+        .arg(page)
+        .output()
+        .expect("groff (groff-base) runs");
+    assert!(out.status.success(), "{}: {out:?}", page.display());
+    assert_eq!(stderr(&out), "", "{}", page.display());
+}
+
+#[test]
+fn man_pages_for_the_program_and_each_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = therock_package(&["generate-man", dir.path().to_str().unwrap()]);
+    ok(&out);
+    let mut pages: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    assert_eq!(
+        pages,
+        [
+            "therock-package-build.1",
+            "therock-package-completions.1",
+            "therock-package-index.1",
+            "therock-package-inspect.1",
+            "therock-package-plan.1",
+            "therock-package-verify.1",
+            "therock-package.1",
+        ]
+    );
+    for page in &pages {
+        assert_valid_roff(&dir.path().join(page));
+    }
+    let build = fs::read_to_string(dir.path().join("therock-package-build.1")).unwrap();
+    assert!(build.contains("artifact\\-dir"), "{build}");
+    // The generator is hidden from the help.
+    let help = ok(&therock_package(&["--help"]));
+    assert!(!help.contains("generate-man"), "{help}");
+}
+
+#[test]
+fn version_flag_prints_the_version() {
+    let out = ok(&therock_package(&["--version"]));
+    assert_eq!(
+        out,
+        format!("therock-package {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
