@@ -508,7 +508,12 @@ impl BuildReport {
         }
         let mut out = String::new();
         if let Some(shard) = &self.shard {
-            let _ = writeln!(out, "shard {}: wrote {}", shard.shard, shard.manifest.display());
+            let _ = writeln!(
+                out,
+                "shard {}: wrote {}",
+                shard.shard,
+                shard.manifest.display()
+            );
         }
         for f in &self.files {
             let _ = writeln!(out, "{:>12}  {}", human(f.size), f.path.display());
