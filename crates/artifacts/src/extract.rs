@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -135,12 +134,14 @@ fn create(root: &Path, name: &str, offset: u64) -> Result<(PathBuf, File)> {
     Ok((path, file))
 }
 
+/// A new file only this user can read: extracted members are the build's
+/// scratch copies.
 fn new_file(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 /// Which side of a copy failed.
