@@ -236,7 +236,7 @@ fn link_device(
         make_parents(root, names.root(), dest, &mut created)?;
         let dest_path = root.join(dest);
         if let Ok(existing) = fs::symlink_metadata(&dest_path) {
-            if same_file(&dest_path, &existing, &source_path, &source_meta) {
+            if file_id::same_entry(&dest_path, &existing, &source_path, &source_meta) {
                 links.push(dest.clone());
                 continue;
             }
@@ -346,16 +346,4 @@ fn write_replacing(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
 fn write_replacing_in_place(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
     let dest = root.join(rel);
     fs::write(&dest, text).map_err(|e| Error::io("write", &dest, e))
-}
-
-/// Whether `a` and `b` (with their `symlink_metadata`) are one file, so an
-/// existing hard link is kept; an identity that cannot be read is "no".
-fn same_file(a: &Path, a_meta: &fs::Metadata, b: &Path, b_meta: &fs::Metadata) -> bool {
-    match (
-        file_id::FileId::of_entry(a, a_meta),
-        file_id::FileId::of_entry(b, b_meta),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }

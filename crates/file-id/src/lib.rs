@@ -11,6 +11,15 @@ use std::fs::{File, Metadata};
 use std::io;
 use std::path::Path;
 
+/// Whether the entries `a` and `b` (with their `symlink_metadata`) are one
+/// file; an identity that cannot be read counts as "no".
+pub fn same_entry(a: &Path, a_meta: &Metadata, b: &Path, b_meta: &Metadata) -> bool {
+    match (FileId::of_entry(a, a_meta), FileId::of_entry(b, b_meta)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// The identity of one file on one file system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileId {

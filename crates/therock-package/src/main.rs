@@ -142,26 +142,13 @@ fn main() -> ExitCode {
     // `inspect`, any `--json`) and drops reports of what was done.
     let result = match &cli.command {
         Command::Inspect(args) => inspect::inspect(args),
-        Command::Build(args) => build_cmd::build(args, &console).map(|report| {
-            if args.json() {
-                report.to_json()
-            } else if console.quiet() {
-                String::new()
-            } else {
-                report.to_text()
-            }
-        }),
+        Command::Build(args) => build_cmd::build(args, &console)
+            .map(|r| done(args.json(), &console, || r.to_json(), || r.to_text())),
         Command::Plan { args, json, shards } => build_cmd::plan(args, *json, *shards),
         Command::Assemble(args) => assemble::assemble(args),
-        Command::Index(args) => index::index(args).map(|report| {
-            if args.json() {
-                report.to_json()
-            } else if console.quiet() {
-                String::new()
-            } else {
-                report.to_text()
-            }
-        }),
+        Command::Index(args) => {
+            index::index(args).map(|r| done(args.json(), &console, || r.to_json(), || r.to_text()))
+        }
         Command::Completions { shell } => Ok(completions(*shell)),
         Command::GenerateMan { dir } => cli_output::man::write_pages(&Cli::command(), dir)
             .map_err(anyhow::Error::from)
@@ -193,4 +180,21 @@ fn completions(shell: clap_complete::Shell) -> String {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "therock-package", &mut out);
     String::from_utf8(out).expect("completion scripts are UTF-8")
+}
+
+/// What a command that reports what it did prints on success: its JSON
+/// with `--json` (even with `-q`), nothing with `-q`, else its text.
+fn done(
+    json: bool,
+    console: &Console,
+    to_json: impl FnOnce() -> String,
+    to_text: impl FnOnce() -> String,
+) -> String {
+    if json {
+        to_json()
+    } else if console.quiet() {
+        String::new()
+    } else {
+        to_text()
+    }
 }

@@ -174,7 +174,7 @@ fn mirrored(cx: &Context<'_>, libraries: &Distribution, root: &Path) -> Check {
         let source = dir.join(relpath);
         let linked = root.join(relpath);
         match (fs::metadata(&source), fs::symlink_metadata(&linked)) {
-            (Ok(s), Ok(l)) if same_file(&source, &s, &linked, &l) => {}
+            (Ok(s), Ok(l)) if file_id::same_entry(&source, &s, &linked, &l) => {}
             (Ok(_), Ok(_)) => problems.push(format!(
                 "{} is not a hard link of {}",
                 cx.rel(&linked),
@@ -222,16 +222,5 @@ fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         } else if kind.is_file() {
             out.push(rel);
         }
-    }
-}
-
-/// Whether two entries are one file; an identity that cannot be read is "no".
-fn same_file(a: &Path, a_meta: &fs::Metadata, b: &Path, b_meta: &fs::Metadata) -> bool {
-    match (
-        file_id::FileId::of_entry(a, a_meta),
-        file_id::FileId::of_entry(b, b_meta),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
     }
 }
