@@ -13,36 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use common::{Build, auditwheel, ok, therock_package};
+use common::{Build, auditwheel, fails, ok, stdout, verify};
 use fixtures::ExampleMode;
 use serde_json::Value;
 use wheel_writer::{BytesSource, CoreMetadata, WheelBuilder, WheelTag, WriteOptions};
 
 const TAG: &str = "manylinux_2_28_x86_64";
-
-fn verify(dirs: &[&Path], extra: &[&str]) -> Output {
-    let mut args = vec!["verify".to_owned()];
-    args.extend(dirs.iter().map(|d| d.display().to_string()));
-    args.extend(extra.iter().map(|s| (*s).to_owned()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    therock_package(&args)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Fails with exit 1 (a report, not an error) and returns the report.
-fn fails(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected a failed verification:\nstdout:\n{}\nstderr:\n{}",
-        stdout(out),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout(out)
-}
 
 fn json(out: &Output) -> Value {
     serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))

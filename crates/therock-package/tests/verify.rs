@@ -6,39 +6,17 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
-use common::{Build, RELEASE_FAMILY_FLAGS, ok, therock_package, two_platform_release};
+use common::{
+    Build, RELEASE_FAMILY_FLAGS, fails, ok, therock_package, two_platform_release, verify,
+};
 
 /// The passing release, built once per test binary.
 fn good_release() -> &'static (Build, Build) {
     static RELEASE: OnceLock<(Build, Build)> = OnceLock::new();
     RELEASE.get_or_init(|| two_platform_release(true))
-}
-
-fn verify(dirs: &[&Path], extra: &[&str]) -> Output {
-    let mut args = vec!["verify".to_owned()];
-    args.extend(dirs.iter().map(|d| d.display().to_string()));
-    args.extend(extra.iter().map(|s| (*s).to_owned()));
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    therock_package(&args)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Fails with exit 1 (not an error: a report) and returns the report.
-fn fails(out: &Output) -> String {
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected a failed verification:\nstdout:\n{}\nstderr:\n{}",
-        stdout(out),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout(out)
 }
 
 /// A copy of a dist directory the test may damage.

@@ -390,3 +390,30 @@ pub fn publish(dists: &[PathBuf], dest: &Path) {
         }
     }
 }
+
+/// `therock-package verify DIRS... EXTRA...`.
+pub fn verify(dirs: &[&Path], extra: &[&str]) -> Output {
+    let mut args = vec!["verify".to_owned()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    therock_package(&args)
+}
+
+/// A command's standard output as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Asserts a verification failed with exit 1 (a report, not an error)
+/// and returns the report.
+pub fn fails(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected a failed verification:\nstdout:\n{}\nstderr:\n{}",
+        stdout(out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(out)
+}
