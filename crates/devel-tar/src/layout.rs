@@ -1,5 +1,5 @@
-//! Names and the relative-link rule of the devel tree
-//! (docs/behaviour.md#devel-build), written once. What a member or link
+//! Names of the devel tree (docs/behaviour.md#devel-build), written once;
+//! the relative-link rule is `dist_info::devel_links`. What a member or link
 //! may be is `dist_info::devel_tree`, shared with the build.
 
 use std::path::Path;
@@ -31,38 +31,3 @@ pub fn installed_tree_names(site_packages: &Path) -> Result<TreeNames, Error> {
 
 /// The pure package of the devel wheel, which holds `_devel.tar*`.
 pub const DEVEL_PACKAGE_DIR: &str = "rocm_sdk_devel";
-
-/// The target of the devel symlink for a file that a runtime package ships:
-/// `"../"` once per segment of `relpath`, then the owner's platform package
-/// directory, then `relpath` (docs/behaviour.md#devel-links). The link lives at
-/// `_rocm_sdk_devel{N}/{relpath}`, so the `..` chain climbs back to
-/// site-packages.
-///
-/// ```
-/// assert_eq!(
-///     devel_tar::devel_link_target("lib/libamdhip64.so.6", "_rocm_sdk_core"),
-///     "../../_rocm_sdk_core/lib/libamdhip64.so.6"
-/// );
-/// ```
-pub fn devel_link_target(relpath: &str, owner_platform_pkg: &str) -> String {
-    let segments = relpath.split('/').filter(|s| !s.is_empty()).count();
-    let mut target = "../".repeat(segments);
-    target.push_str(owner_platform_pkg);
-    target.push('/');
-    target.push_str(relpath);
-    target
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn link_target_climbs_one_level_per_segment() {
-        assert_eq!(devel_link_target("a", "_p"), "../_p/a");
-        assert_eq!(
-            devel_link_target("lib/llvm/bin/clang", "_rocm_sdk_core"),
-            "../../../../_rocm_sdk_core/lib/llvm/bin/clang"
-        );
-    }
-}

@@ -7,9 +7,9 @@
 //!
 //! Build side: [`DevelTarWriter`] streams a deterministic tar whose members
 //! all start with the tree's directory, `_rocm_sdk_devel{nonce}/`
-//! ([`TreeNames`]); [`devel_link_target`] is the one place
-//! the relative "link to a runtime file" rule is written; [`DevelLinks`] is
-//! the `.devel_links/{T}.json` document of a device wheel.
+//! ([`TreeNames`]); the relative "link to a runtime file" rule
+//! ([`devel_link_target`]) and the `.devel_links/{T}.json` document of a
+//! device wheel ([`DevelLinks`]) are the model's, `dist_info::devel_links`.
 //!
 //! Install side: [`unpack`] expands `rocm_sdk_devel/_devel.tar*` into
 //! `SP/_rocm_sdk_devel{nonce}/` (hard links, RECORD, locking, crash
@@ -29,7 +29,6 @@
 //! ```
 
 mod compression;
-mod devel_links;
 mod error;
 mod extract;
 mod integrity;
@@ -46,11 +45,10 @@ mod warning;
 mod writer;
 
 pub use compression::Compression;
-pub use devel_links::{DevelLink, DevelLinks};
+pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
 pub use layout::{
-    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, devel_link_target, installed_tree_names,
-    is_compiler_symlink,
+    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,
 };
 pub use reconcile::{ReconcileReport, reconcile_device_links};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};

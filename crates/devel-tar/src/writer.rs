@@ -4,12 +4,13 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{check_link_text, check_relpath};
 use dist_info::nonce::Nonce;
 
 use crate::compression::{Compression, Encoder};
 use crate::error::Error;
-use crate::layout::{TreeNames, devel_link_target};
+use crate::layout::TreeNames;
 
 /// Options of [`DevelTarWriter`].
 #[derive(Debug, Clone, PartialEq, Eq)]

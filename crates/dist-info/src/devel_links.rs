@@ -1,12 +1,32 @@
-//! The `.devel_links/{T}.json` document a device wheel ships (docs/behaviour.md#devel-links).
+//! The `.devel_links/{T}.json` document a device wheel ships, and the
+//! relative "link to a runtime file" rule of the devel tree
+//! (docs/behaviour.md#devel-links), written once: the build plans the links
+//! with it and the install reads the documents back.
 
-use std::path::Path;
-
-use dist_info::devel_tree::{check_link_text, check_relpath};
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::layout::devel_link_target;
+use crate::devel_tree::{check_link_text, check_relpath};
+
+/// The target of the devel symlink for a file that a runtime package ships:
+/// `"../"` once per segment of `relpath`, then the owner's platform package
+/// directory, then `relpath` (docs/behaviour.md#devel-links). The link lives at
+/// `_rocm_sdk_devel{N}/{relpath}`, so the `..` chain climbs back to
+/// site-packages.
+///
+/// ```
+/// assert_eq!(
+///     dist_info::devel_links::devel_link_target("lib/libamdhip64.so.6", "_rocm_sdk_core"),
+///     "../../_rocm_sdk_core/lib/libamdhip64.so.6"
+/// );
+/// ```
+pub fn devel_link_target(relpath: &str, owner_platform_pkg: &str) -> String {
+    let segments = relpath.split('/').filter(|s| !s.is_empty()).count();
+    let mut target = "../".repeat(segments);
+    target.push_str(owner_platform_pkg);
+    target.push('/');
+    target.push_str(relpath);
+    target
+}
 
 /// One file of a device wheel to hard-link into the devel tree.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -21,7 +41,7 @@ pub struct DevelLink {
 /// wheel `T` that belong in the devel tree too.
 ///
 /// ```
-/// use devel_tar::DevelLinks;
+/// use dist_info::devel_links::DevelLinks;
 /// let doc = DevelLinks::new("7.1.0", "_rocm_sdk_libraries", ["lib/rocblas/library/k_gfx942.co".to_string()]);
 /// assert_eq!(doc.links[0].target, "../../../../_rocm_sdk_libraries/lib/rocblas/library/k_gfx942.co");
 /// assert_eq!(DevelLinks::from_json(&doc.to_json()).unwrap(), doc);
@@ -84,20 +104,20 @@ impl DevelLinks {
         }
         Ok(doc)
     }
-
-    /// Reads and parses the document at `path`.
-    pub fn read(path: &Path) -> Result<Self, Error> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::read("read", path, e))?;
-        Self::from_json(&text).map_err(|reason| Error::InvalidDevelLinks {
-            path: path.to_path_buf(),
-            reason,
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_target_climbs_one_level_per_segment() {
+        assert_eq!(devel_link_target("a", "_p"), "../_p/a");
+        assert_eq!(
+            devel_link_target("lib/llvm/bin/clang", "_rocm_sdk_core"),
+            "../../../../_rocm_sdk_core/lib/llvm/bin/clang"
+        );
+    }
 
     #[test]
     fn new_sorts_dedups_and_skips_itself() {

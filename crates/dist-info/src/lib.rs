@@ -27,6 +27,7 @@
 //! ```
 
 pub mod console_scripts;
+pub mod devel_links;
 pub mod devel_tree;
 pub mod document;
 pub mod families;

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use artifacts::{ArtifactDir, ArtifactFilter, Catalog, GENERIC_TARGET, PathFilter};
-use devel_tar::DevelLinks;
+use dist_info::devel_links::DevelLinks;
 use dist_info::devel_tree::TreeNames;
 use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
