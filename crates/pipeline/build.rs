@@ -3,6 +3,11 @@
 //! `cargo build` or `cargo install` alone (see docs/pipeline.md, "The
 //! native rocm-sdk").
 //!
+//! Which package that is comes from this crate's manifest,
+//! `[package.metadata.embedded-programs]`: Cargo cannot depend on a package
+//! that only has a binary, so the manifest says it there and this script
+//! refuses to build without it.
+//!
 //! A wheel carries the program of its own platform: the Linux one for Linux
 //! tags, the Windows one (`rocm-sdk.exe`) for `win_amd64`. The program of
 //! the host's own platform is always built; the other one when its Rust
@@ -45,6 +50,8 @@ const WINDOWS: Native = Native {
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let workspace = manifest_dir.join("../..");
+    let program = embedded_program(&manifest_dir.join("Cargo.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
     // Any workspace crate may end up in `rocm-sdk`; when nothing it uses
     // changed, the nested build is an up-to-date no-op.
     for input in ["crates", "Cargo.toml", "Cargo.lock", ".cargo/config.toml"] {
@@ -61,14 +68,14 @@ fn main() {
     } else {
         (&LINUX, &WINDOWS)
     };
-    match build_rocm_sdk(&workspace, &target_dir, own) {
+    match build_rocm_sdk(&workspace, &target_dir, &program, own) {
         Ok(binary) => embed(own, &binary, &out_dir),
         Err(e) => panic!("{e}"),
     }
     if target_installed(other.target) {
         // Optional: without it this tool still builds its own platform's
         // wheels, and refuses the other's by name.
-        match build_rocm_sdk(&workspace, &target_dir, other) {
+        match build_rocm_sdk(&workspace, &target_dir, &program, other) {
             Ok(binary) => embed(other, &binary, &out_dir),
             Err(e) => println!("cargo:warning={e}"),
         }
@@ -79,6 +86,46 @@ fn main() {
             other.target
         );
     }
+}
+
+/// The one package `[package.metadata.embedded-programs]` of `manifest`
+/// names (`rocm-sdk = { path = "../rocm-sdk" }`), checked against the
+/// manifest at that path.
+fn embedded_program(manifest: &Path) -> Result<String, String> {
+    const TABLE: &str = "[package.metadata.embedded-programs]";
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
+    let entries: Vec<&str> = text
+        .lines()
+        .skip_while(|line| line.trim() != TABLE)
+        .skip(1)
+        .map(str::trim)
+        .take_while(|line| !line.starts_with('['))
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect();
+    let [entry] = entries[..] else {
+        return Err(format!(
+            "{} must name the program to embed in {TABLE}, as `rocm-sdk = {{ path = \"../rocm-sdk\" }}`",
+            manifest.display()
+        ));
+    };
+    let (name, spec) = entry.split_once('=').map(|(n, s)| (n.trim(), s)).unwrap_or_default();
+    let path = spec
+        .split('"')
+        .nth(1)
+        .filter(|_| spec.contains("path"))
+        .ok_or_else(|| format!("{}: {TABLE}: `{entry}` has no path", manifest.display()))?;
+    let theirs = manifest.parent().unwrap_or(Path::new(".")).join(path).join("Cargo.toml");
+    let named = std::fs::read_to_string(&theirs)
+        .is_ok_and(|t| t.lines().any(|l| l.trim() == format!("name = \"{name}\"")));
+    if !named {
+        return Err(format!(
+            "{}: {TABLE}: {} is not the manifest of package `{name}`",
+            manifest.display(),
+            theirs.display()
+        ));
+    }
+    Ok(name.to_owned())
 }
 
 fn embed(native: &Native, binary: &Path, out_dir: &Path) {
@@ -147,7 +194,12 @@ fn rustflags(workspace: &Path, native: &Native) -> String {
     flags
 }
 
-fn build_rocm_sdk(workspace: &Path, target_dir: &Path, native: &Native) -> Result<PathBuf, String> {
+fn build_rocm_sdk(
+    workspace: &Path,
+    target_dir: &Path,
+    package: &str,
+    native: &Native,
+) -> Result<PathBuf, String> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
@@ -157,7 +209,7 @@ fn build_rocm_sdk(workspace: &Path, target_dir: &Path, native: &Native) -> Resul
             "--release",
             "--offline",
             "-p",
-            "rocm-sdk",
+            package,
             "--target",
             native.target,
         ])

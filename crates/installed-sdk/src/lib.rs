@@ -1,8 +1,10 @@
-//! `rocm-sdk`: the install-time half of the ROCm Python packages.
+//! An installed ROCm Python SDK: the install-time half of the ROCm Python
+//! packages, what the `rocm-sdk` program does.
 //!
 //! The native program ships at `SP/rocm_sdk_core/_bin/rocm-sdk` and is
 //! reached through the `rocm` package's `rocm-sdk` script (or `python -m
-//! rocm_sdk`). This library is what it does, for other tools to reuse:
+//! rocm_sdk`); it parses its flags and prints. This library is the rest,
+//! for other tools to reuse:
 //!
 //! - [`Site`]: the site-packages of an installation (found from the
 //!   program's own location), its documents, and
@@ -13,7 +15,7 @@
 //!   returning a [`Report`] of [`Check`]s.
 //!
 //! ```no_run
-//! use rocm_sdk::{SelfTestOptions, Site, self_test};
+//! use installed_sdk::{SelfTestOptions, Site, self_test};
 //!
 //! let site = Site::new("/venv/lib/python3.12/site-packages");
 //! let report = self_test(&site, &SelfTestOptions::new("/venv/bin/python"));

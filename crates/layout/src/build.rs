@@ -12,7 +12,7 @@ use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
-use dist_info::selector::{PlanInput as SelectorInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 use dist_info::target::base_target;
 use dist_info::version::Version;
 

@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, FromArgMatches};
+use clap::Args;
 use wheel_writer::WriteOptions;
 
 use crate::execute::write_sdist;
@@ -21,11 +21,11 @@ use crate::index::{self, IndexArgs};
 use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::Staging;
-use crate::verify::{self, VerifyArgs, list_packages, sha256_file};
+use release_check::{VerifyArgs, list_packages, sha256_file};
 
 /// `therock-package assemble`.
 #[derive(Debug, Args)]
-pub(crate) struct AssembleArgs {
+pub struct AssembleArgs {
     /// The `--dest-dir` of every `build --shard K/N` of the release (one
     /// or more platforms, each split into its own shards).
     #[arg(required = true, value_name = "SHARD_DIR")]
@@ -294,7 +294,7 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
 }
 
 /// `therock-package assemble`.
-pub(crate) fn assemble(args: &AssembleArgs) -> Result<String> {
+pub fn assemble(args: &AssembleArgs) -> Result<String> {
     let shards = args
         .shard_dirs
         .iter()
@@ -374,7 +374,7 @@ pub(crate) fn assemble(args: &AssembleArgs) -> Result<String> {
     {
         verify_argv.push(format!("--windows-amdgpu-families={list}"));
     }
-    let report = verify::verify(&parse_as::<VerifyArgs>("verify", &verify_argv)?)?;
+    let report = release_check::verify(&crate::from_flags::<VerifyArgs>("verify", &verify_argv)?)?;
     if !report.ok() {
         bail!(
             "the assembled release fails verify, so nothing was written:\n{}",
@@ -389,7 +389,7 @@ pub(crate) fn assemble(args: &AssembleArgs) -> Result<String> {
     if per_family {
         index_argv.push("--per-family".to_owned());
     }
-    index::index(&parse_as::<IndexArgs>("index", &index_argv)?)?;
+    index::index(&crate::from_flags::<IndexArgs>("index", &index_argv)?)?;
     let written = staging.commit(&staged)?;
     let mut out = String::new();
     for leg in &legs {
@@ -408,14 +408,4 @@ pub(crate) fn assemble(args: &AssembleArgs) -> Result<String> {
         dist.display()
     );
     Ok(out)
-}
-
-/// The arguments of another subcommand, parsed as its command line would
-/// be: `assemble` runs `verify` and `index` exactly as a user would.
-fn parse_as<A: Args + FromArgMatches>(name: &'static str, args: &[String]) -> Result<A> {
-    let command = A::augment_args(clap::Command::new(name));
-    let matches = command
-        .try_get_matches_from(std::iter::once(name.to_owned()).chain(args.iter().cloned()))
-        .with_context(|| format!("cannot run `{name} {}`", args.join(" ")))?;
-    Ok(A::from_arg_matches(&matches)?)
 }

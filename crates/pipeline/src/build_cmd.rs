@@ -19,7 +19,7 @@ use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
-use crate::verify::sha256_file;
+use release_check::sha256_file;
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
@@ -27,7 +27,7 @@ const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
 
 /// Inputs shared by `plan` and `build`.
 #[derive(Debug, Args)]
-pub(crate) struct PlanArgs {
+pub struct PlanArgs {
     /// TheRock's artifact directory.
     #[arg(long, value_name = "DIR")]
     artifact_dir: PathBuf,
@@ -80,7 +80,7 @@ fn parse_project_url(text: &str) -> Result<(String, String), String> {
 /// `therock-package build`.
 #[derive(Debug, Args)]
 #[allow(clippy::struct_excessive_bools)] // clap's `--flag`/`--no-flag` pairs
-pub(crate) struct BuildArgs {
+pub struct BuildArgs {
     #[command(flatten)]
     plan: PlanArgs,
     /// Where `dist/` is written.
@@ -117,7 +117,7 @@ pub(crate) struct BuildArgs {
 
 impl BuildArgs {
     /// Whether `--json` was given.
-    pub(crate) fn json(&self) -> bool {
+    pub fn json(&self) -> bool {
         self.json
     }
 
@@ -135,7 +135,7 @@ impl BuildArgs {
 
 /// The devel tarball codecs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum DevelCompression {
+pub enum DevelCompression {
     /// `_devel.tar`.
     None,
     /// `_devel.tar.xz`.
@@ -159,7 +159,7 @@ impl PlanArgs {
 
     /// A usage problem clap's own rules cannot express: the two spellings
     /// of the devel codec must agree.
-    pub(crate) fn usage_conflict(&self) -> Option<String> {
+    pub fn usage_conflict(&self) -> Option<String> {
         let (flag, implied) = self.reference_codec_flag()?;
         let chosen = self.devel_compression?;
         (chosen != implied).then(|| {
@@ -283,7 +283,7 @@ fn codec_name(codec: DevelCompression) -> String {
 impl BuildArgs {
     /// See [`PlanArgs::usage_conflict`]; the wheel codec's two spellings
     /// must agree too.
-    pub(crate) fn usage_conflict(&self) -> Option<String> {
+    pub fn usage_conflict(&self) -> Option<String> {
         match (self.no_wheel_compression, self.compression_level) {
             (true, Some(level)) if level > 0 => Some(format!(
                 "--no-wheel-compression stores wheel members but --compression-level {level} deflates them; give one of them"
@@ -295,7 +295,7 @@ impl BuildArgs {
 
 /// `therock-package plan`: prints the plan, or with `shards` its split
 /// into that many shards.
-pub(crate) fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
+pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
     let plan = args.plan()?;
     if let Some(count) = shards {
         let shards = ShardPlan::new(&plan, count)?;
@@ -340,7 +340,7 @@ fn summary_of_plan(plan: &Plan) -> String {
 }
 
 /// `therock-package build`.
-pub(crate) fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
+pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     let started = Instant::now();
     let compression = args.wheel_compression();
     let dir = args.plan.open_artifacts()?;
@@ -474,7 +474,7 @@ struct WrittenFile {
 
 /// The report of `build` (text, or JSON with `--json`: docs/formats.md).
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct BuildReport {
+pub struct BuildReport {
     schema: u32,
     outcome: Outcome,
     dist_dir: PathBuf,
@@ -502,7 +502,7 @@ impl BuildReport {
     }
 
     /// The text report: one line per file, then the totals.
-    pub(crate) fn to_text(&self) -> String {
+    pub fn to_text(&self) -> String {
         if self.outcome == Outcome::PlanValidated {
             return format!("plan validated; wrote {}\n", self.files[0].path.display());
         }
@@ -529,7 +529,7 @@ impl BuildReport {
     }
 
     /// The JSON report: pretty, keys in schema order, one final newline.
-    pub(crate) fn to_json(&self) -> String {
+    pub fn to_json(&self) -> String {
         let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
         out.push('\n');
         out

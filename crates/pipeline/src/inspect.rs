@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// `inspect --artifact-dir DIR [--json]`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct InspectArgs {
+pub struct InspectArgs {
     /// The directory holding TheRock artifacts (directories, .tar.zst or .tar.xz).
     #[arg(long, value_name = "DIR")]
     pub artifact_dir: PathBuf,
@@ -71,7 +71,7 @@ impl From<Stats> for Counts {
 }
 
 /// The report as text or JSON; the caller prints it.
-pub(crate) fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
+pub fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
     let report = build(args)?;
     Ok(if args.json {
         let mut s = serde_json::to_string_pretty(&report)?;

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use wheel_writer::Compression;
 
 use crate::execute::Written;
-use crate::verify::sha256_file;
+use release_check::sha256_file;
 
 /// The file a shard build writes beside its `dist/`.
 pub(crate) const MANIFEST_NAME: &str = "shard.json";

@@ -20,18 +20,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 
-/// The name every staging directory (and its lock file) starts with;
-/// `verify` and `index` never look inside such a directory.
-pub(crate) const STAGING_PREFIX: &str = ".therock-package-staging-";
+// The name every staging directory (and its lock file) starts with is
+// release-check's, since `verify` and `index` never look inside one.
+use release_check::{STAGING_PREFIX, is_staging};
 
 /// The lock of one `dist/`, beside it.
 const DIST_LOCK: &str = ".therock-package.lock";
-
-/// Whether a directory entry named `name` is (or belongs to) a staging
-/// directory.
-pub(crate) fn is_staging(name: &str) -> bool {
-    name.starts_with(STAGING_PREFIX)
-}
 
 /// Points in the commit where a test can hold the build
 /// (`THEROCK_PACKAGE_TEST_COMMIT_GATE`, see docs/pipeline.md).

@@ -1,12 +1,30 @@
-//! `therock-package verify DIST_DIR...`: release integrity checks over one
-//! or more dist directories (for example the Linux and the Windows outputs
-//! of one release), so a broken package set never reaches users.
+//! Release integrity checks over one or more dist directories (for example
+//! the Linux and the Windows outputs of one release), so a broken package
+//! set never reaches users: what `therock-package verify DIST_DIR...` runs
+//! (docs/verify.md).
 //!
 //! Checks, in report order: well-formed packages, one version, identical
 //! bytes for a file name present twice, device wheels reachable through
 //! the `rocm` extras on their platform, every requirement satisfiable,
 //! kpack completeness against given family lists, ELF links, manylinux
 //! policies.
+//!
+//! Verify this release from another program:
+//!
+//! ```no_run
+//! use release_check::{VerifyArgs, verify};
+//!
+//! let args = VerifyArgs::new(["dist/linux", "dist/windows"])
+//!     .with_linux_amdgpu_families("gfx94X-dcgpu;gfx110X-dgpu");
+//! let report = verify(&args)?; // Err: a directory cannot be read at all
+//! if !report.ok() {
+//!     eprint!("{}", report.to_text()); // every problem, one sentence each
+//!     std::process::exit(1);
+//! }
+//! let json = report.to_json(); // the `--json` document (docs/formats.md)
+//! # let _ = json;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
 
 mod duplicates;
 mod extras;
@@ -30,11 +48,12 @@ use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
 use release::{DistFile, Kind};
-pub(crate) use release::{headers, hex, list_packages, sha256_file};
+pub use release::{STAGING_PREFIX, headers, hex, is_staging, list_packages, sha256_file};
 
-/// `therock-package verify`.
+/// What to verify: the flags of `therock-package verify`, so the command
+/// line and [`VerifyArgs::new`] give the same checks.
 #[derive(Debug, Args)]
-pub(crate) struct VerifyArgs {
+pub struct VerifyArgs {
     /// Dist directories of one release (searched recursively for `*.whl`
     /// and `*.tar.gz`).
     #[arg(required = true, value_name = "DIST_DIR")]
@@ -61,15 +80,47 @@ pub(crate) struct VerifyArgs {
 }
 
 impl VerifyArgs {
+    /// Verify the dist directories `dirs` of one release, with no family
+    /// lists, each wheel's own manylinux policy and nothing excluded.
+    pub fn new<P: Into<PathBuf>>(dirs: impl IntoIterator<Item = P>) -> Self {
+        Self {
+            dirs: dirs.into_iter().map(Into::into).collect(),
+            linux_amdgpu_families: None,
+            windows_amdgpu_families: None,
+            policy: None,
+            exclude: Vec::new(),
+            json: false,
+        }
+    }
+
+    /// Require the Linux release to offer `families` (`,` or `;` separated).
+    #[must_use]
+    pub fn with_linux_amdgpu_families(mut self, families: impl Into<String>) -> Self {
+        self.linux_amdgpu_families = Some(families.into());
+        self
+    }
+
+    /// Require the Windows release to offer `families`.
+    #[must_use]
+    pub fn with_windows_amdgpu_families(mut self, families: impl Into<String>) -> Self {
+        self.windows_amdgpu_families = Some(families.into());
+        self
+    }
+
+    /// The dist directories, as given.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
     /// Whether `--json` was given.
-    pub(crate) fn json(&self) -> bool {
+    pub fn json(&self) -> bool {
         self.json
     }
 }
 
 /// Every package of the dist directories, in directory order then path order.
 #[derive(Debug)]
-pub(crate) struct Release {
+struct Release {
     files: Vec<DistFile>,
 }
 
@@ -136,7 +187,7 @@ impl Release {
 
 /// The outcome of one check.
 #[derive(Debug, Serialize)]
-pub(crate) struct CheckOutcome {
+struct CheckOutcome {
     /// Stable identifier (`well-formed`, `versions`, ...).
     id: &'static str,
     /// What the check promises.
@@ -164,9 +215,9 @@ struct FileEntry {
     sha256: String,
 }
 
-/// The whole report (`--json` prints it as is).
+/// The whole report (`--json` prints it as is; docs/formats.md).
 #[derive(Debug, Serialize)]
-pub(crate) struct VerifyReport {
+pub struct VerifyReport {
     ok: bool,
     dirs: Vec<String>,
     files: Vec<FileEntry>,
@@ -197,7 +248,10 @@ fn outcome(
 }
 
 /// Runs every check; the report says whether the release may be published.
-pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
+///
+/// An error means the input could not be verified at all (a directory that
+/// is missing or unreadable); problems of the packages are in the report.
+pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
     let mut files = Vec::new();
     let mut well_formed = Vec::new();
     for dir in &args.dirs {
@@ -317,19 +371,19 @@ pub(crate) fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
 
 impl VerifyReport {
     /// Whether every check passed (or was skipped).
-    pub(crate) fn ok(&self) -> bool {
+    pub fn ok(&self) -> bool {
         self.ok
     }
 
     /// The report as JSON (sorted keys as declared, one final newline).
-    pub(crate) fn to_json(&self) -> String {
+    pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).expect("report serialises");
         s.push('\n');
         s
     }
 
     /// The readable report.
-    pub(crate) fn to_text(&self) -> String {
+    pub fn to_text(&self) -> String {
         let wheels = self.files.iter().filter(|f| f.kind == "wheel").count();
         let sdists = self.files.len() - wheels;
         let mut out = format!(

@@ -100,9 +100,19 @@ impl DistFile {
     }
 }
 
+/// The name prefix of a build's private staging directory beside `dist/`:
+/// it holds unfinished packages, which no check or index ever reads.
+pub const STAGING_PREFIX: &str = ".therock-package-staging-";
+
+/// Whether a directory entry named `name` is (or belongs to) a staging
+/// directory.
+pub fn is_staging(name: &str) -> bool {
+    name.starts_with(STAGING_PREFIX)
+}
+
 /// Lists `*.whl` and `*.tar.gz` under `dir` (recursively, sorted), never
 /// inside a build's staging directory.
-pub(crate) fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
+pub fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
@@ -115,7 +125,7 @@ pub(crate) fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
                 if !entry
                     .file_name()
                     .to_str()
-                    .is_some_and(crate::staging::is_staging)
+                    .is_some_and(is_staging)
                 {
                     stack.push(path);
                 }
@@ -169,7 +179,7 @@ pub(crate) fn read_package(
 }
 
 /// Hex sha256 of a whole file.
-pub(crate) fn sha256_file(path: &Path) -> io::Result<String> {
+pub fn sha256_file(path: &Path) -> io::Result<String> {
     let mut file = File::open(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -183,7 +193,8 @@ pub(crate) fn sha256_file(path: &Path) -> io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-pub(crate) fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write as _;
     bytes.iter().fold(String::new(), |mut s, b| {
         let _ = write!(s, "{b:02x}");
@@ -208,7 +219,7 @@ pub(crate) fn platforms_of_tag(tag: &str) -> Vec<Platform> {
 }
 
 /// Parses RFC 822-style headers (METADATA, PKG-INFO, WHEEL) up to the body.
-pub(crate) fn headers(text: &str) -> Vec<(String, String)> {
+pub fn headers(text: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for line in text.lines() {
         if line.is_empty() {

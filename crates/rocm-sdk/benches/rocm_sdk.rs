@@ -254,7 +254,7 @@ impl Install {
         for i in 0..SCALED_LIBRARIES {
             let name = format!("libscaled{i:03}.so.1");
             fs::write(core.join(&name), &template).unwrap();
-            let (digest, size) = rocm_sdk::record::sha256_file(&core.join(&name)).unwrap();
+            let (digest, size) = installed_sdk::record::sha256_file(&core.join(&name)).unwrap();
             let _ = writeln!(rows, "_rocm_sdk_core/lib/{name},sha256={digest},{size}");
             links.push(format!("lib/{name}"));
         }
@@ -328,7 +328,7 @@ impl Install {
         }
         writer.finish().unwrap();
         // The devel RECORD vouches for the new tar, as pip's would.
-        let (digest, size) = rocm_sdk::record::sha256_file(&tar).unwrap();
+        let (digest, size) = installed_sdk::record::sha256_file(&tar).unwrap();
         for (record, bytes) in &self.saved_records {
             let text = String::from_utf8_lossy(bytes);
             if !text.contains("rocm_sdk_devel/_devel.tar,") {

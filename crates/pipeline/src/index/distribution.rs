@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use wheel_writer::{WheelReader, normalized_name};
 
-use crate::verify::{headers, sha256_file};
+use release_check::{headers, sha256_file};
 
 /// One distribution file of the directory being indexed.
 #[derive(Debug, Clone)]

@@ -28,13 +28,13 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::verify::{hex, list_packages};
+use release_check::{hex, list_packages};
 use distribution::Distribution;
 use page::{FileLink, files_page, projects_page};
 
-/// `therock-package index`.
+/// What to index: the flags of `therock-package index`.
 #[derive(Debug, Args)]
-pub(crate) struct IndexArgs {
+pub struct IndexArgs {
     /// The dist directory to index (the pages are written into it).
     #[arg(value_name = "DIST_DIR")]
     dir: PathBuf,
@@ -44,8 +44,8 @@ pub(crate) struct IndexArgs {
     per_family: bool,
     /// Which pages to write: the flat `index.html` (a `--find-links`
     /// source), the PEP 503 tree `simple/` (an `--index-url`), or both.
-    #[arg(long, value_enum, default_value_t = Layout::Flat)]
-    layout: Layout,
+    #[arg(long, value_enum, default_value_t = IndexLayout::Flat)]
+    layout: IndexLayout,
     /// Print what was written as JSON (docs/formats.md).
     #[arg(long)]
     json: bool,
@@ -53,14 +53,14 @@ pub(crate) struct IndexArgs {
 
 impl IndexArgs {
     /// Whether `--json` was given.
-    pub(crate) fn json(&self) -> bool {
+    pub fn json(&self) -> bool {
         self.json
     }
 }
 
 /// Which pages [`write_index`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Layout {
+pub enum IndexLayout {
     /// `index.html`, a find-links page.
     Flat,
     /// `simple/index.html` and `simple/<project>/index.html`.
@@ -69,7 +69,7 @@ pub(crate) enum Layout {
     Both,
 }
 
-impl Layout {
+impl IndexLayout {
     fn flat(self) -> bool {
         matches!(self, Self::Flat | Self::Both)
     }
@@ -83,7 +83,7 @@ impl Layout {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct IndexOptions {
     /// The pages.
-    pub layout: Layout,
+    pub layout: IndexLayout,
     /// One index per `dist/{F}/` of a legacy release with several families.
     pub per_family: bool,
 }
@@ -102,7 +102,7 @@ pub(crate) struct WrittenPage {
 /// What one index run wrote (text, or JSON with `--json`:
 /// docs/formats.md).
 #[derive(Debug, Clone, Default, Serialize)]
-pub(crate) struct IndexReport {
+pub struct IndexReport {
     /// The report format (1).
     pub schema: u32,
     /// Every `<wheel>.metadata` file.
@@ -112,7 +112,7 @@ pub(crate) struct IndexReport {
 }
 
 /// `therock-package index`: writes the pages.
-pub(crate) fn index(args: &IndexArgs) -> Result<IndexReport> {
+pub fn index(args: &IndexArgs) -> Result<IndexReport> {
     write_index(
         &args.dir,
         IndexOptions {
@@ -124,7 +124,7 @@ pub(crate) fn index(args: &IndexArgs) -> Result<IndexReport> {
 
 impl IndexReport {
     /// One line for the `.metadata` files, then one per page.
-    pub(crate) fn to_text(&self) -> String {
+    pub fn to_text(&self) -> String {
         let mut out = String::new();
         if !self.metadata_files.is_empty() {
             let _ = writeln!(
@@ -150,7 +150,7 @@ impl IndexReport {
     }
 
     /// Pretty JSON, keys in schema order, one final newline.
-    pub(crate) fn to_json(&self) -> String {
+    pub fn to_json(&self) -> String {
         let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
         out.push('\n');
         out
@@ -288,7 +288,7 @@ fn write_pages(
     base: &Path,
     title: &str,
     mut links: Vec<(String, FileLink)>,
-    layout: Layout,
+    layout: IndexLayout,
     report: &mut IndexReport,
 ) -> Result<()> {
     links.sort_by(|a, b| a.1.cmp(&b.1));
