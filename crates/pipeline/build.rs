@@ -50,8 +50,8 @@ const WINDOWS: Native = Native {
 fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let workspace = manifest_dir.join("../..");
-    let program = embedded_program(&manifest_dir.join("Cargo.toml"))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let program =
+        embedded_program(&manifest_dir.join("Cargo.toml")).unwrap_or_else(|e| panic!("{e}"));
     // Any workspace crate may end up in `rocm-sdk`; when nothing it uses
     // changed, the nested build is an up-to-date no-op.
     for input in ["crates", "Cargo.toml", "Cargo.lock", ".cargo/config.toml"] {
@@ -109,13 +109,20 @@ fn embedded_program(manifest: &Path) -> Result<String, String> {
             manifest.display()
         ));
     };
-    let (name, spec) = entry.split_once('=').map(|(n, s)| (n.trim(), s)).unwrap_or_default();
+    let (name, spec) = entry
+        .split_once('=')
+        .map(|(n, s)| (n.trim(), s))
+        .unwrap_or_default();
     let path = spec
         .split('"')
         .nth(1)
         .filter(|_| spec.contains("path"))
         .ok_or_else(|| format!("{}: {TABLE}: `{entry}` has no path", manifest.display()))?;
-    let theirs = manifest.parent().unwrap_or(Path::new(".")).join(path).join("Cargo.toml");
+    let theirs = manifest
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(path)
+        .join("Cargo.toml");
     let named = std::fs::read_to_string(&theirs)
         .is_ok_and(|t| t.lines().any(|l| l.trim() == format!("name = \"{name}\"")));
     if !named {

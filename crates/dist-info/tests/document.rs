@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use dist_info::document::{DistInfo, DocumentError};
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
-use dist_info::selector::{SelectorInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 
 fn document(
     mode: Mode,

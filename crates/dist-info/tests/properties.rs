@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
-use dist_info::selector::{SelectorInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 use dist_info::version::Version;
 
 /// Every flag value to try: absent, empty, and each single family or target.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
-use dist_info::selector::{SelectorInput, Selector, SelectorError};
+use dist_info::selector::{Selector, SelectorError, SelectorInput};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

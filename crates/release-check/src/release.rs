@@ -122,11 +122,7 @@ pub fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
             let kind = entry.file_type()?;
             if kind.is_dir() {
                 // A build's private directory holds unfinished packages.
-                if !entry
-                    .file_name()
-                    .to_str()
-                    .is_some_and(is_staging)
-                {
+                if !entry.file_name().to_str().is_some_and(is_staging) {
                     stack.push(path);
                 }
             } else if kind.is_file() {

@@ -33,7 +33,7 @@ mod sink;
 mod source;
 mod wheel;
 mod wheel_file;
-mod zip;
+mod zip_writer;
 
 pub use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use error::Error;
@@ -53,4 +53,4 @@ pub use sdist::SdistBuilder;
 pub use sink::{ArchiveSink, MemoryMember, MemorySink};
 pub use source::{BytesSource, FileSource, Member, ReaderSource, Source};
 pub use wheel::{DEFAULT_GENERATOR, WheelBuilder, WrittenPackage};
-pub use zip::{CacheStats, CompressionCache};
+pub use zip_writer::{CacheStats, CompressionCache};

@@ -10,7 +10,7 @@ use crate::names::{WheelTag, escaped_dist_name, validate_build_tag, wheel_file_n
 use crate::output::AtomicOutput;
 use crate::sink::ArchiveSink;
 use crate::wheel_file::{render_entry_points, render_wheel_file, validate_console_script};
-use crate::zip::{CompressionCache, ZipSink};
+use crate::zip_writer::{CompressionCache, ZipSink};
 use crate::{BytesSource, CoreMetadata, Error, Member, Source, WriteOptions};
 use dist_info::record::{RecordEntry, render_record};
 

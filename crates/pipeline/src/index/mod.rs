@@ -28,9 +28,9 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use release_check::{hex, list_packages};
 use distribution::Distribution;
 use page::{FileLink, files_page, projects_page};
+use release_check::{hex, list_packages};
 
 /// What to index: the flags of `therock-package index`.
 #[derive(Debug, Args)]

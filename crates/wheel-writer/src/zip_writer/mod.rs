@@ -4,7 +4,7 @@
 mod cache;
 mod deflate;
 mod format;
-mod pipeline;
+mod producer;
 mod writer;
 
 use std::fs::File;
@@ -17,7 +17,7 @@ use cache::{Blob, BlobKey};
 pub use cache::{CacheStats, CompressionCache};
 use deflate::Codec;
 use format::DosDateTime;
-use pipeline::{Permits, Plan, hash_member};
+use producer::{MemberPlan, Permits, hash_member};
 use writer::{Reuse, Reused, ZipOutput};
 
 use crate::options::WriteOptions;
@@ -25,15 +25,23 @@ use crate::sink::ArchiveSink;
 use crate::{Error, Member, MemberDigest};
 
 /// Chunks in flight per thread; enough to keep every thread busy while the
-/// writer drains, small enough to bound memory (see `pipeline`).
+/// writer drains, small enough to bound memory (see `producer`).
 const WINDOW_PER_JOB: usize = 2;
 /// Upper bound of chunk input in flight on very large machines (as much
 /// again is held compressed).
 const MAX_WINDOW_BYTES: u64 = 512 << 20;
 
-/// Per member: compress or reuse, where reused bytes are, and (with a
-/// cache) the digest from the first read.
-type Planned = (Vec<Plan>, Vec<Option<Reused>>, Option<Vec<MemberDigest>>);
+/// How the members of one `write_members` call are obtained, index by index.
+#[derive(Debug)]
+struct MemberPlans {
+    /// Compress or reuse, per member.
+    plans: Vec<MemberPlan>,
+    /// Where a reused member's compressed bytes are.
+    reused: Vec<Option<Reused>>,
+    /// With a cache: each member's digest from the first read, which the
+    /// written bytes must match.
+    digests: Option<Vec<MemberDigest>>,
+}
 
 /// Members of a finished archive, for the cache once the file is in place.
 #[derive(Debug)]
@@ -123,13 +131,13 @@ impl<'c> ZipSink<'c> {
     /// With a cache: hash every member first (in parallel) and decide which
     /// ones can be copied; identical members in one archive are compressed
     /// once. Without: compress everything.
-    fn plan(&mut self, members: &[Member]) -> Result<Planned, Error> {
+    fn plan(&mut self, members: &[Member]) -> Result<MemberPlans, Error> {
         let Some(cache) = self.cache else {
-            return Ok((
-                vec![Plan::Compress; members.len()],
-                vec![None; members.len()],
-                None,
-            ));
+            return Ok(MemberPlans {
+                plans: vec![MemberPlan::Compress; members.len()],
+                reused: vec![None; members.len()],
+                digests: None,
+            });
         };
         let digests = self.pool.install(|| {
             members
@@ -143,30 +151,38 @@ impl<'c> ZipSink<'c> {
         for (index, digest) in digests.iter().enumerate() {
             let key = self.key(digest);
             if let Some(blob) = cache.get(&key) {
-                plan.push(Plan::Reuse);
+                plan.push(MemberPlan::Reuse);
                 reuse.push(Some(Reused {
                     from: Reuse::Blob(blob),
                     digest: *digest,
                 }));
             } else if let Some(&earlier) = first_in_archive.get(&key) {
-                plan.push(Plan::Reuse);
+                plan.push(MemberPlan::Reuse);
                 reuse.push(Some(Reused {
                     from: Reuse::Member(earlier),
                     digest: *digest,
                 }));
             } else {
                 first_in_archive.insert(key, index);
-                plan.push(Plan::Compress);
+                plan.push(MemberPlan::Compress);
                 reuse.push(None);
             }
         }
-        Ok((plan, reuse, Some(digests)))
+        Ok(MemberPlans {
+            plans: plan,
+            reused: reuse,
+            digests: Some(digests),
+        })
     }
 }
 
 impl ArchiveSink for ZipSink<'_> {
     fn write_members(&mut self, members: &[Member]) -> Result<Vec<MemberDigest>, Error> {
-        let (plan, reuse, expected) = self.plan(members)?;
+        let MemberPlans {
+            plans: plan,
+            reused: reuse,
+            digests: expected,
+        } = self.plan(members)?;
         let most = usize::try_from(MAX_WINDOW_BYTES / self.codec.chunk).unwrap_or(usize::MAX);
         let window = (self.jobs * WINDOW_PER_JOB + 2).min(most.max(2));
         let permits = &Permits::new(window);
@@ -184,7 +200,7 @@ impl ArchiveSink for ZipSink<'_> {
                 result
             });
             pool.in_place_scope(|scope| {
-                pipeline::produce(scope, members, &plan, codec, permits, &tx);
+                producer::produce(scope, members, &plan, codec, permits, &tx);
             });
             drop(tx);
             writer.join().expect("the zip writer thread panicked")
@@ -203,7 +219,7 @@ impl ArchiveSink for ZipSink<'_> {
         if self.cache.is_some() {
             let file = self.out.file();
             for (index, digest) in digests.iter().enumerate() {
-                if matches!(plan[index], Plan::Compress) {
+                if matches!(plan[index], MemberPlan::Compress) {
                     let entry = self.out.entry(first_member + index);
                     let blob = Blob {
                         file: Arc::clone(&file),

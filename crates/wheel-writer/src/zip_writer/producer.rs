@@ -19,7 +19,7 @@ use crate::{Error, Member, MemberDigest};
 
 /// How each member is obtained.
 #[derive(Debug, Clone)]
-pub(crate) enum Plan {
+pub(crate) enum MemberPlan {
     /// Read and compress it.
     Compress,
     /// Copy already-compressed bytes (from the cache or an earlier member).
@@ -127,14 +127,14 @@ impl Permits {
 pub(crate) fn produce<'s>(
     scope: &rayon::Scope<'s>,
     members: &'s [Member],
-    plan: &[Plan],
+    plan: &[MemberPlan],
     codec: Codec,
     permits: &'s Permits,
     tx: &Sender<Numbered>,
 ) {
     let mut seq = 0;
     for (index, (member, plan)) in members.iter().zip(plan).enumerate() {
-        if matches!(plan, Plan::Reuse) {
+        if matches!(plan, MemberPlan::Reuse) {
             let _ = tx.send((seq, Ok(Piece::Reuse { member: index })));
             seq += 1;
             continue;

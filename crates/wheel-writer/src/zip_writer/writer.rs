@@ -14,7 +14,7 @@ use flate2::Crc;
 use super::cache::Blob;
 use super::deflate::Codec;
 use super::format::{DosDateTime, EntryHeader, end_records, needs_zip64};
-use super::pipeline::{Numbered, Permits, Piece};
+use super::producer::{Numbered, Permits, Piece};
 use crate::positioned::{read_exact_at, write_all_at};
 use crate::{Error, Member, MemberDigest};
 
