@@ -5,7 +5,7 @@ use std::fmt;
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::artifact::{Artifact, Member, MemberKind, Source, Stats};
+use crate::artifact::{Artifact, EntrySource, Member, MemberKind, Stats};
 use crate::resolve::{Node, resolve};
 use crate::{ArtifactName, Dangling, Error, PathFilter, Resolution, Result};
 
@@ -33,7 +33,7 @@ pub struct Entry {
     mode: u32,
     size: u64,
     artifact: Arc<ArtifactName>,
-    source: Option<Source>,
+    source: Option<EntrySource>,
 }
 
 impl Entry {
@@ -63,7 +63,7 @@ impl Entry {
     }
 
     /// Where the bytes of a file come from; `None` for directories and symlinks.
-    pub fn source(&self) -> Option<&Source> {
+    pub fn source(&self) -> Option<&EntrySource> {
         self.source.as_ref()
     }
 
@@ -72,7 +72,7 @@ impl Entry {
         self.kind == EntryKind::File
     }
 
-    /// Opens the bytes of a file (see [`Source::open`] for the cost in archives).
+    /// Opens the bytes of a file (see [`EntrySource::open`] for the cost in archives).
     pub fn open(&self) -> Result<Box<dyn Read + Send>> {
         match &self.source {
             Some(s) => s.open(),
@@ -267,7 +267,7 @@ impl Catalog {
         E: From<Error> + Send,
         F: Fn(&Entry, &mut dyn Read) -> Result<(), E> + Sync,
     {
-        let items: Vec<(&Entry, &Source)> = self
+        let items: Vec<(&Entry, &EntrySource)> = self
             .entries()
             .filter_map(|e| e.source.as_ref().map(|s| (e, s)))
             .collect();
@@ -430,8 +430,8 @@ fn compare_contents(pairs: &[(Candidate, Candidate)], warnings: &mut Vec<Warning
     if pairs.is_empty() {
         return Ok(());
     }
-    let mut sources: Vec<&Source> = Vec::new();
-    let mut positions: HashMap<*const Source, usize> = HashMap::new();
+    let mut sources: Vec<&EntrySource> = Vec::new();
+    let mut positions: HashMap<*const EntrySource, usize> = HashMap::new();
     let mut indexed = Vec::with_capacity(pairs.len());
     for (a, b) in pairs {
         let (Some(sa), Some(sb)) = (&a.member.source, &b.member.source) else {
@@ -452,9 +452,9 @@ fn compare_contents(pairs: &[(Candidate, Candidate)], warnings: &mut Vec<Warning
 
 /// The index of `s` in `sources`, adding it on first sight.
 fn intern<'a>(
-    s: &'a Source,
-    sources: &mut Vec<&'a Source>,
-    positions: &mut HashMap<*const Source, usize>,
+    s: &'a EntrySource,
+    sources: &mut Vec<&'a EntrySource>,
+    positions: &mut HashMap<*const EntrySource, usize>,
 ) -> usize {
     *positions.entry(std::ptr::from_ref(s)).or_insert_with(|| {
         sources.push(s);

@@ -41,7 +41,9 @@ mod resolve;
 mod scan_dir;
 mod therock;
 
-pub use artifact::{ArchiveRef, Artifact, ArtifactLocation, Member, MemberKind, Source, Stats};
+pub use artifact::{
+    ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind, Stats,
+};
 pub use artifact_dir::{ArtifactDir, Notice};
 pub use catalog::{Catalog, Difference, Entry, EntryKind, Origin, Warning};
 pub use content::read_sources;

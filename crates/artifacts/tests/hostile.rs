@@ -731,7 +731,7 @@ fn extracted_archives_read_like_the_archive_with_hard_links_sharing_one_file() {
     assert_eq!(rows(&after), rows(&before));
     let source = |relpath: &str| after.get(relpath).unwrap().source().unwrap().clone();
     assert_eq!(source("lib/libx-copy.so.1"), source("lib/libx.so.1"));
-    let artifacts::Source::File(path) = source("share/doc") else {
+    let artifacts::EntrySource::File(path) = source("share/doc") else {
         panic!("an extracted member reads from a file");
     };
     assert_eq!(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use artifacts::Source as ArtifactSource;
+use artifacts::EntrySource;
 use cli_output::Console;
 use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
 use dist_info::package::PackageKind;
@@ -19,8 +19,8 @@ use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SourceRef};
 use rayon::prelude::*;
 use trampoline_gen::{Launcher, Platform};
 use wheel_writer::{
-    BytesSource, CompressionCache, CoreMetadata, FileSource, ReaderSource, SdistBuilder, Source,
-    WheelBuilder, WheelTag, WriteOptions,
+    BytesSource, CompressionCache, CoreMetadata, FileSource, MemberSource, ReaderSource,
+    SdistBuilder, WheelBuilder, WheelTag, WriteOptions,
 };
 
 use crate::python::SdistFile;
@@ -162,7 +162,7 @@ fn write_wheel(
     metadata.requires_dist.clone_from(&package.requires);
     let tag = WheelTag::py3_none(&plan.platform_tag)?;
     let mut wheel = WheelBuilder::new(metadata, tag)?.with_root_is_purelib(false);
-    let sources: Vec<(String, Arc<dyn Source>)> = package
+    let sources: Vec<(String, Arc<dyn MemberSource>)> = package
         .files
         .par_iter()
         .map(|file| {
@@ -209,7 +209,7 @@ fn member_source(
     file: &PlannedFile,
     scratch: &Path,
     options: &ExecuteOptions,
-) -> Result<Arc<dyn Source>> {
+) -> Result<Arc<dyn MemberSource>> {
     let exec = file.executable;
     Ok(match &file.action {
         Action::Copy { source } => copy_source(source, exec),
@@ -241,12 +241,12 @@ fn member_source(
     })
 }
 
-fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn Source> {
+fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn MemberSource> {
     match &source.source {
-        ArtifactSource::File(path) => {
+        EntrySource::File(path) => {
             Arc::new(FileSource::with_metadata(path, source.size, executable))
         }
-        archive @ ArtifactSource::ArchiveMember { .. } => {
+        archive @ EntrySource::ArchiveMember { .. } => {
             let archive = archive.clone();
             let origin = source.relpath.clone();
             Arc::new(ReaderSource::new(
@@ -265,10 +265,10 @@ fn edited_source(
     source: &SourceRef,
     request: &SearchPathEdit,
     executable: bool,
-) -> Result<Arc<dyn Source>> {
+) -> Result<Arc<dyn MemberSource>> {
     let origin = format!("{} ({})", source.relpath, source.artifact);
     match &source.source {
-        ArtifactSource::File(path) => {
+        EntrySource::File(path) => {
             let edit = plan_edit(&mut fs::File::open(path)?, request)
                 .with_context(|| format!("{}", path.display()))?;
             let size = edit.output_len();
@@ -284,7 +284,7 @@ fn edited_source(
                 origin,
             )))
         }
-        archive @ ArtifactSource::ArchiveMember { .. } => {
+        archive @ EntrySource::ArchiveMember { .. } => {
             let bytes = archive.read_to_vec()?;
             let edit = plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
@@ -334,7 +334,7 @@ fn write_devel_tar(
                 force_rpath,
                 source,
             } => {
-                let member: Arc<dyn Source> = if *force_rpath {
+                let member: Arc<dyn MemberSource> = if *force_rpath {
                     edited_source(source, &force, false)?
                 } else {
                     copy_source(source, false)
