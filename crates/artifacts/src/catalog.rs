@@ -125,7 +125,7 @@ impl fmt::Display for Difference {
 
 /// Something the user should know about a catalog; never fatal.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Warning {
+pub enum CatalogWarning {
     /// Two artifacts provide the same relpath with different data; the later one is kept.
     DuplicateDiffers {
         /// The relpath.
@@ -158,7 +158,7 @@ pub enum Warning {
     },
 }
 
-impl fmt::Display for Warning {
+impl fmt::Display for CatalogWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::DuplicateDiffers {
@@ -192,13 +192,13 @@ impl fmt::Display for Warning {
 /// Artifacts are merged in sorted name order and members in sorted relpath
 /// order, so the result never depends on the file system; for a duplicate
 /// relpath the later artifact's entry is kept (as in the reference), and a
-/// [`Warning::DuplicateDiffers`] is recorded when the two differ.
+/// [`CatalogWarning::DuplicateDiffers`] is recorded when the two differ.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     artifacts: Vec<Arc<ArtifactName>>,
     tree: Vec<Entry>,
     selected: Vec<usize>,
-    warnings: Vec<Warning>,
+    warnings: Vec<CatalogWarning>,
 }
 
 impl Catalog {
@@ -242,7 +242,7 @@ impl Catalog {
     }
 
     /// Warnings found while merging, sorted.
-    pub fn warnings(&self) -> &[Warning] {
+    pub fn warnings(&self) -> &[CatalogWarning] {
         &self.warnings
     }
 
@@ -351,7 +351,7 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
         match kinds.get(parent) {
             Some(Node::Dir) => {}
             Some(_) => {
-                warnings.push(Warning::Shadowed {
+                warnings.push(CatalogWarning::Shadowed {
                     relpath: relpath.to_owned(),
                     artifact: c.artifact.name().clone(),
                 });
@@ -403,7 +403,7 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
     for w in &warnings {
         if matches!(
             w,
-            Warning::DuplicateDiffers { .. } | Warning::Shadowed { .. }
+            CatalogWarning::DuplicateDiffers { .. } | CatalogWarning::Shadowed { .. }
         ) {
             tracing::warn!("{w}");
         }
@@ -416,8 +416,8 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
     })
 }
 
-fn duplicate(earlier: &Candidate, later: &Candidate, difference: Difference) -> Warning {
-    Warning::DuplicateDiffers {
+fn duplicate(earlier: &Candidate, later: &Candidate, difference: Difference) -> CatalogWarning {
+    CatalogWarning::DuplicateDiffers {
         relpath: later.member.relpath.clone(),
         dropped: earlier.origin(),
         kept: later.origin(),
@@ -426,7 +426,10 @@ fn duplicate(earlier: &Candidate, later: &Candidate, difference: Difference) -> 
 }
 
 /// Same-size file duplicates: compare digests, reading each archive once.
-fn compare_contents(pairs: &[(Candidate, Candidate)], warnings: &mut Vec<Warning>) -> Result<()> {
+fn compare_contents(
+    pairs: &[(Candidate, Candidate)],
+    warnings: &mut Vec<CatalogWarning>,
+) -> Result<()> {
     if pairs.is_empty() {
         return Ok(());
     }
@@ -467,11 +470,11 @@ fn log_dangling(
     artifact: &ArtifactName,
     target: &str,
     reason: Dangling,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<CatalogWarning>,
 ) {
     if reason.is_escape() || reason == Dangling::Loop {
         tracing::warn!(%artifact, relpath, target, "symlink not followed ({reason}); treated as dangling");
-        warnings.push(Warning::LinkNotFollowed {
+        warnings.push(CatalogWarning::LinkNotFollowed {
             relpath: relpath.to_owned(),
             artifact: artifact.clone(),
             target: target.to_owned(),

@@ -45,7 +45,7 @@ pub use artifact::{
     ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind, Stats,
 };
 pub use artifact_dir::{ArtifactDir, Notice};
-pub use catalog::{Catalog, Difference, Entry, EntryKind, Origin, Warning};
+pub use catalog::{Catalog, CatalogWarning, Difference, Entry, EntryKind, Origin};
 pub use content::read_sources;
 pub use error::{Error, Result};
 pub use filter::{ArtifactFilter, PathFilter};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::site::BINARY_RELPATH;
 
 /// Everything that stops a `rocm-sdk` command (a failed self-check is not
-/// an error: it is a [`crate::Report`] with failures).
+/// an error: it is a [`crate::SelfTestReport`] with failures).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The program's own path could not be found.

@@ -12,7 +12,7 @@
 //! - [`DistTargets`]: the GPU targets the release was built for.
 //! - [`distributions::installed`]: the ROCm distributions installed there.
 //! - [`self_test`]: the installation self-check of `rocm-sdk test`,
-//!   returning a [`Report`] of [`Check`]s.
+//!   returning a [`SelfTestReport`] of [`Check`]s.
 //!
 //! ```no_run
 //! use installed_sdk::{SelfTestOptions, Site, self_test};
@@ -36,7 +36,7 @@ mod site;
 mod targets;
 
 pub use error::Error;
-pub use report::{Category, Check, Outcome, REPORT_SCHEMA, Report};
+pub use report::{Category, Check, Outcome, REPORT_SCHEMA, SelfTestReport};
 pub use selftest::{SelfTestOptions, self_test};
 pub use site::{BINARY_RELPATH, Site};
 pub use targets::{DIST_TARGETS_RELPATH, DistTargets};

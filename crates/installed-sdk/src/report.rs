@@ -165,12 +165,12 @@ pub(crate) fn summarize(problems: &[String]) -> String {
     text
 }
 
-/// The schema of [`Report::to_json`].
+/// The schema of [`SelfTestReport::to_json`].
 pub const REPORT_SCHEMA: u32 = 1;
 
 /// Everything `rocm-sdk test` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
+pub struct SelfTestReport {
     /// The site-packages checked.
     pub site_packages: PathBuf,
     /// The version of rocm-sdk-core's document, when readable.
@@ -179,7 +179,7 @@ pub struct Report {
     pub checks: Vec<Check>,
 }
 
-impl Report {
+impl SelfTestReport {
     /// How many checks hold.
     pub fn passed(&self) -> usize {
         self.count(Outcome::Passed)
@@ -263,8 +263,8 @@ impl Report {
 mod tests {
     use super::*;
 
-    fn report() -> Report {
-        Report {
+    fn report() -> SelfTestReport {
+        SelfTestReport {
             site_packages: PathBuf::from("/sp"),
             version: Some("7.1.0".to_owned()),
             checks: vec![

@@ -21,7 +21,7 @@ pub struct InspectArgs {
 
 /// The whole report; field order is output order.
 #[derive(Debug, Serialize)]
-struct Report {
+struct Inspection {
     mode: &'static str,
     version: Option<String>,
     dist_amdgpu_targets: Option<Vec<String>>,
@@ -82,7 +82,7 @@ pub fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
     })
 }
 
-fn build(args: &InspectArgs) -> anyhow::Result<Report> {
+fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
     let dir = ArtifactDir::open(&args.artifact_dir)?;
     let manifest = dir.therock_manifest()?;
     let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();
@@ -125,7 +125,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Report> {
         .into_iter()
         .collect();
     let base_targets = dist_info::target::base_targets(&raw_targets);
-    Ok(Report {
+    Ok(Inspection {
         mode: manifest.mode.as_str(),
         version: manifest.version,
         dist_amdgpu_targets,
@@ -149,7 +149,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Report> {
     })
 }
 
-fn render(r: &Report) -> String {
+fn render(r: &Inspection) -> String {
     let mut s = String::new();
     let list = |v: &[String]| {
         if v.is_empty() {

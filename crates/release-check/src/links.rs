@@ -4,7 +4,7 @@
 //! over the wheels virtually installed, one site-packages per platform).
 
 use dist_info::requirement::Platform;
-use link_check::{LinkChecker, Report, SystemPolicy, WheelSetTree};
+use link_check::{LinkChecker, LinkReport, SystemPolicy, WheelSetTree};
 
 use super::Release;
 use super::release::Kind;
@@ -19,7 +19,7 @@ pub(crate) struct Links {
     pub elf_count: usize,
     /// The Linux wheels and their report, imports read, for the
     /// manylinux audit.
-    pub linux: Option<(WheelSetTree, Report)>,
+    pub linux: Option<(WheelSetTree, LinkReport)>,
 }
 
 pub(crate) fn check(release: &Release, excluded: &[String]) -> Links {

@@ -3,7 +3,9 @@
 //! gets the tightest tag it satisfies (`link-check`'s policy audit over the
 //! wheels the link check read).
 
-use link_check::{LinuxTag, Policies, PolicyName, Report, WheelAudit, WheelSetTree, audit_wheel};
+use link_check::{
+    LinkReport, LinuxTag, Policies, PolicyName, WheelAudit, WheelSetTree, audit_wheel,
+};
 
 use super::Release;
 use super::release::Kind;
@@ -20,7 +22,7 @@ pub(crate) struct PolicyCheck {
 
 pub(crate) fn check(
     release: &Release,
-    linux: Option<&(WheelSetTree, Report)>,
+    linux: Option<&(WheelSetTree, LinkReport)>,
     required: Option<PolicyName>,
 ) -> PolicyCheck {
     let mut audits = Vec::new();

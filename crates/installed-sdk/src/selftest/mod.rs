@@ -25,7 +25,7 @@ use dist_info::package::PackageKind;
 
 use crate::distributions::{self, Distribution};
 use crate::probe::PythonProbe;
-use crate::report::{Category, Check, Report};
+use crate::report::{Category, Check, SelfTestReport};
 use crate::site::Site;
 
 /// How `rocm-sdk test` runs.
@@ -90,7 +90,7 @@ impl Context<'_> {
 }
 
 /// Runs every check on the installation at `site`.
-pub fn self_test(site: &Site, options: &SelfTestOptions) -> Report {
+pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     let mut checks = Vec::new();
     let document = match site.core_document() {
         Ok(document) => document,
@@ -140,8 +140,8 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> Report {
     finish(site, Some(version), checks)
 }
 
-fn finish(site: &Site, version: Option<String>, checks: Vec<Check>) -> Report {
-    Report {
+fn finish(site: &Site, version: Option<String>, checks: Vec<Check>) -> SelfTestReport {
+    SelfTestReport {
         site_packages: site.root().to_path_buf(),
         version,
         checks,
