@@ -44,7 +44,7 @@ mod unpack;
 mod warning;
 mod writer;
 
-pub use compression::Compression;
+pub use compression::TarCodec;
 pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
 pub use layout::{
@@ -57,4 +57,4 @@ pub use unpack::{
     ensure_with, unpack,
 };
 pub use warning::Warning;
-pub use writer::{DevelTarWriter, PendingFile, WriteOptions};
+pub use writer::{DevelTarWriter, PendingFile, TarOptions};

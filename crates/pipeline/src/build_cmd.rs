@@ -172,15 +172,15 @@ impl PlanArgs {
     }
 
     /// The devel codec (after [`PlanArgs::usage_conflict`] found none).
-    fn devel_compression(&self) -> devel_tar::Compression {
+    fn devel_compression(&self) -> devel_tar::TarCodec {
         let chosen = self
             .devel_compression
             .or(self.reference_codec_flag().map(|(_, c)| c))
             .unwrap_or(DevelCompression::None);
         match chosen {
-            DevelCompression::None => devel_tar::Compression::None,
-            DevelCompression::Xz => devel_tar::Compression::Xz { preset: 6 },
-            DevelCompression::Zstd => devel_tar::Compression::Zstd { level: 19 },
+            DevelCompression::None => devel_tar::TarCodec::None,
+            DevelCompression::Xz => devel_tar::TarCodec::Xz { preset: 6 },
+            DevelCompression::Zstd => devel_tar::TarCodec::Zstd { level: 19 },
         }
     }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use artifacts::EntrySource;
 use cli_output::Console;
-use devel_tar::{DevelTarWriter, TreeNames, WriteOptions as TarOptions};
+use devel_tar::{DevelTarWriter, TarOptions, TreeNames};
 use dist_info::package::PackageKind;
 use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
 use elf_surgery::{Edit, ElfFile, SearchPathEdit};
@@ -34,7 +34,7 @@ pub(crate) struct ExecuteOptions {
     /// Wheel codec, threads and timestamp.
     pub(crate) wheel: WriteOptions,
     /// The devel tarball codec.
-    pub(crate) devel: devel_tar::Compression,
+    pub(crate) devel: devel_tar::TarCodec,
     /// Timestamp for tar members (`SOURCE_DATE_EPOCH` or the zip epoch).
     pub(crate) mtime: u64,
     /// Where progress goes (a live display on a terminal, one line per

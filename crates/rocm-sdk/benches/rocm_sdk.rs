@@ -31,7 +31,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bench_support::{Sample, median, print_row};
-use devel_tar::{Compression, DevelTarWriter, WriteOptions};
+use devel_tar::{DevelTarWriter, TarCodec, TarOptions};
 
 const RUNS: usize = 3;
 /// First argument of the measuring child (see [`measure`]).
@@ -310,9 +310,9 @@ impl Install {
         members.sort_by(|a, b| a.0.cmp(&b.0));
         let tar = self.tar();
         fs::remove_file(&tar).unwrap();
-        let options = WriteOptions {
-            compression: Compression::None,
-            ..WriteOptions::default()
+        let options = TarOptions {
+            compression: TarCodec::None,
+            ..TarOptions::default()
         };
         let mut writer = DevelTarWriter::new(fs::File::create(&tar).unwrap(), &options).unwrap();
         for (rel, member) in members {
