@@ -32,7 +32,6 @@ mod compression;
 mod error;
 mod extract;
 mod integrity;
-mod layout;
 mod lock;
 mod reconcile;
 mod record;
@@ -40,6 +39,7 @@ mod resolve;
 mod scan;
 mod site;
 mod stamp;
+mod tree_names;
 mod unpack;
 mod warning;
 mod writer;
@@ -47,11 +47,11 @@ mod writer;
 pub use compression::TarCodec;
 pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
-pub use layout::{
-    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,
-};
 pub use reconcile::{ReconcileReport, reconcile_device_links};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};
+pub use tree_names::{
+    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,
+};
 pub use unpack::{
     EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackReport, ensure,
     ensure_with, unpack,

@@ -13,11 +13,11 @@ use dist_info::devel_tree::device_link_source;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::layout::TreeNames;
 use crate::lock::SiteLock;
 use crate::record;
 use crate::site::{Site, device_dist_infos, dist_version};
 use crate::stamp::{DEVICE_LINKS_STAMP, lines, stamp_is_current};
+use crate::tree_names::TreeNames;
 use crate::warning::Warning;
 
 /// What the last reconcile linked, per device dist-info directory; owned by

@@ -13,7 +13,7 @@ use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 use crate::compression::{READ_BUFFER, TarCodec};
 use crate::error::Error;
 use crate::integrity::{HashingReader, Recorded};
-use crate::layout::TreeNames;
+use crate::tree_names::TreeNames;
 
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]

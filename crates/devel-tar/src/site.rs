@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::compression::TarCodec;
 use crate::error::Error;
-use crate::layout::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
+use crate::tree_names::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
 
 const DEVEL_DIST_PREFIX: &str = "rocm_sdk_devel-";
 const DEVICE_DIST_PREFIX: &str = "rocm_sdk_device_";

@@ -10,7 +10,7 @@ use dist_info::nonce::Nonce;
 
 use crate::compression::{Encoder, TarCodec};
 use crate::error::Error;
-use crate::layout::TreeNames;
+use crate::tree_names::TreeNames;
 
 /// Options of [`DevelTarWriter`].
 #[derive(Debug, Clone, PartialEq, Eq)]
