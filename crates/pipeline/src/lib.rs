@@ -49,7 +49,7 @@ use clap::{Args, FromArgMatches};
 
 pub use assemble::{AssembleArgs, assemble};
 pub use build_cmd::{BuildArgs, BuildReport, DevelCompression, PlanArgs, build, plan};
-pub use index::{IndexArgs, IndexLayout, IndexReport, index};
+pub use index::{IndexArgs, IndexLayout, IndexReport, WrittenPage, index};
 pub use inspect::{InspectArgs, inspect};
 
 /// The arguments of a command (`A`, e.g. [`BuildArgs`]) parsed from

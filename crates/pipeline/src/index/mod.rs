@@ -58,7 +58,7 @@ impl IndexArgs {
     }
 }
 
-/// Which pages [`write_index`] writes.
+/// Which pages [`index`](crate::index()) writes (`--layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IndexLayout {
     /// `index.html`, a find-links page.
@@ -90,7 +90,7 @@ pub(crate) struct IndexOptions {
 
 /// One page written, and how many entries it lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct WrittenPage {
+pub struct WrittenPage {
     /// Where.
     pub path: PathBuf,
     /// Packages (a page of files) or projects (a simple index root).
