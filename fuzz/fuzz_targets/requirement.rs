@@ -3,13 +3,13 @@
 //! and extra a release uses.
 //!
 //! The reader lives in the binary crate; this target compiles its one
-//! file, `crates/therock-package/src/verify/pep508.rs`, which depends only
+//! file, `crates/release-check/src/pep508.rs`, which depends only
 //! on `dist-info` and `pep508_rs`. If that file changes its entry points
 //! (`parse`, `applies`, `admits`), this target follows.
 #![no_main]
 
 #[allow(dead_code, unreachable_pub)]
-#[path = "../../crates/therock-package/src/verify/pep508.rs"]
+#[path = "../../crates/release-check/src/pep508.rs"]
 mod pep508;
 
 use libfuzzer_sys::fuzz_target;

@@ -7,7 +7,7 @@
 //! end-of-archive marker: an archive that is corrupt, cut short or cut at a
 //! member boundary is refused before anything of it is packaged. Readers
 //! later decompress again and skip to a member's offset
-//! ([`crate::Source::open`]), or stream every wanted member of an archive
+//! ([`crate::EntrySource::open`]), or stream every wanted member of an archive
 //! in one pass ([`crate::read_sources`]); each reopening checks that the
 //! file is still the one indexed (device, inode, size, mtime), so the bytes
 //! read are the bytes verified.
@@ -19,7 +19,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, Member, MemberKind, Source};
+use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind};
 use crate::manifest::{MANIFEST_FILE, parse_manifest};
 use crate::{ArchiveFormat, ArtifactName, Error, Result};
 
@@ -331,7 +331,7 @@ struct Seen {
     kind: MemberKind,
     mode: u32,
     size: u64,
-    source: Option<Source>,
+    source: Option<EntrySource>,
 }
 
 /// Reads the manifest (the first member), indexes every other member and
@@ -451,7 +451,7 @@ fn index_members(
                 kind: MemberKind::File,
                 mode,
                 size,
-                source: Some(Source::ArchiveMember {
+                source: Some(EntrySource::ArchiveMember {
                     archive: Arc::clone(archive),
                     offset: entry.raw_file_position(),
                     size,

@@ -39,7 +39,7 @@ pub struct ArchiveRef {
 
 /// Where the bytes of a regular file come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub enum EntrySource {
     /// A file on disk (inside a directory artifact).
     File(PathBuf),
     /// The data of an archive member: `size` bytes at `offset` in the
@@ -54,7 +54,7 @@ pub enum Source {
     },
 }
 
-impl Source {
+impl EntrySource {
     /// Opens the bytes for reading.
     ///
     /// For an archive member this decompresses the archive from its start
@@ -132,7 +132,7 @@ pub struct Member {
     /// Size in bytes of a file; 0 for directories and symlinks.
     pub size: u64,
     /// The bytes of a file; `None` for directories and symlinks.
-    pub source: Option<Source>,
+    pub source: Option<EntrySource>,
 }
 
 /// File, directory and symlink counts and file bytes of a set of members.

@@ -5,7 +5,7 @@ use std::fmt;
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::artifact::{Artifact, Member, MemberKind, Source, Stats};
+use crate::artifact::{Artifact, EntrySource, Member, MemberKind, Stats};
 use crate::resolve::{Node, resolve};
 use crate::{ArtifactName, Dangling, Error, PathFilter, Resolution, Result};
 
@@ -33,7 +33,7 @@ pub struct Entry {
     mode: u32,
     size: u64,
     artifact: Arc<ArtifactName>,
-    source: Option<Source>,
+    source: Option<EntrySource>,
 }
 
 impl Entry {
@@ -63,7 +63,7 @@ impl Entry {
     }
 
     /// Where the bytes of a file come from; `None` for directories and symlinks.
-    pub fn source(&self) -> Option<&Source> {
+    pub fn source(&self) -> Option<&EntrySource> {
         self.source.as_ref()
     }
 
@@ -72,7 +72,7 @@ impl Entry {
         self.kind == EntryKind::File
     }
 
-    /// Opens the bytes of a file (see [`Source::open`] for the cost in archives).
+    /// Opens the bytes of a file (see [`EntrySource::open`] for the cost in archives).
     pub fn open(&self) -> Result<Box<dyn Read + Send>> {
         match &self.source {
             Some(s) => s.open(),
@@ -125,7 +125,7 @@ impl fmt::Display for Difference {
 
 /// Something the user should know about a catalog; never fatal.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Warning {
+pub enum CatalogWarning {
     /// Two artifacts provide the same relpath with different data; the later one is kept.
     DuplicateDiffers {
         /// The relpath.
@@ -158,7 +158,7 @@ pub enum Warning {
     },
 }
 
-impl fmt::Display for Warning {
+impl fmt::Display for CatalogWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::DuplicateDiffers {
@@ -192,13 +192,13 @@ impl fmt::Display for Warning {
 /// Artifacts are merged in sorted name order and members in sorted relpath
 /// order, so the result never depends on the file system; for a duplicate
 /// relpath the later artifact's entry is kept (as in the reference), and a
-/// [`Warning::DuplicateDiffers`] is recorded when the two differ.
+/// [`CatalogWarning::DuplicateDiffers`] is recorded when the two differ.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     artifacts: Vec<Arc<ArtifactName>>,
     tree: Vec<Entry>,
     selected: Vec<usize>,
-    warnings: Vec<Warning>,
+    warnings: Vec<CatalogWarning>,
 }
 
 impl Catalog {
@@ -242,7 +242,7 @@ impl Catalog {
     }
 
     /// Warnings found while merging, sorted.
-    pub fn warnings(&self) -> &[Warning] {
+    pub fn warnings(&self) -> &[CatalogWarning] {
         &self.warnings
     }
 
@@ -267,7 +267,7 @@ impl Catalog {
         E: From<Error> + Send,
         F: Fn(&Entry, &mut dyn Read) -> Result<(), E> + Sync,
     {
-        let items: Vec<(&Entry, &Source)> = self
+        let items: Vec<(&Entry, &EntrySource)> = self
             .entries()
             .filter_map(|e| e.source.as_ref().map(|s| (e, s)))
             .collect();
@@ -351,7 +351,7 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
         match kinds.get(parent) {
             Some(Node::Dir) => {}
             Some(_) => {
-                warnings.push(Warning::Shadowed {
+                warnings.push(CatalogWarning::Shadowed {
                     relpath: relpath.to_owned(),
                     artifact: c.artifact.name().clone(),
                 });
@@ -403,7 +403,7 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
     for w in &warnings {
         if matches!(
             w,
-            Warning::DuplicateDiffers { .. } | Warning::Shadowed { .. }
+            CatalogWarning::DuplicateDiffers { .. } | CatalogWarning::Shadowed { .. }
         ) {
             tracing::warn!("{w}");
         }
@@ -416,8 +416,8 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
     })
 }
 
-fn duplicate(earlier: &Candidate, later: &Candidate, difference: Difference) -> Warning {
-    Warning::DuplicateDiffers {
+fn duplicate(earlier: &Candidate, later: &Candidate, difference: Difference) -> CatalogWarning {
+    CatalogWarning::DuplicateDiffers {
         relpath: later.member.relpath.clone(),
         dropped: earlier.origin(),
         kept: later.origin(),
@@ -426,12 +426,15 @@ fn duplicate(earlier: &Candidate, later: &Candidate, difference: Difference) -> 
 }
 
 /// Same-size file duplicates: compare digests, reading each archive once.
-fn compare_contents(pairs: &[(Candidate, Candidate)], warnings: &mut Vec<Warning>) -> Result<()> {
+fn compare_contents(
+    pairs: &[(Candidate, Candidate)],
+    warnings: &mut Vec<CatalogWarning>,
+) -> Result<()> {
     if pairs.is_empty() {
         return Ok(());
     }
-    let mut sources: Vec<&Source> = Vec::new();
-    let mut positions: HashMap<*const Source, usize> = HashMap::new();
+    let mut sources: Vec<&EntrySource> = Vec::new();
+    let mut positions: HashMap<*const EntrySource, usize> = HashMap::new();
     let mut indexed = Vec::with_capacity(pairs.len());
     for (a, b) in pairs {
         let (Some(sa), Some(sb)) = (&a.member.source, &b.member.source) else {
@@ -452,9 +455,9 @@ fn compare_contents(pairs: &[(Candidate, Candidate)], warnings: &mut Vec<Warning
 
 /// The index of `s` in `sources`, adding it on first sight.
 fn intern<'a>(
-    s: &'a Source,
-    sources: &mut Vec<&'a Source>,
-    positions: &mut HashMap<*const Source, usize>,
+    s: &'a EntrySource,
+    sources: &mut Vec<&'a EntrySource>,
+    positions: &mut HashMap<*const EntrySource, usize>,
 ) -> usize {
     *positions.entry(std::ptr::from_ref(s)).or_insert_with(|| {
         sources.push(s);
@@ -467,11 +470,11 @@ fn log_dangling(
     artifact: &ArtifactName,
     target: &str,
     reason: Dangling,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<CatalogWarning>,
 ) {
     if reason.is_escape() || reason == Dangling::Loop {
         tracing::warn!(%artifact, relpath, target, "symlink not followed ({reason}); treated as dangling");
-        warnings.push(Warning::LinkNotFollowed {
+        warnings.push(CatalogWarning::LinkNotFollowed {
             relpath: relpath.to_owned(),
             artifact: artifact.clone(),
             target: target.to_owned(),

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use crate::artifact::{ArchiveRef, Source};
+use crate::artifact::{ArchiveRef, EntrySource};
 use crate::{Error, Result};
 
 /// Calls `f(item, reader)` once for every item, with a reader over exactly
@@ -24,9 +24,9 @@ use crate::{Error, Result};
 /// ```no_run
 /// # fn main() -> Result<(), artifacts::Error> {
 /// use std::io::Read;
-/// use artifacts::{read_sources, Source};
-/// let items = vec![("a", Source::File("a.txt".into()))];
-/// let refs: Vec<(&str, &Source)> = items.iter().map(|(k, s)| (*k, s)).collect();
+/// use artifacts::{read_sources, EntrySource};
+/// let items = vec![("a", EntrySource::File("a.txt".into()))];
+/// let refs: Vec<(&str, &EntrySource)> = items.iter().map(|(k, s)| (*k, s)).collect();
 /// read_sources(&refs, |_name, r| {
 ///     let mut v = Vec::new();
 ///     r.read_to_end(&mut v).map_err(|e| artifacts::Error::Io { path: "a.txt".into(), source: e })?;
@@ -34,7 +34,7 @@ use crate::{Error, Result};
 /// })?;
 /// # Ok(()) }
 /// ```
-pub fn read_sources<T, E, F>(items: &[(T, &Source)], f: F) -> Result<(), E>
+pub fn read_sources<T, E, F>(items: &[(T, &EntrySource)], f: F) -> Result<(), E>
 where
     T: Sync,
     E: From<Error> + Send,
@@ -67,13 +67,13 @@ enum Unit<'a> {
     Archive(&'a ArchiveRef, Vec<(u64, u64, Vec<usize>)>),
 }
 
-fn plan_units<'a, T>(items: &[(T, &'a Source)]) -> Vec<Unit<'a>> {
+fn plan_units<'a, T>(items: &[(T, &'a EntrySource)]) -> Vec<Unit<'a>> {
     let mut units = Vec::new();
     let mut archives: BTreeMap<PathBuf, (&'a ArchiveRef, Wanted)> = BTreeMap::new();
     for (i, (_, source)) in items.iter().enumerate() {
         match source {
-            Source::File(_) => units.push(Unit::File(i)),
-            Source::ArchiveMember {
+            EntrySource::File(_) => units.push(Unit::File(i)),
+            EntrySource::ArchiveMember {
                 archive,
                 offset,
                 size,
@@ -99,7 +99,7 @@ fn plan_units<'a, T>(items: &[(T, &'a Source)]) -> Vec<Unit<'a>> {
     out
 }
 
-fn read_file<T, E, F>(items: &[(T, &Source)], i: usize, f: &F) -> Result<(), E>
+fn read_file<T, E, F>(items: &[(T, &EntrySource)], i: usize, f: &F) -> Result<(), E>
 where
     E: From<Error>,
     F: Fn(&T, &mut dyn Read) -> Result<(), E>,
@@ -110,7 +110,7 @@ where
 }
 
 fn read_archive<T, E, F>(
-    items: &[(T, &Source)],
+    items: &[(T, &EntrySource)],
     archive: &ArchiveRef,
     wanted: &[(u64, u64, Vec<usize>)],
     f: &F,
@@ -168,9 +168,9 @@ fn skip(stream: &mut dyn Read, n: u64) -> io::Result<()> {
 }
 
 /// Digests of many sources (SHA-256), read with [`read_sources`].
-pub(crate) fn digests(sources: &[&Source]) -> Result<Vec<[u8; 32]>> {
+pub(crate) fn digests(sources: &[&EntrySource]) -> Result<Vec<[u8; 32]>> {
     use sha2::Digest;
-    let items: Vec<(usize, &Source)> = sources.iter().copied().enumerate().collect();
+    let items: Vec<(usize, &EntrySource)> = sources.iter().copied().enumerate().collect();
     let out = std::sync::Mutex::new(vec![[0u8; 32]; sources.len()]);
     read_sources(&items, |&i, r| {
         let mut hasher = sha2::Sha256::new();

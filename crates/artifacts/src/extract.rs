@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, Source};
+use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, EntrySource};
 use crate::{ArtifactDir, Error, Result};
 
 /// The copy buffer of one archive's extraction.
@@ -70,7 +70,7 @@ fn extract(artifact: &Artifact, archive: &ArchiveRef, into: &Path) -> Result<Art
     // share it), named after the first member that has it.
     let mut wanted: BTreeMap<(u64, u64), String> = BTreeMap::new();
     for member in &artifact.members {
-        if let Some(Source::ArchiveMember { offset, size, .. }) = &member.source {
+        if let Some(EntrySource::ArchiveMember { offset, size, .. }) = &member.source {
             let prefix = &artifact.prefixes[member.prefix];
             wanted.entry((*offset, *size)).or_insert_with(|| {
                 if prefix.is_empty() {
@@ -109,9 +109,9 @@ fn extract(artifact: &Artifact, archive: &ArchiveRef, into: &Path) -> Result<Art
     }
     let mut out = artifact.clone();
     for member in &mut out.members {
-        if let Some(Source::ArchiveMember { offset, size, .. }) = &member.source {
+        if let Some(EntrySource::ArchiveMember { offset, size, .. }) = &member.source {
             let path = written[&(*offset, *size)].clone();
-            member.source = Some(Source::File(path));
+            member.source = Some(EntrySource::File(path));
         }
     }
     Ok(out)

@@ -41,9 +41,11 @@ mod resolve;
 mod scan_dir;
 mod therock;
 
-pub use artifact::{ArchiveRef, Artifact, ArtifactLocation, Member, MemberKind, Source, Stats};
+pub use artifact::{
+    ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind, Stats,
+};
 pub use artifact_dir::{ArtifactDir, Notice};
-pub use catalog::{Catalog, Difference, Entry, EntryKind, Origin, Warning};
+pub use catalog::{Catalog, CatalogWarning, Difference, Entry, EntryKind, Origin};
 pub use content::read_sources;
 pub use error::{Error, Result};
 pub use filter::{ArtifactFilter, PathFilter};

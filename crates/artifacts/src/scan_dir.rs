@@ -5,7 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::artifact::{Artifact, ArtifactLocation, Member, MemberKind, Source};
+use crate::artifact::{Artifact, ArtifactLocation, EntrySource, Member, MemberKind};
 use crate::manifest::{MANIFEST_FILE, parse_manifest};
 use crate::{ArtifactName, Error, Result};
 
@@ -238,7 +238,7 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
                 kind: MemberKind::File,
                 mode,
                 size: meta.len(),
-                source: Some(Source::File(path)),
+                source: Some(EntrySource::File(path)),
             });
         } else {
             return Err(Error::UnsupportedFileType {

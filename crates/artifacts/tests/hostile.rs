@@ -5,8 +5,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use artifacts::{
-    ArtifactDir, ArtifactFilter, Dangling, EntryKind, Error, Notice, PathFilter, Resolution,
-    Warning,
+    ArtifactDir, ArtifactFilter, CatalogWarning, Dangling, EntryKind, Error, Notice, PathFilter,
+    Resolution,
 };
 
 fn write(path: &Path, text: &str) {
@@ -65,7 +65,7 @@ fn links_out_of_the_tree_are_dangling_and_warned() {
         .warnings()
         .iter()
         .filter_map(|w| match w {
-            Warning::LinkNotFollowed { relpath, .. } => Some(relpath.as_str()),
+            CatalogWarning::LinkNotFollowed { relpath, .. } => Some(relpath.as_str()),
             _ => None,
         })
         .collect();
@@ -199,14 +199,14 @@ fn a_later_non_directory_shadows_an_earlier_directory() {
         EntryKind::Symlink { .. }
     ));
     assert!(
-        c.warnings()
-            .iter()
-            .any(|w| matches!(w, Warning::Shadowed { relpath, .. } if relpath == "lib/x/file"))
+        c.warnings().iter().any(
+            |w| matches!(w, CatalogWarning::Shadowed { relpath, .. } if relpath == "lib/x/file")
+        )
     );
     assert!(
         c.warnings()
             .iter()
-            .any(|w| matches!(w, Warning::DuplicateDiffers { .. }))
+            .any(|w| matches!(w, CatalogWarning::DuplicateDiffers { .. }))
     );
 }
 
@@ -731,7 +731,7 @@ fn extracted_archives_read_like_the_archive_with_hard_links_sharing_one_file() {
     assert_eq!(rows(&after), rows(&before));
     let source = |relpath: &str| after.get(relpath).unwrap().source().unwrap().clone();
     assert_eq!(source("lib/libx-copy.so.1"), source("lib/libx.so.1"));
-    let artifacts::Source::File(path) = source("share/doc") else {
+    let artifacts::EntrySource::File(path) = source("share/doc") else {
         panic!("an extracted member reads from a file");
     };
     assert_eq!(

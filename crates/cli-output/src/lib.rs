@@ -13,6 +13,8 @@
 //!   rate, ETA); elsewhere one plain line per finished item; nothing with
 //!   `-q`. Log lines written while the display is up appear above it.
 //! - **Man pages** from the `clap` definition ([`man::write_pages`]).
+//! - **Exit status**: one [`ExitStatus`] for every command (0 ok, 1 bad
+//!   input or release, 2 usage).
 //!
 //! ```no_run
 //! use cli_output::{Console, Verbosity};
@@ -26,7 +28,10 @@
 //! ```
 #![allow(clippy::print_stderr)] // this crate is the binaries' stderr
 
+mod exit;
 pub mod man;
+
+pub use exit::ExitStatus;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -29,7 +29,7 @@ use std::time::Instant;
 use base64::Engine as _;
 use bench_support::{measure, median, print_row};
 
-use devel_tar::{Compression, DevelLinks, DevelTarWriter, WriteOptions};
+use devel_tar::{DevelLinks, DevelTarWriter, TarCodec, TarOptions};
 
 const RUNS: usize = 3;
 const FAST_PATH_CALLS: usize = 200;
@@ -209,9 +209,9 @@ fn make_site(sp: &Path) -> usize {
 
     let tar = sp.join("rocm_sdk_devel/_devel.tar");
     fs::create_dir_all(tar.parent().expect("parent")).expect("package dir");
-    let options = WriteOptions {
-        compression: Compression::None,
-        ..WriteOptions::default()
+    let options = TarOptions {
+        compression: TarCodec::None,
+        ..TarOptions::default()
     };
     let mut w = DevelTarWriter::create(&tar, &options).expect("create tar");
     for (rel, member) in &entries {

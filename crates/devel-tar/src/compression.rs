@@ -14,7 +14,7 @@ const XZ_MEMORY_LIMIT: u64 = 512 << 20;
 /// How the devel tar is compressed (docs/behaviour.md#devel-tar). Each has a fixed file name
 /// inside `rocm_sdk_devel/`, so the unpacker knows the codec from the name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
+pub enum TarCodec {
     /// `_devel.tar`, the reference default.
     None,
     /// `_devel.tar.xz` at an xz preset (0–9).
@@ -29,26 +29,26 @@ pub enum Compression {
     },
 }
 
-impl Compression {
+impl TarCodec {
     /// Every file name the unpacker looks for, in the order it looks.
     pub const FILE_NAMES: [&'static str; 3] = ["_devel.tar", "_devel.tar.zst", "_devel.tar.xz"];
 
     /// The file name of a tar in this encoding, e.g. `_devel.tar.zst`.
     pub fn file_name(self) -> &'static str {
         match self {
-            Compression::None => Self::FILE_NAMES[0],
-            Compression::Zstd { .. } => Self::FILE_NAMES[1],
-            Compression::Xz { .. } => Self::FILE_NAMES[2],
+            TarCodec::None => Self::FILE_NAMES[0],
+            TarCodec::Zstd { .. } => Self::FILE_NAMES[1],
+            TarCodec::Xz { .. } => Self::FILE_NAMES[2],
         }
     }
 
-    /// The encoding of a file named like [`Compression::file_name`] (levels
+    /// The encoding of a file named like [`TarCodec::file_name`] (levels
     /// do not matter for reading and are set to defaults).
     pub fn from_file_name(name: &str) -> Option<Self> {
         match name {
-            "_devel.tar" => Some(Compression::None),
-            "_devel.tar.zst" => Some(Compression::Zstd { level: 19 }),
-            "_devel.tar.xz" => Some(Compression::Xz { preset: 6 }),
+            "_devel.tar" => Some(TarCodec::None),
+            "_devel.tar.zst" => Some(TarCodec::Zstd { level: 19 }),
+            "_devel.tar.xz" => Some(TarCodec::Xz { preset: 6 }),
             _ => None,
         }
     }
@@ -64,8 +64,8 @@ impl Compression {
         input: impl BufRead + Send + 'r,
     ) -> io::Result<Box<dyn Read + Send + 'r>> {
         Ok(match self {
-            Compression::None => Box::new(input),
-            Compression::Xz { .. } => {
+            TarCodec::None => Box::new(input),
+            TarCodec::Xz { .. } => {
                 // The .xz format only (the legacy .lzma one can ask for a
                 // 4 GiB dictionary), every concatenated stream, bounded.
                 let stream = liblzma::stream::Stream::new_stream_decoder(
@@ -74,18 +74,18 @@ impl Compression {
                 )?;
                 Box::new(liblzma::bufread::XzDecoder::new_stream(input, stream))
             }
-            Compression::Zstd { .. } => Box::new(zstd::Decoder::with_buffer(input)?),
+            TarCodec::Zstd { .. } => Box::new(zstd::Decoder::with_buffer(input)?),
         })
     }
 
     /// Wraps `out` so the plain tar stream written to it is encoded.
     pub(crate) fn encoder<W: Write>(self, out: W) -> io::Result<Encoder<W>> {
         Ok(match self {
-            Compression::None => Encoder::Plain(out),
-            Compression::Xz { preset } => {
+            TarCodec::None => Encoder::Plain(out),
+            TarCodec::Xz { preset } => {
                 Encoder::Xz(liblzma::write::XzEncoder::new(out, preset.min(9)))
             }
-            Compression::Zstd { level } => {
+            TarCodec::Zstd { level } => {
                 let mut enc = zstd::Encoder::new(out, level)?;
                 // Single-threaded and with a checksum: the same bytes on every
                 // machine, and corruption is detected on unpack.
@@ -96,7 +96,7 @@ impl Compression {
     }
 }
 
-/// A writer that encodes as [`Compression`] says.
+/// A writer that encodes as [`TarCodec`] says.
 pub(crate) enum Encoder<W: Write> {
     Plain(W),
     Xz(liblzma::write::XzEncoder<W>),
@@ -150,7 +150,7 @@ mod tests {
         let path = dir.path().join("_devel.tar.xz");
         std::fs::write(&path, bytes).unwrap();
         let mut out = Vec::new();
-        Compression::Xz { preset: 6 }
+        TarCodec::Xz { preset: 6 }
             .open(&path)?
             .read_to_end(&mut out)?;
         Ok(out)

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, SystemTime};
 
-use crate::compression::Compression;
+use crate::compression::TarCodec;
 use crate::error::Error;
 use crate::scan::{self, Kind, Model};
 use crate::warning::Warning;
@@ -42,7 +42,7 @@ struct Job {
 pub(crate) fn write_files(
     root: &Path,
     tar: &Path,
-    compression: Compression,
+    compression: TarCodec,
     model: &Model,
     on_done: &mut dyn FnMut(),
 ) -> Result<usize, Error> {
@@ -113,7 +113,7 @@ pub(crate) fn write_files(
 fn read_archive(
     root: &Path,
     tar: &Path,
-    compression: Compression,
+    compression: TarCodec,
     model: &Model,
     abort: &AtomicBool,
     jobs: &mpsc::SyncSender<Vec<Job>>,

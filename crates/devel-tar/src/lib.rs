@@ -7,9 +7,9 @@
 //!
 //! Build side: [`DevelTarWriter`] streams a deterministic tar whose members
 //! all start with the tree's directory, `_rocm_sdk_devel{nonce}/`
-//! ([`TreeNames`]); [`devel_link_target`] is the one place
-//! the relative "link to a runtime file" rule is written; [`DevelLinks`] is
-//! the `.devel_links/{T}.json` document of a device wheel.
+//! ([`TreeNames`]); the relative "link to a runtime file" rule
+//! ([`devel_link_target`]) and the `.devel_links/{T}.json` document of a
+//! device wheel ([`DevelLinks`]) are the model's, `dist_info::devel_links`.
 //!
 //! Install side: [`unpack`] expands `rocm_sdk_devel/_devel.tar*` into
 //! `SP/_rocm_sdk_devel{nonce}/` (hard links, RECORD, locking, crash
@@ -29,11 +29,9 @@
 //! ```
 
 mod compression;
-mod devel_links;
 mod error;
 mod extract;
 mod integrity;
-mod layout;
 mod lock;
 mod reconcile;
 mod record;
@@ -41,22 +39,22 @@ mod resolve;
 mod scan;
 mod site;
 mod stamp;
+mod tree_names;
 mod unpack;
 mod warning;
 mod writer;
 
-pub use compression::Compression;
-pub use devel_links::{DevelLink, DevelLinks};
+pub use compression::TarCodec;
+pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
-pub use layout::{
-    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, devel_link_target, installed_tree_names,
-    is_compiler_symlink,
-};
 pub use reconcile::{ReconcileReport, reconcile_device_links};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};
+pub use tree_names::{
+    COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,
+};
 pub use unpack::{
     EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackReport, ensure,
     ensure_with, unpack,
 };
 pub use warning::Warning;
-pub use writer::{DevelTarWriter, PendingFile, WriteOptions};
+pub use writer::{DevelTarWriter, PendingFile, TarOptions};

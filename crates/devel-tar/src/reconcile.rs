@@ -8,16 +8,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
+use dist_info::devel_links::DevelLinks;
 use dist_info::devel_tree::device_link_source;
 use serde::{Deserialize, Serialize};
 
-use crate::devel_links::DevelLinks;
 use crate::error::Error;
-use crate::layout::TreeNames;
 use crate::lock::SiteLock;
 use crate::record;
 use crate::site::{Site, device_dist_infos, dist_version};
 use crate::stamp::{DEVICE_LINKS_STAMP, lines, stamp_is_current};
+use crate::tree_names::TreeNames;
 use crate::warning::Warning;
 
 /// What the last reconcile linked, per device dist-info directory; owned by
@@ -191,7 +191,7 @@ fn link_device(
             continue;
         }
         let doc_path = root.join(&listed);
-        let doc = DevelLinks::read(&doc_path)?;
+        let doc = read_devel_links(&doc_path)?;
         for link in doc.links {
             let dest = names.in_tree(&link.relpath);
             let source = device_link_source(&dest, &link.target, names).ok_or_else(|| {
@@ -263,6 +263,15 @@ fn link_device(
 /// Removes the links of a device distribution that is gone (pip usually
 /// removed them already), its marker, and the directories made for them
 /// once empty. Returns how many links were still there.
+/// Reads and parses the `.devel_links/{T}.json` document at `path`.
+fn read_devel_links(path: &Path) -> Result<DevelLinks, Error> {
+    let text = fs::read_to_string(path).map_err(|e| Error::read("read", path, e))?;
+    DevelLinks::from_json(&text).map_err(|reason| Error::InvalidDevelLinks {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
 fn remove_links(
     root: &Path,
     names: &TreeNames,

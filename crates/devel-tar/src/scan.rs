@@ -10,10 +10,10 @@ use std::path::Path;
 
 use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 
-use crate::compression::{Compression, READ_BUFFER};
+use crate::compression::{READ_BUFFER, TarCodec};
 use crate::error::Error;
 use crate::integrity::{HashingReader, Recorded};
-use crate::layout::TreeNames;
+use crate::tree_names::TreeNames;
 
 /// What a member is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +89,7 @@ impl Model {
 /// all.
 pub(crate) fn scan(
     tar: &Path,
-    compression: Compression,
+    compression: TarCodec,
     recorded: &Recorded,
     names: &TreeNames,
 ) -> Result<Model, Error> {
@@ -111,7 +111,7 @@ pub(crate) fn scan(
 /// Every member of the archive read from `raw`, checked one by one.
 fn read_members(
     tar: &Path,
-    compression: Compression,
+    compression: TarCodec,
     raw: &mut HashingReader<File>,
     names: &TreeNames,
 ) -> Result<Model, Error> {

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::compression::Compression;
+use crate::compression::TarCodec;
 use crate::error::Error;
-use crate::layout::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
+use crate::tree_names::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
 
 const DEVEL_DIST_PREFIX: &str = "rocm_sdk_devel-";
 const DEVICE_DIST_PREFIX: &str = "rocm_sdk_device_";
@@ -75,12 +75,12 @@ impl Site {
     }
 
     /// The devel tar still waiting to be unpacked, if any.
-    pub(crate) fn tar(&self) -> Option<(PathBuf, Compression)> {
+    pub(crate) fn tar(&self) -> Option<(PathBuf, TarCodec)> {
         let dir = self.package_dir();
-        Compression::FILE_NAMES.iter().find_map(|name| {
+        TarCodec::FILE_NAMES.iter().find_map(|name| {
             let path = dir.join(name);
             path.is_file()
-                .then(|| (path, Compression::from_file_name(name).expect("known name")))
+                .then(|| (path, TarCodec::from_file_name(name).expect("known name")))
         })
     }
 }

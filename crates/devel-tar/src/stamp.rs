@@ -10,8 +10,8 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::layout::{TreeNames, installed_tree_names};
 use crate::site::device_dist_infos;
+use crate::tree_names::{TreeNames, installed_tree_names};
 
 /// The stamp, relative to the devel tree. Listed in the devel RECORD.
 pub const DEVICE_LINKS_STAMP: &str = ".device-links-stamp";

@@ -17,12 +17,12 @@ use dist_info::devel_tree::{Resolved, resolve_link};
 use crate::error::Error;
 use crate::extract;
 use crate::integrity::Recorded;
-use crate::layout::{DEVEL_PACKAGE_DIR, is_compiler_symlink};
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
 use crate::resolve::FinalTree;
 use crate::scan::{self, Kind, Model};
 use crate::site::Site;
+use crate::tree_names::{DEVEL_PACKAGE_DIR, is_compiler_symlink};
 use crate::warning::Warning;
 
 /// The devel version the tree was unpacked from (`V` and a newline),

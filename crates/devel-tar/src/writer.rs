@@ -4,18 +4,19 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{check_link_text, check_relpath};
 use dist_info::nonce::Nonce;
 
-use crate::compression::{Compression, Encoder};
+use crate::compression::{Encoder, TarCodec};
 use crate::error::Error;
-use crate::layout::{TreeNames, devel_link_target};
+use crate::tree_names::TreeNames;
 
 /// Options of [`DevelTarWriter`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteOptions {
+pub struct TarOptions {
     /// Codec of the tar (and so its file name).
-    pub compression: Compression,
+    pub compression: TarCodec,
     /// Modification time of every member, in seconds since the epoch (the
     /// caller passes `SOURCE_DATE_EPOCH` when set).
     pub mtime: u64,
@@ -23,12 +24,12 @@ pub struct WriteOptions {
     pub names: TreeNames,
 }
 
-impl Default for WriteOptions {
+impl Default for TarOptions {
     /// Uncompressed, mtime 1980-01-01 (the earliest time a wheel's zip can
     /// hold, so tar and wheel agree), no nonce.
     fn default() -> Self {
         Self {
-            compression: Compression::None,
+            compression: TarCodec::None,
             mtime: 315_532_800,
             names: TreeNames::new(&Nonce::NONE),
         }
@@ -43,8 +44,8 @@ impl Default for WriteOptions {
 /// of the tree: file contents are copied straight from their readers.
 ///
 /// ```
-/// use devel_tar::{DevelTarWriter, WriteOptions};
-/// let mut w = DevelTarWriter::new(Vec::new(), &WriteOptions::default())?;
+/// use devel_tar::{DevelTarWriter, TarOptions};
+/// let mut w = DevelTarWriter::new(Vec::new(), &TarOptions::default())?;
 /// w.add_directory("lib")?;
 /// w.add_file("lib/libfoo.a", 0o644, 3, &mut &b"abc"[..])?;
 /// w.add_symlink("lib/libfoo.so", "libfoo.so.1")?;
@@ -75,7 +76,7 @@ impl DevelTarWriter<PendingFile> {
     /// Writes to `path` atomically: the tar goes to a temporary file in the
     /// same directory, which [`PendingFile::persist`] renames into place
     /// (dropping it instead removes the temporary file).
-    pub fn create(path: &Path, options: &WriteOptions) -> Result<Self, Error> {
+    pub fn create(path: &Path, options: &TarOptions) -> Result<Self, Error> {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
         let dir = dir.unwrap_or(Path::new("."));
         let temp = tempfile::Builder::new()
@@ -92,7 +93,7 @@ impl DevelTarWriter<PendingFile> {
 
 impl<W: Write> DevelTarWriter<W> {
     /// Starts a tar written to `out`.
-    pub fn new(out: W, options: &WriteOptions) -> Result<Self, Error> {
+    pub fn new(out: W, options: &TarOptions) -> Result<Self, Error> {
         let encoder = options
             .compression
             .encoder(out)

@@ -16,7 +16,7 @@ use common::{
     Entry, Node, Site, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
     unpack_concurrently, unpack_example, unpack_within, write_tar,
 };
-use devel_tar::{Compression, Error, UnpackOptions, UnpackOutcome, Warning, ensure, unpack};
+use devel_tar::{Error, TarCodec, UnpackOptions, UnpackOutcome, Warning, ensure, unpack};
 
 fn ino(path: &std::path::Path) -> (u64, u64) {
     let m = fs::symlink_metadata(path).unwrap();
@@ -26,9 +26,9 @@ fn ino(path: &std::path::Path) -> (u64, u64) {
 #[test]
 fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
     for compression in [
-        Compression::None,
-        Compression::Zstd { level: 3 },
-        Compression::Xz { preset: 1 },
+        TarCodec::None,
+        TarCodec::Zstd { level: 3 },
+        TarCodec::Xz { preset: 1 },
     ] {
         let site = Site::with_devel(
             &write_tar(&devel_entries(), compression),
@@ -115,7 +115,7 @@ fn record_keeps_its_crlf_line_endings() {
     let site = Site::empty();
     site.install_core();
     site.install_devel(
-        &write_tar(&devel_entries(), Compression::None),
+        &write_tar(&devel_entries(), TarCodec::None),
         "_devel.tar",
         "\r\n",
     );
@@ -370,7 +370,7 @@ fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
 /// written, with the remedy.
 #[test]
 fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
-    let tar = write_tar(&devel_entries(), Compression::None);
+    let tar = write_tar(&devel_entries(), TarCodec::None);
     // The same length and still a well-formed tar: only a file's bytes differ.
     let at = tar.windows(11).position(|w| w == b"echo hipcc\n").unwrap();
     let mut tampered = tar.clone();
@@ -422,9 +422,9 @@ fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
 
 #[test]
 fn corrupt_and_truncated_tars_are_reported_without_writing() {
-    let tar = write_tar(&devel_entries(), Compression::None);
-    let zst = write_tar(&devel_entries(), Compression::Zstd { level: 3 });
-    let xz = write_tar(&devel_entries(), Compression::Xz { preset: 1 });
+    let tar = write_tar(&devel_entries(), TarCodec::None);
+    let zst = write_tar(&devel_entries(), TarCodec::Zstd { level: 3 });
+    let xz = write_tar(&devel_entries(), TarCodec::Xz { preset: 1 });
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         (
             "mid-member",
@@ -609,16 +609,16 @@ fn uninstall_after_unpack_leaves_nothing() {
 #[test]
 fn writer_is_deterministic_and_checks_its_input() {
     for c in [
-        Compression::None,
-        Compression::Zstd { level: 3 },
-        Compression::Xz { preset: 1 },
+        TarCodec::None,
+        TarCodec::Zstd { level: 3 },
+        TarCodec::Xz { preset: 1 },
     ] {
         assert_eq!(
             write_tar(&devel_entries(), c),
             write_tar(&devel_entries(), c)
         );
     }
-    let tar = write_tar(&devel_entries(), Compression::None);
+    let tar = write_tar(&devel_entries(), TarCodec::None);
     let mut archive = tar::Archive::new(&tar[..]);
     for entry in archive.entries().unwrap() {
         let entry = entry.unwrap();
@@ -628,7 +628,7 @@ fn writer_is_deterministic_and_checks_its_input() {
         assert_eq!(h.mtime().unwrap(), 315_532_800);
     }
     let mut w =
-        devel_tar::DevelTarWriter::new(Vec::new(), &devel_tar::WriteOptions::default()).unwrap();
+        devel_tar::DevelTarWriter::new(Vec::new(), &devel_tar::TarOptions::default()).unwrap();
     w.add_directory("b").unwrap();
     assert!(matches!(w.add_directory("a"), Err(Error::Unsorted { .. })));
     let err = w.add_file("c", 0o644, 10, &mut &b"short"[..]).unwrap_err();
@@ -638,7 +638,7 @@ fn writer_is_deterministic_and_checks_its_input() {
         "a writer with a short member must not finish"
     );
     let mut w =
-        devel_tar::DevelTarWriter::new(Vec::new(), &devel_tar::WriteOptions::default()).unwrap();
+        devel_tar::DevelTarWriter::new(Vec::new(), &devel_tar::TarOptions::default()).unwrap();
     assert!(w.add_directory("../x").is_err());
     assert!(w.add_symlink("x", "/abs").is_err());
     let _: Entry = Entry::Dir;
@@ -648,9 +648,9 @@ fn writer_is_deterministic_and_checks_its_input() {
 fn atomic_file_output() {
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("_devel.tar.zst");
-    let options = devel_tar::WriteOptions {
-        compression: Compression::Zstd { level: 3 },
-        ..devel_tar::WriteOptions::default()
+    let options = devel_tar::TarOptions {
+        compression: TarCodec::Zstd { level: 3 },
+        ..devel_tar::TarOptions::default()
     };
     let mut w = devel_tar::DevelTarWriter::create(&dest, &options).unwrap();
     w.add_file("f", 0o644, 1, &mut &b"x"[..]).unwrap();
@@ -664,7 +664,7 @@ fn atomic_file_output() {
     );
     // Dropped without persisting: nothing remains.
     let other = dir.path().join("_devel.tar");
-    let w = devel_tar::DevelTarWriter::create(&other, &devel_tar::WriteOptions::default()).unwrap();
+    let w = devel_tar::DevelTarWriter::create(&other, &devel_tar::TarOptions::default()).unwrap();
     drop(w);
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
 }

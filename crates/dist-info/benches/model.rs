@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
-use dist_info::selector::{PlanInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 use dist_info::version::matches_ignoring_post;
 
 const ROUNDS: usize = 5;
@@ -72,7 +72,7 @@ fn process_usage() -> (f64, u64) {
 
 fn main() {
     let started = Instant::now();
-    let input = PlanInput {
+    let input = SelectorInput {
         packages: [
             PackageKind::Libraries,
             PackageKind::Devel,

@@ -113,8 +113,8 @@ impl DistInfo {
     ///
     /// ```
     /// # use dist_info::{document::DistInfo, families::FamilyTable, package::{Mode, PackageKind}};
-    /// # use dist_info::selector::{PlanInput, Selector};
-    /// let selector = Selector::plan(Mode::Kpack, &"7.1.0".parse().unwrap(), &PlanInput::default(), FamilyTable::builtin()).unwrap();
+    /// # use dist_info::selector::{SelectorInput, Selector};
+    /// let selector = Selector::plan(Mode::Kpack, &"7.1.0".parse().unwrap(), &SelectorInput::default(), FamilyTable::builtin()).unwrap();
     /// let doc = DistInfo::new(selector, &"_n1".parse().unwrap());
     /// assert_eq!(doc.platform_package(PackageKind::Devel), Some("_rocm_sdk_devel_n1"));
     /// assert_eq!(doc.platform_package(PackageKind::Device), Some("_rocm_sdk_libraries_n1"));

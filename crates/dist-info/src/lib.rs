@@ -9,13 +9,13 @@
 //! ```
 //! use dist_info::families::FamilyTable;
 //! use dist_info::package::{Mode, PackageKind};
-//! use dist_info::selector::{PlanInput, Selector};
+//! use dist_info::selector::{SelectorInput, Selector};
 //!
-//! let input = PlanInput {
+//! let input = SelectorInput {
 //!     packages: [PackageKind::Libraries].into(),
 //!     linux_families: Some("gfx94X-dcgpu;gfx110X-dgpu".into()),
 //!     windows_families: Some("gfx110X-dgpu".into()),
-//!     ..PlanInput::default()
+//!     ..SelectorInput::default()
 //! };
 //! let selector = Selector::plan(Mode::Kpack, &"7.1.0".parse().unwrap(), &input, FamilyTable::builtin()).unwrap();
 //! assert_eq!(selector.default_target.as_deref(), Some("gfx1100"));
@@ -27,6 +27,7 @@
 //! ```
 
 pub mod console_scripts;
+pub mod devel_links;
 pub mod devel_tree;
 pub mod document;
 pub mod families;

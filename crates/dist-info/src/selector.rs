@@ -50,7 +50,7 @@ pub enum SelectorError {
 
 /// What the selector is built from (all values already read by the caller).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PlanInput {
+pub struct SelectorInput {
     /// Packages the set contains besides meta and core (`libraries`,
     /// `devel`, `profiler`; `device` is implied by the targets in kpack mode).
     pub packages: BTreeSet<PackageKind>,
@@ -143,7 +143,7 @@ impl Selector {
     pub fn plan(
         mode: Mode,
         version: &Version,
-        input: &PlanInput,
+        input: &SelectorInput,
         families: &FamilyTable,
     ) -> Result<Self, SelectorError> {
         let units = |flag: &'static str, value: &str| -> Result<Vec<String>, SelectorError> {

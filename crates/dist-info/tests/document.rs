@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use dist_info::document::{DistInfo, DocumentError};
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
-use dist_info::selector::{PlanInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 
 fn document(
     mode: Mode,
@@ -14,7 +14,7 @@ fn document(
     linux: &str,
     windows: &str,
 ) -> Vec<u8> {
-    let input = PlanInput {
+    let input = SelectorInput {
         packages: packages.iter().copied().collect::<BTreeSet<_>>(),
         on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
         linux_families: Some(linux.to_owned()),
@@ -223,11 +223,11 @@ fn snapshot_kpack_release() {
 
 #[test]
 fn snapshot_legacy_requirements() {
-    let input = PlanInput {
+    let input = SelectorInput {
         packages: [PackageKind::Libraries, PackageKind::Devel].into(),
         on_disk: vec!["gfx94X-dcgpu".into(), "gfx110X-all".into()],
         restrict_to_family: Some("gfx94X-dcgpu".into()),
-        ..PlanInput::default()
+        ..SelectorInput::default()
     };
     let selector = Selector::plan(
         Mode::Legacy,
@@ -260,10 +260,10 @@ fn python_fixtures_are_current() {
         PackageKind::Profiler,
     ];
     let written = |mode: Mode, on_disk: &[&str], nonce: &str| {
-        let input = PlanInput {
+        let input = SelectorInput {
             packages: packages.iter().copied().collect::<BTreeSet<_>>(),
             on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
-            ..PlanInput::default()
+            ..SelectorInput::default()
         };
         let version = "7.1.0".parse().unwrap();
         let selector = Selector::plan(mode, &version, &input, FamilyTable::builtin()).unwrap();

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
-use dist_info::selector::{PlanInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 use dist_info::version::Version;
 
 /// Every flag value to try: absent, empty, and each single family or target.
@@ -42,7 +42,7 @@ fn reversed_list(value: Option<&String>) -> Option<String> {
 fn check_pair(mode: Mode, linux: Option<&String>, windows: Option<&String>) {
     let table = FamilyTable::builtin();
     let version: Version = "7.1.0".parse().unwrap();
-    let input = PlanInput {
+    let input = SelectorInput {
         packages: [
             PackageKind::Libraries,
             PackageKind::Devel,
@@ -58,7 +58,7 @@ fn check_pair(mode: Mode, linux: Option<&String>, windows: Option<&String>) {
     let s = Selector::plan(mode, &version, &input, table).unwrap();
 
     // Order of list items and of the build's own view never matters.
-    let other = PlanInput {
+    let other = SelectorInput {
         packages: [PackageKind::Libraries, PackageKind::Devel].into(),
         on_disk: vec!["gfx1100".into()],
         linux_families: reversed_list(linux),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
-use dist_info::selector::{PlanInput, Selector, SelectorError};
+use dist_info::selector::{Selector, SelectorError, SelectorInput};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -54,7 +54,7 @@ fn build_error_kind(e: &SelectorError) -> &'static str {
 
 /// What the implementation produces for a vector, in the `expected` shape.
 fn evaluate(v: &Vector) -> Value {
-    let input = PlanInput {
+    let input = SelectorInput {
         packages: v.build.packages.iter().copied().collect::<BTreeSet<_>>(),
         on_disk: v.build.on_disk_targets.clone(),
         linux_families: v.build.linux_families.clone(),

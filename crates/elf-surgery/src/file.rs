@@ -9,7 +9,7 @@ use std::path::Path;
 use object::elf;
 
 use crate::error::{Result, malformed};
-use crate::layout::{self, Decoder, ElfClass, Endianness, Ident, Layout};
+use crate::shape::{self, Decoder, ElfClass, Endianness, Ident, Layout};
 use crate::source::{ReadAt, Source};
 
 /// What kind of file this is, decided from its bytes alone.
@@ -88,11 +88,11 @@ impl ElfFile {
     }
 
     pub(crate) fn parse_at(src: &mut impl ReadAt) -> Result<Self> {
-        let decoder = match layout::ident(src)? {
+        let decoder = match shape::ident(src)? {
             Ident::NotElf => return Ok(Self::not_elf()),
             Ident::Elf(d) => d,
         };
-        let layout = layout::parse(src, decoder)?;
+        let layout = shape::parse(src, decoder)?;
         let raw = read_facts(src, &layout)?;
         let kind = kind_of(&layout, &raw);
         let lossy = |b: &Vec<u8>| String::from_utf8_lossy(b).into_owned();
@@ -282,7 +282,7 @@ fn read_facts(src: &mut impl ReadAt, layout: &Layout) -> Result<RawFacts> {
         };
         let slot = match tag {
             elf::DT_NEEDED => {
-                raw.needed.push(layout::read_string(src, &strtab, val)?);
+                raw.needed.push(shape::read_string(src, &strtab, val)?);
                 continue;
             }
             elf::DT_SONAME => &mut raw.soname,
@@ -292,7 +292,7 @@ fn read_facts(src: &mut impl ReadAt, layout: &Layout) -> Result<RawFacts> {
         };
         // The loader honours the first entry of each tag; so do we.
         if slot.is_none() {
-            *slot = Some(layout::read_string(src, &strtab, val)?);
+            *slot = Some(shape::read_string(src, &strtab, val)?);
         }
     }
     Ok(raw)

@@ -11,7 +11,7 @@ use object::elf;
 
 use crate::error::{Error, ErrorKind, Result, malformed};
 use crate::file::ElfFile;
-use crate::layout::{Dynamic, Layout, vaddr_to_offset};
+use crate::shape::{Dynamic, Layout, vaddr_to_offset};
 use crate::source::{ReadAt, Source};
 
 /// More libraries than any real file names; a larger count is a lie.

@@ -30,9 +30,9 @@ mod edit;
 mod error;
 mod file;
 mod imports;
-mod layout;
 mod plan;
 mod search_path;
+mod shape;
 mod source;
 mod verify;
 
@@ -44,8 +44,8 @@ pub use edit::{Appended, Edit, EditReader, Patch, Unchanged};
 pub use error::{Error, ErrorKind, Result};
 pub use file::{ElfFile, ElfKind, classify};
 pub use imports::{ImportedSymbol, Imports, SymbolVersion, VersionNeed};
-pub use layout::{ElfClass, Endianness};
 pub use search_path::SearchPathEdit;
+pub use shape::{ElfClass, Endianness};
 
 use source::Source;
 

@@ -14,8 +14,8 @@ use tracing::debug;
 use crate::edit::{Appended, Edit, Patch, Unchanged};
 use crate::error::{Result, malformed, unsupported};
 use crate::file::{ElfFile, ElfKind};
-use crate::layout::{Dynamic, Layout, Segment};
 use crate::search_path::{SearchPathEdit, Target};
+use crate::shape::{Dynamic, Layout, Segment};
 use crate::verify;
 
 const PHDR_SIZE: u64 = 56;

@@ -7,8 +7,8 @@ use object::elf;
 use crate::edit::{Edit, EditView};
 use crate::error::{Error, ErrorKind, Result};
 use crate::file::ElfFile;
-use crate::layout::{Layout, Segment};
 use crate::search_path::{SearchPathEdit, Target};
+use crate::shape::{Layout, Segment};
 use crate::source::ReadAt;
 
 type Check = std::result::Result<(), String>;
@@ -214,7 +214,7 @@ pub(crate) fn verify_edit(
     let (Some(od), Some(nd)) = (&old.dynamic, &new.dynamic) else {
         return Err(failed("the dynamic section went missing"));
     };
-    let others = |d: &crate::layout::Dynamic| {
+    let others = |d: &crate::shape::Dynamic| {
         d.entries
             .iter()
             .filter(|(t, _)| !is_path_or_strtab(*t))

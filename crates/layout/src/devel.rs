@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use artifacts::{Catalog, EntryKind};
-use devel_tar::devel_link_target;
+use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resolve_link};
 
 use crate::facts::{Facts, FileClass};

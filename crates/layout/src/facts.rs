@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::{Cursor, Read};
 
-use artifacts::{Entry, Source};
+use artifacts::{Entry, EntrySource};
 use elf_surgery::{ElfFile, ElfKind};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -72,10 +72,10 @@ pub struct Facts {
 }
 
 /// The key of a source: its file, plus the offset inside an archive.
-fn key(source: &Source) -> String {
+fn key(source: &EntrySource) -> String {
     match source {
-        Source::File(path) => path.display().to_string(),
-        Source::ArchiveMember {
+        EntrySource::File(path) => path.display().to_string(),
+        EntrySource::ArchiveMember {
             archive, offset, ..
         } => {
             format!("{}#{offset}", archive.path.display())
@@ -90,7 +90,7 @@ impl Facts {
         &mut self,
         entries: impl IntoIterator<Item = &'a Entry>,
     ) -> Result<(), Error> {
-        let mut todo: Vec<(String, &Source)> = entries
+        let mut todo: Vec<(String, &EntrySource)> = entries
             .into_iter()
             .filter_map(Entry::source)
             .map(|s| (key(s), s))
@@ -122,7 +122,7 @@ impl Facts {
     }
 }
 
-fn classify_source(source: &Source) -> Result<FileClass, Error> {
+fn classify_source(source: &EntrySource) -> Result<FileClass, Error> {
     let io = |e: std::io::Error| Error::Read {
         path: source.path().to_path_buf(),
         source: e,
@@ -141,8 +141,8 @@ fn classify_source(source: &Source) -> Result<FileClass, Error> {
         return Ok(FileClass::Data);
     }
     let elf = match source {
-        Source::File(path) => ElfFile::open(path),
-        Source::ArchiveMember { .. } => {
+        EntrySource::File(path) => ElfFile::open(path),
+        EntrySource::ArchiveMember { .. } => {
             // Archive members cannot seek: parse from memory (host ELF in
             // archives is read whole once here).
             let mut bytes = head.to_vec();

@@ -16,21 +16,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod build;
 mod devel;
 mod error;
 mod facts;
 mod libraries;
 mod plan;
+mod planner;
 pub mod rules;
 mod runtime;
 mod search_path;
 
-pub use build::{ExtraFile, PlanInput, plan};
 pub use error::Error;
 pub use facts::{Facts, FileClass};
 pub use plan::{
     Action, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile, SelectorPlan,
     SonameAlias, SourceRef,
 };
+pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};

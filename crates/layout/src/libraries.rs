@@ -6,7 +6,7 @@
 //! name and fail only when a user loads it. So the name is checked against
 //! the bytes here, before anything is written.
 
-use artifacts::{Catalog, Entry, EntryKind, Glob, Resolution, Source};
+use artifacts::{Catalog, Entry, EntryKind, EntrySource, Glob, Resolution};
 use dist_info::library::{Library, all_libraries};
 use dist_info::package::PackageKind;
 
@@ -117,8 +117,8 @@ fn defect(size: u64, class: Option<&FileClass>, windows: bool) -> Option<&'stati
 /// The file as the user finds it: on disk, or a member of an archive.
 fn describe(file: &Entry) -> String {
     match file.source() {
-        Some(Source::File(path)) => path.display().to_string(),
-        Some(Source::ArchiveMember { archive, .. }) => format!(
+        Some(EntrySource::File(path)) => path.display().to_string(),
+        Some(EntrySource::ArchiveMember { archive, .. }) => format!(
             "{} (member {} of {})",
             archive.path.display(),
             file.relpath(),

@@ -1,6 +1,6 @@
 //! The plan: every output file of every package, as data.
 
-use artifacts::{Entry, Source};
+use artifacts::{Entry, EntrySource};
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
@@ -20,7 +20,7 @@ pub struct SourceRef {
     pub mode: u32,
     /// Where to read the bytes.
     #[serde(skip)]
-    pub source: Source,
+    pub source: EntrySource,
 }
 
 impl SourceRef {

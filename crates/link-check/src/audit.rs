@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::manylinux::{Arch, Policies, Policy};
-use crate::report::{ElfReport, Report, Resolution};
+use crate::report::{ElfReport, LinkReport, Resolution};
 use crate::search_path::{SearchDir, join};
 use crate::wheel_tree::WheelSetTree;
 
@@ -115,7 +115,7 @@ pub struct WheelAudit {
 /// architecture the wheel's tag names; `required`, the policy it must keep
 /// to, if any.
 pub fn audit_wheel(
-    report: &Report,
+    report: &LinkReport,
     tree: &WheelSetTree,
     wheel: &str,
     arch: Arch,

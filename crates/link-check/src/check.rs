@@ -4,7 +4,7 @@ use elf_surgery::ElfKind;
 
 use crate::Error;
 use crate::policy::SystemPolicy;
-use crate::report::{ElfReport, Needed, Report, Resolution, SearchKind};
+use crate::report::{ElfReport, LinkReport, Needed, Resolution, SearchKind};
 use crate::search_path::{SearchDir, expand_search_path, join, parent};
 use crate::tree::{Facts, FileTree, TreeElf};
 
@@ -72,7 +72,7 @@ impl LinkChecker {
     /// Scans `tree` and resolves every needed library of every host ELF
     /// file (shared objects and dynamic executables; device code, object
     /// files and static executables need nothing).
-    pub fn check(&self, tree: &dyn FileTree) -> Result<Report, Error> {
+    pub fn check(&self, tree: &dyn FileTree) -> Result<LinkReport, Error> {
         let scan = tree.scan(&|p| self.selects(p), self.facts)?;
         let files = scan
             .files
@@ -85,7 +85,7 @@ impl LinkChecker {
             })
             .map(|f| self.check_file(tree, f))
             .collect();
-        Ok(Report {
+        Ok(LinkReport {
             files,
             unreadable: scan.unreadable,
         })

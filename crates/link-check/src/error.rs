@@ -1,5 +1,5 @@
 //! Why a tree could not be checked at all (problems inside single files are
-//! part of the [`crate::Report`], not errors).
+//! part of the [`crate::LinkReport`], not errors).
 
 use std::io;
 use std::path::PathBuf;

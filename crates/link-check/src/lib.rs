@@ -61,7 +61,7 @@ pub use dir_tree::DirTree;
 pub use error::Error;
 pub use manylinux::{Arch, LinuxTag, Policies, Policy, PolicyName, UnknownPolicy};
 pub use policy::{LOADER_NAMES, SystemPolicy};
-pub use report::{ElfReport, Needed, Report, Resolution, SearchKind, Unreadable, Unresolved};
+pub use report::{ElfReport, LinkReport, Needed, Resolution, SearchKind, Unreadable, Unresolved};
 pub use search_path::{SearchDir, expand_search_path, normalize};
 pub use tree::{Facts, FileTree, Scan, TreeElf};
 pub use wheel_tree::{WheelSetTree, installed_path};

@@ -10,7 +10,7 @@ use crate::search_path::SearchDir;
 /// The result of [`crate::LinkChecker::check`]: every host ELF file with
 /// its needed libraries, sorted by path.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Report {
+pub struct LinkReport {
     /// Host ELF files (shared objects and dynamic executables), sorted by
     /// path then origin.
     pub files: Vec<ElfReport>,
@@ -126,7 +126,7 @@ impl fmt::Display for Unresolved<'_> {
     }
 }
 
-impl Report {
+impl LinkReport {
     /// Every needed library nothing provides, in file order.
     pub fn unresolved(&self) -> impl Iterator<Item = Unresolved<'_>> {
         self.files.iter().flat_map(|file| {

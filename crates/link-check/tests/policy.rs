@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use link_check::{
-    Arch, LinkChecker, Policies, Report, SystemPolicy, Violation, WheelAudit, WheelSetTree,
+    Arch, LinkChecker, LinkReport, Policies, SystemPolicy, Violation, WheelAudit, WheelSetTree,
     audit_wheel,
 };
 use wheel_writer::{BytesSource, CoreMetadata, WheelBuilder, WheelTag, WriteOptions};
@@ -62,7 +62,7 @@ fn file_name(path: &Path) -> String {
     path.file_name().unwrap().to_string_lossy().into_owned()
 }
 
-fn check(wheels: &[&Path], policy: SystemPolicy) -> (WheelSetTree, Report) {
+fn check(wheels: &[&Path], policy: SystemPolicy) -> (WheelSetTree, LinkReport) {
     let tree = WheelSetTree::open(wheels).unwrap();
     let report = LinkChecker::new()
         .with_policy(policy)

@@ -8,7 +8,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use link_check::{
-    DirTree, FileTree, LinkChecker, Report, Resolution, SearchDir, SearchKind, SystemPolicy,
+    DirTree, FileTree, LinkChecker, LinkReport, Resolution, SearchDir, SearchKind, SystemPolicy,
     WheelSetTree,
 };
 use wheel_writer::{BytesSource, CoreMetadata, WheelBuilder, WheelTag, WriteOptions};
@@ -109,7 +109,7 @@ fn fixture() -> Fixture {
     Fixture { _tmp: tmp, root }
 }
 
-fn resolution<'a>(report: &'a Report, path: &str, needed: &str) -> &'a Resolution {
+fn resolution<'a>(report: &'a LinkReport, path: &str, needed: &str) -> &'a Resolution {
     let file = report
         .files
         .iter()
@@ -340,7 +340,7 @@ fn wheel_set_is_the_union_of_its_wheels() {
     let on_disk = LinkChecker::new()
         .check(&DirTree::open(&f.root).unwrap())
         .unwrap();
-    let strip = |r: &Report| {
+    let strip = |r: &LinkReport| {
         r.files
             .iter()
             .map(|f| (f.path.clone(), f.needed.clone(), f.search_dirs.clone()))

@@ -31,7 +31,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bench_support::{Sample, median, print_row};
-use devel_tar::{Compression, DevelTarWriter, WriteOptions};
+use devel_tar::{DevelTarWriter, TarCodec, TarOptions};
 
 const RUNS: usize = 3;
 /// First argument of the measuring child (see [`measure`]).
@@ -254,7 +254,7 @@ impl Install {
         for i in 0..SCALED_LIBRARIES {
             let name = format!("libscaled{i:03}.so.1");
             fs::write(core.join(&name), &template).unwrap();
-            let (digest, size) = rocm_sdk::record::sha256_file(&core.join(&name)).unwrap();
+            let (digest, size) = installed_sdk::record::sha256_file(&core.join(&name)).unwrap();
             let _ = writeln!(rows, "_rocm_sdk_core/lib/{name},sha256={digest},{size}");
             links.push(format!("lib/{name}"));
         }
@@ -310,9 +310,9 @@ impl Install {
         members.sort_by(|a, b| a.0.cmp(&b.0));
         let tar = self.tar();
         fs::remove_file(&tar).unwrap();
-        let options = WriteOptions {
-            compression: Compression::None,
-            ..WriteOptions::default()
+        let options = TarOptions {
+            compression: TarCodec::None,
+            ..TarOptions::default()
         };
         let mut writer = DevelTarWriter::new(fs::File::create(&tar).unwrap(), &options).unwrap();
         for (rel, member) in members {
@@ -328,7 +328,7 @@ impl Install {
         }
         writer.finish().unwrap();
         // The devel RECORD vouches for the new tar, as pip's would.
-        let (digest, size) = rocm_sdk::record::sha256_file(&tar).unwrap();
+        let (digest, size) = installed_sdk::record::sha256_file(&tar).unwrap();
         for (record, bytes) in &self.saved_records {
             let text = String::from_utf8_lossy(bytes);
             if !text.contains("rocm_sdk_devel/_devel.tar,") {

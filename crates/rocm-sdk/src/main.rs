@@ -3,8 +3,10 @@
 //! Shipped at `rocm_sdk_core/_bin/rocm-sdk` inside site-packages and reached
 //! through the `rocm-sdk` console script of the `rocm` package (or
 //! `python -m rocm_sdk`); it finds site-packages from its own location.
-//! Exit status: 0 success, 1 failure (a failed check or an error, with a
-//! message saying what to do), 2 usage error.
+//! It parses flags and prints; the work is the `installed-sdk` crate's.
+//! Every command's result becomes one [`ExitStatus`]: 0 success, 1 failure
+//! (a failed check or an error, with a message saying what to do), 2 usage
+//! error (docs/behaviour.md#exit-status).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::PathBuf;
@@ -12,9 +14,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use cli_output::{Console, Verbosity};
+use cli_output::{Console, ExitStatus, Verbosity};
 use dist_info::package::PackageKind;
-use rocm_sdk::{DistTargets, SelfTestOptions, Site, distributions, self_test};
+use installed_sdk::{DistTargets, SelfTestOptions, Site, distributions, self_test};
 
 /// Help pages start with `usage:` like the reference's argparse pages.
 const HELP_TEMPLATE: &str = "{about-with-newline}\nusage: {usage}\n\n{all-args}{after-help}";
@@ -117,14 +119,7 @@ struct PathArgs {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(e) => return ExitStatus::clap_error(&e).into(),
     };
     let console = Console::detect(Verbosity {
         verbose: cli.verbose,
@@ -132,15 +127,13 @@ fn main() -> ExitCode {
     });
     console.init_logging(&[LOG_ENV]);
     match run(cli, &console) {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("rocm-sdk: {e:#}");
-            ExitCode::FAILURE
-        }
+        Ok(status) => status,
+        Err(e) => ExitStatus::failed("rocm-sdk: ", &e),
     }
+    .into()
 }
 
-fn run(cli: Cli, console: &Console) -> Result<ExitCode> {
+fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
     let command = match cli.command {
         Some(Command::GenerateMan { dir }) => {
             for page in cli_output::man::write_pages(&Cli::command(), &dir)? {
@@ -148,24 +141,22 @@ fn run(cli: Cli, console: &Console) -> Result<ExitCode> {
                     println!("wrote {}", page.display());
                 }
             }
-            return Ok(ExitCode::SUCCESS);
+            return Ok(ExitStatus::Success);
         }
         _ if cli.print_version => Command::Version(JsonArg { json: false }),
         Some(command) => command,
         None => {
-            let _ = Cli::command()
-                .error(
-                    clap::error::ErrorKind::MissingSubcommand,
-                    "'rocm-sdk' requires a subcommand but one was not provided",
-                )
-                .print();
-            return Ok(ExitCode::from(2));
+            let error = Cli::command().error(
+                clap::error::ErrorKind::MissingSubcommand,
+                "'rocm-sdk' requires a subcommand but one was not provided",
+            );
+            return Ok(ExitStatus::clap_error(&error));
         }
     };
     let site = if let Some(root) = cli.site_packages {
         Site::new(root)
     } else {
-        let exe = std::env::current_exe().map_err(rocm_sdk::Error::OwnPath)?;
+        let exe = std::env::current_exe().map_err(installed_sdk::Error::OwnPath)?;
         Site::from_executable(&exe)?
     };
     tracing::debug!("site-packages: {}", site.root().display());
@@ -196,7 +187,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitCode> {
             let (root, warnings) = site.ensure_devel()?;
             if which.json {
                 print!("{}", path_json(&root, &warnings));
-                return Ok(ExitCode::SUCCESS);
+                return Ok(ExitStatus::Success);
             }
             for warning in &warnings {
                 tracing::warn!("{warning}");
@@ -264,12 +255,10 @@ fn run(cli: Cli, console: &Console) -> Result<ExitCode> {
             } else {
                 print!("{}", report.to_text());
             }
-            if !report.is_ok() {
-                return Ok(ExitCode::FAILURE);
-            }
+            return Ok(ExitStatus::verdict(report.is_ok()));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitStatus::Success)
 }
 
 /// `init --json` (docs/formats.md).

@@ -86,3 +86,27 @@ fn man_pages_for_the_program_and_each_command() {
     assert!(!help.contains("generate-man"), "{help}");
     assert!(help.contains("usage:"), "{help}");
 }
+
+/// A missing site-packages is bad input (exit 1) for every command, never
+/// a usage error (docs/behaviour.md#exit-status).
+#[test]
+fn a_missing_site_packages_is_bad_input_for_every_command() {
+    const MISSING: &str = "/nonexistent/site-packages";
+    for command in [
+        &["init"][..],
+        &["path", "--root"],
+        &["version"],
+        &["targets"],
+        &["test", "--python", "/nonexistent/python3"],
+    ] {
+        let mut args = vec!["--site-packages", MISSING];
+        args.extend(command);
+        let out = rocm_sdk(&args);
+        let seen = format!("exit {:?}\n{}", out.status.code(), stderr(&out));
+        assert!(seen.starts_with("exit Some(1)\n"), "{command:?}: {seen}");
+        insta::assert_snapshot!(format!("missing_site_packages_{}", command[0]), seen);
+    }
+    // The command line alone: a usage error.
+    let out = rocm_sdk(&["--site-packages", MISSING, "path"]);
+    assert_eq!(out.status.code(), Some(2));
+}

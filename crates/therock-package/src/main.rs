@@ -1,27 +1,20 @@
 //! `therock-package`: turns TheRock artifacts into ROCm Python packages.
 //!
-//! A thin binary: it parses flags, reads the environment and hands values
-//! to the library crates; errors become one line on stderr and an exit code
-//! (2: usage, 1: bad input or a failed build).
+//! A thin binary: it parses flags and hands them to the library crates
+//! (`pipeline` builds, `release-check` verifies), then prints; every
+//! command's result becomes one [`ExitStatus`] (0 ok, 1 bad input or a bad
+//! release, 2 usage; docs/behaviour.md#exit-status), an error one line on
+//! stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
-
-mod assemble;
-mod build_cmd;
-mod execute;
-mod index;
-mod inspect;
-mod native;
-mod python;
-mod shard;
-mod staging;
-mod verify;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use cli_output::{Console, Verbosity};
+use cli_output::{Console, ExitStatus, Verbosity};
+use pipeline::{AssembleArgs, BuildArgs, IndexArgs, InspectArgs, PlanArgs};
+use release_check::VerifyArgs;
 
 /// Builds the ROCm Python packages from TheRock artifacts.
 ///
@@ -44,13 +37,13 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Describe an artifact directory: mode, artifacts, targets, counts, warnings.
-    Inspect(inspect::InspectArgs),
+    Inspect(InspectArgs),
     /// Build every package of the set into `--dest-dir/dist`.
-    Build(build_cmd::BuildArgs),
+    Build(BuildArgs),
     /// Print where every file would go, without writing anything.
     Plan {
         #[command(flatten)]
-        args: build_cmd::PlanArgs,
+        args: PlanArgs,
         /// Print the whole plan as JSON.
         #[arg(long)]
         json: bool,
@@ -61,14 +54,14 @@ enum Command {
     },
     /// Join the outputs of `build --shard K/N` into one release: check the
     /// shards, write the `rocm` sdists and the index, verify (docs/releasing.md).
-    Assemble(assemble::AssembleArgs),
+    Assemble(AssembleArgs),
     /// Check a release before publishing: well-formed packages, one version,
     /// identical duplicates, reachable device extras, satisfiable
     /// requirements, complete targets, resolvable ELF links (exit 1 on any problem).
-    Verify(verify::VerifyArgs),
+    Verify(VerifyArgs),
     /// Write the index pages of a dist directory: a find-links page, a PEP 503
     /// simple tree, and the PEP 658 `.metadata` file of every wheel.
-    Index(index::IndexArgs),
+    Index(IndexArgs),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -98,81 +91,69 @@ impl Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(e) => return ExitStatus::clap_error(&e).into(),
     };
     if let Some(conflict) = cli.command.usage_conflict() {
-        let _ = Cli::command()
-            .error(clap::error::ErrorKind::ArgumentConflict, conflict)
-            .print();
-        return ExitCode::from(2);
+        let error = Cli::command().error(clap::error::ErrorKind::ArgumentConflict, conflict);
+        return ExitStatus::clap_error(&error).into();
     }
     let console = Console::detect(Verbosity {
         verbose: cli.verbose,
         quiet: cli.quiet,
     });
     console.init_logging(&[]);
-    if let Command::Verify(args) = &cli.command {
-        return match verify::verify(args) {
-            Ok(report) => {
-                if args.json() {
-                    print!("{}", report.to_json());
-                } else if !(console.quiet() && report.ok()) {
-                    print!("{}", report.to_text());
-                }
-                if report.ok() {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                }
-            }
-            Err(e) => {
-                eprintln!("therock-package: error: {e:#}");
-                ExitCode::from(2)
-            }
-        };
-    }
-    // What to print on success: `-q` keeps a command's answer (`plan`,
-    // `inspect`, any `--json`) and drops reports of what was done.
-    let result = match &cli.command {
-        Command::Inspect(args) => inspect::inspect(args),
-        Command::Build(args) => build_cmd::build(args, &console)
-            .map(|r| done(args.json(), &console, || r.to_json(), || r.to_text())),
-        Command::Plan { args, json, shards } => build_cmd::plan(args, *json, *shards),
-        Command::Assemble(args) => assemble::assemble(args),
-        Command::Index(args) => {
-            index::index(args).map(|r| done(args.json(), &console, || r.to_json(), || r.to_text()))
-        }
-        Command::Completions { shell } => Ok(completions(*shell)),
-        Command::GenerateMan { dir } => cli_output::man::write_pages(&Cli::command(), dir)
-            .map_err(anyhow::Error::from)
-            .map(|written| {
-                let mut out = String::new();
-                if !console.quiet() {
-                    for page in written {
-                        let _ = writeln!(out, "wrote {}", page.display());
-                    }
-                }
-                out
-            }),
-        Command::Verify(_) => unreachable!("handled above"),
-    };
-    match result {
-        Ok(out) => {
+    match run(&cli.command, &console) {
+        Ok((out, status)) => {
             print!("{out}");
-            ExitCode::SUCCESS
+            status
         }
-        Err(e) => {
-            eprintln!("therock-package: error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => ExitStatus::failed("therock-package: error: ", &e),
     }
+    .into()
+}
+
+/// Runs one command: what to print on stdout, and how it ended. What to
+/// print on success: `-q` keeps a command's answer (`plan`, `inspect`,
+/// any `--json`) and drops reports of what was done.
+fn run(command: &Command, console: &Console) -> anyhow::Result<(String, ExitStatus)> {
+    let out = match command {
+        Command::Inspect(args) => pipeline::inspect(args)?,
+        Command::Build(args) => {
+            let r = pipeline::build(args, console)?;
+            done(args.json(), console, || r.to_json(), || r.to_text())
+        }
+        Command::Plan { args, json, shards } => pipeline::plan(args, *json, *shards)?,
+        Command::Assemble(args) => pipeline::assemble(args)?,
+        Command::Verify(args) => {
+            // A failed check is a verdict, not an error: its report is the
+            // answer, printed even with `-q`.
+            let report = release_check::verify(args)?;
+            let out = if args.json() {
+                report.to_json()
+            } else if console.quiet() && report.ok() {
+                String::new()
+            } else {
+                report.to_text()
+            };
+            return Ok((out, ExitStatus::verdict(report.ok())));
+        }
+        Command::Index(args) => {
+            let r = pipeline::index(args)?;
+            done(args.json(), console, || r.to_json(), || r.to_text())
+        }
+        Command::Completions { shell } => completions(*shell),
+        Command::GenerateMan { dir } => {
+            let written = cli_output::man::write_pages(&Cli::command(), dir)?;
+            let mut out = String::new();
+            if !console.quiet() {
+                for page in written {
+                    let _ = writeln!(out, "wrote {}", page.display());
+                }
+            }
+            out
+        }
+    };
+    Ok((out, ExitStatus::Success))
 }
 
 /// The completion script of `shell` for this program.

@@ -276,9 +276,9 @@ fn differing_wheels_name_the_members() {
 }
 
 #[test]
-fn usage_errors_exit_2() {
+fn a_missing_directory_is_bad_input_and_no_directory_a_usage_error() {
     let out = therock_package(&["verify", "/nonexistent/dist"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dist is not a directory"));
     let out = therock_package(&["verify"]);
     assert_eq!(out.status.code(), Some(2));

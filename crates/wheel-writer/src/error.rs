@@ -72,7 +72,7 @@ pub enum Error {
     /// A source could not be opened or read.
     #[error("cannot read {origin} (for member {member:?}): {source}")]
     Source {
-        /// The source, as described by [`crate::Source::origin`].
+        /// The source, as described by [`crate::MemberSource::origin`].
         origin: String,
         /// The member it was meant for.
         member: String,

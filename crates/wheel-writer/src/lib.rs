@@ -6,7 +6,7 @@
 //!   [`MemorySink`] in tests. `RECORD` is computed from the bytes as they are
 //!   written and placed last.
 //! - [`SdistBuilder`] writes `{name}-{version}.tar.gz` with `PKG-INFO` first.
-//! - Member bytes come from a [`Source`]: a file, bytes in memory, or any
+//! - Member bytes come from a [`MemberSource`]: a file, bytes in memory, or any
 //!   reader the caller can reopen (for example an ELF with patches applied
 //!   while streaming).
 //! - The zip writer deflates on a thread pool in fixed-size chunks, so peak
@@ -33,7 +33,7 @@ mod sink;
 mod source;
 mod wheel;
 mod wheel_file;
-mod zip;
+mod zip_writer;
 
 pub use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use error::Error;
@@ -51,6 +51,6 @@ pub use reader::{ReadError, RecordProblem, Verification, WheelReader};
 pub use record::MemberDigest;
 pub use sdist::SdistBuilder;
 pub use sink::{ArchiveSink, MemoryMember, MemorySink};
-pub use source::{BytesSource, FileSource, Member, ReaderSource, Source};
+pub use source::{BytesSource, FileSource, Member, MemberSource, ReaderSource};
 pub use wheel::{DEFAULT_GENERATOR, WheelBuilder, WrittenPackage};
-pub use zip::{CacheStats, CompressionCache};
+pub use zip_writer::{CacheStats, CompressionCache};

@@ -18,7 +18,7 @@ use crate::output::AtomicOutput;
 use crate::sink::{ArchiveSink, check_size};
 use crate::wheel::WrittenPackage;
 use crate::{
-    BytesSource, Compression, CoreMetadata, Error, Member, MemberDigest, Source, WriteOptions,
+    BytesSource, Compression, CoreMetadata, Error, Member, MemberDigest, MemberSource, WriteOptions,
 };
 
 /// Largest member a plain ustar header can describe (8 GiB − 1).
@@ -43,7 +43,7 @@ const USTAR_MAX_SIZE: u64 = 0o77_777_777_777;
 #[derive(Debug, Clone)]
 pub struct SdistBuilder {
     metadata: CoreMetadata,
-    files: BTreeMap<String, Arc<dyn Source>>,
+    files: BTreeMap<String, Arc<dyn MemberSource>>,
 }
 
 impl SdistBuilder {
@@ -68,7 +68,7 @@ impl SdistBuilder {
 
     /// Adds a file relative to the top directory (`pyproject.toml`,
     /// `_backend/backend.py`); `PKG-INFO` is generated.
-    pub fn add_file(&mut self, path: &str, source: Arc<dyn Source>) -> Result<(), Error> {
+    pub fn add_file(&mut self, path: &str, source: Arc<dyn MemberSource>) -> Result<(), Error> {
         validate_member_path(path)?;
         if path == "PKG-INFO" {
             return Err(Error::InvalidPath {

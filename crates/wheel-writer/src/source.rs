@@ -15,7 +15,7 @@ use std::sync::Arc;
 /// `open` may be called more than once (for example once to hash, once to
 /// compress) and must yield the same bytes each time; the writer checks both
 /// the size and, where it reads twice, the content.
-pub trait Source: Send + Sync + fmt::Debug {
+pub trait MemberSource: Send + Sync + fmt::Debug {
     /// The exact number of bytes `open` yields.
     fn size(&self) -> u64;
     /// Whether the member is stored as executable (0o755) rather than 0o644.
@@ -82,7 +82,7 @@ fn is_executable(_meta: &std::fs::Metadata) -> bool {
     false
 }
 
-impl Source for FileSource {
+impl MemberSource for FileSource {
     fn size(&self) -> u64 {
         self.size
     }
@@ -131,7 +131,7 @@ impl fmt::Debug for BytesSource {
     }
 }
 
-impl Source for BytesSource {
+impl MemberSource for BytesSource {
     fn size(&self) -> u64 {
         self.bytes.len() as u64
     }
@@ -181,7 +181,7 @@ impl<F> fmt::Debug for ReaderSource<F> {
     }
 }
 
-impl<F, R> Source for ReaderSource<F>
+impl<F, R> MemberSource for ReaderSource<F>
 where
     F: Fn() -> io::Result<R> + Send + Sync,
     R: Read + Send + 'static,
@@ -204,12 +204,12 @@ where
 #[derive(Debug, Clone)]
 pub struct Member {
     path: String,
-    source: Arc<dyn Source>,
+    source: Arc<dyn MemberSource>,
 }
 
 impl Member {
     /// A member at `path` (already validated by the caller of a sink).
-    pub fn new(path: impl Into<String>, source: Arc<dyn Source>) -> Self {
+    pub fn new(path: impl Into<String>, source: Arc<dyn MemberSource>) -> Self {
         Self {
             path: path.into(),
             source,
@@ -220,7 +220,7 @@ impl Member {
         &self.path
     }
     /// The member's bytes.
-    pub fn source(&self) -> &dyn Source {
+    pub fn source(&self) -> &dyn MemberSource {
         &*self.source
     }
     /// Unix permission bits stored for the member.

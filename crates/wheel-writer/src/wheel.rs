@@ -10,8 +10,8 @@ use crate::names::{WheelTag, escaped_dist_name, validate_build_tag, wheel_file_n
 use crate::output::AtomicOutput;
 use crate::sink::ArchiveSink;
 use crate::wheel_file::{render_entry_points, render_wheel_file, validate_console_script};
-use crate::zip::{CompressionCache, ZipSink};
-use crate::{BytesSource, CoreMetadata, Error, Member, Source, WriteOptions};
+use crate::zip_writer::{CompressionCache, ZipSink};
+use crate::{BytesSource, CoreMetadata, Error, Member, MemberSource, WriteOptions};
 use dist_info::record::{RecordEntry, render_record};
 
 /// The `Generator` written into `WHEEL` unless the caller names another.
@@ -53,8 +53,8 @@ pub struct WheelBuilder {
     root_is_purelib: bool,
     generator: String,
     console_scripts: BTreeMap<String, String>,
-    files: BTreeMap<String, Arc<dyn Source>>,
-    dist_info_files: BTreeMap<String, Arc<dyn Source>>,
+    files: BTreeMap<String, Arc<dyn MemberSource>>,
+    dist_info_files: BTreeMap<String, Arc<dyn MemberSource>>,
 }
 
 /// A package written to disk.
@@ -144,7 +144,7 @@ impl WheelBuilder {
 
     /// Adds a member installed relative to site-packages
     /// (`_rocm_sdk_core/lib/libamdhip64.so.7`).
-    pub fn add_file(&mut self, path: &str, source: Arc<dyn Source>) -> Result<(), Error> {
+    pub fn add_file(&mut self, path: &str, source: Arc<dyn MemberSource>) -> Result<(), Error> {
         validate_member_path(path)?;
         let top = path.split('/').next().unwrap_or_default();
         if top == self.dist_info_dir() || top == self.data_dir() {
@@ -159,7 +159,7 @@ impl WheelBuilder {
 
     /// Adds an executable installed into the environment's `bin/`
     /// (`{name}-{version}.data/scripts/{name}`).
-    pub fn add_script(&mut self, name: &str, source: Arc<dyn Source>) -> Result<(), Error> {
+    pub fn add_script(&mut self, name: &str, source: Arc<dyn MemberSource>) -> Result<(), Error> {
         self.add_data("scripts", name, source)
     }
 
@@ -169,7 +169,7 @@ impl WheelBuilder {
         &mut self,
         scheme: &str,
         path: &str,
-        source: Arc<dyn Source>,
+        source: Arc<dyn MemberSource>,
     ) -> Result<(), Error> {
         validate_member_path(path)?;
         if !DATA_SCHEMES.contains(&scheme) {
@@ -183,7 +183,11 @@ impl WheelBuilder {
     }
 
     /// Adds a file to `.dist-info` (for example `licenses/LICENSE`).
-    pub fn add_dist_info_file(&mut self, path: &str, source: Arc<dyn Source>) -> Result<(), Error> {
+    pub fn add_dist_info_file(
+        &mut self,
+        path: &str,
+        source: Arc<dyn MemberSource>,
+    ) -> Result<(), Error> {
         validate_member_path(path)?;
         if GENERATED.contains(&path) {
             return Err(Error::InvalidPath {
@@ -220,7 +224,7 @@ impl WheelBuilder {
         Ok(())
     }
 
-    fn insert(&mut self, path: String, source: Arc<dyn Source>) -> Result<(), Error> {
+    fn insert(&mut self, path: String, source: Arc<dyn MemberSource>) -> Result<(), Error> {
         if self.files.contains_key(&path) {
             return Err(Error::DuplicatePath { path });
         }
@@ -245,11 +249,11 @@ impl WheelBuilder {
                 });
             }
         }
-        let generated = |name: &str, text: String| -> (String, Arc<dyn Source>) {
+        let generated = |name: &str, text: String| -> (String, Arc<dyn MemberSource>) {
             let source = BytesSource::new(text.into_bytes(), false, format!("generated {name}"));
             (name.to_owned(), Arc::new(source))
         };
-        let mut info: BTreeMap<String, Arc<dyn Source>> = self.dist_info_files.clone();
+        let mut info: BTreeMap<String, Arc<dyn MemberSource>> = self.dist_info_files.clone();
         info.extend([
             generated("METADATA", self.metadata.render()?),
             generated(

@@ -10,7 +10,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use devel_tar::{Compression, DevelLinks, DevelTarWriter, WriteOptions};
+use devel_tar::{DevelLinks, DevelTarWriter, TarCodec, TarOptions};
 
 pub const VERSION: &str = "7.1.0";
 
@@ -61,10 +61,10 @@ pub fn devel_entries() -> Vec<(&'static str, Entry)> {
 }
 
 /// Writes the devel tar of `entries` with the crate's writer.
-pub fn write_tar(entries: &[(&str, Entry)], compression: Compression) -> Vec<u8> {
-    let options = WriteOptions {
+pub fn write_tar(entries: &[(&str, Entry)], compression: TarCodec) -> Vec<u8> {
+    let options = TarOptions {
         compression,
-        ..WriteOptions::default()
+        ..TarOptions::default()
     };
     let mut w = DevelTarWriter::new(Vec::new(), &options).unwrap();
     for (relpath, entry) in entries {
@@ -107,10 +107,7 @@ impl Site {
 
     /// The standard fixture: core plus devel with the sample tree.
     pub fn standard() -> Self {
-        Self::with_devel(
-            &write_tar(&devel_entries(), Compression::None),
-            "_devel.tar",
-        )
+        Self::with_devel(&write_tar(&devel_entries(), TarCodec::None), "_devel.tar")
     }
 
     pub fn install_core(&self) {

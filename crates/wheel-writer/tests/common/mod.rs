@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
-use wheel_writer::{BytesSource, CoreMetadata, Source, WheelBuilder, WheelTag};
+use wheel_writer::{BytesSource, CoreMetadata, MemberSource, WheelBuilder, WheelTag};
 
 /// Deterministic bytes that compress somewhat, like code and data tables.
 pub fn structured(len: usize, seed: u64) -> Vec<u8> {
@@ -26,7 +26,7 @@ pub fn structured(len: usize, seed: u64) -> Vec<u8> {
     out
 }
 
-pub fn bytes(data: impl Into<Vec<u8>>, executable: bool) -> Arc<dyn Source> {
+pub fn bytes(data: impl Into<Vec<u8>>, executable: bool) -> Arc<dyn MemberSource> {
     Arc::new(BytesSource::new(data.into(), executable, "test bytes"))
 }
 

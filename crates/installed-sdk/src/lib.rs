@@ -1,0 +1,42 @@
+//! An installed ROCm Python SDK: the install-time half of the ROCm Python
+//! packages, what the `rocm-sdk` program does.
+//!
+//! The native program ships at `SP/rocm_sdk_core/_bin/rocm-sdk` and is
+//! reached through the `rocm` package's `rocm-sdk` script (or `python -m
+//! rocm_sdk`); it parses its flags and prints. This library is the rest,
+//! for other tools to reuse:
+//!
+//! - [`Site`]: the site-packages of an installation (found from the
+//!   program's own location), its documents, and
+//!   [`Site::ensure_devel`] (unpack the devel tree, reconcile device links).
+//! - [`DistTargets`]: the GPU targets the release was built for.
+//! - [`distributions::installed`]: the ROCm distributions installed there.
+//! - [`self_test`]: the installation self-check of `rocm-sdk test`,
+//!   returning a [`SelfTestReport`] of [`Check`]s.
+//!
+//! ```no_run
+//! use installed_sdk::{SelfTestOptions, Site, self_test};
+//!
+//! let site = Site::new("/venv/lib/python3.12/site-packages");
+//! let report = self_test(&site, &SelfTestOptions::new("/venv/bin/python"));
+//! print!("{}", report.to_text()); // ends with "N passed, N failed"
+//! assert!(report.is_ok());
+//! ```
+//!
+//! Design notes: `docs/rocm-sdk.md`.
+
+pub mod distributions;
+mod error;
+pub mod host_libraries;
+pub mod probe;
+pub mod record;
+mod report;
+mod selftest;
+mod site;
+mod targets;
+
+pub use error::Error;
+pub use report::{Category, Check, Outcome, REPORT_SCHEMA, SelfTestReport};
+pub use selftest::{SelfTestOptions, self_test};
+pub use site::{BINARY_RELPATH, Site};
+pub use targets::{DIST_TARGETS_RELPATH, DistTargets};

@@ -1,0 +1,356 @@
+//! The result of `rocm-sdk test`: a list of checks, rendered as text (one
+//! line per check, then `N passed, N failed`) or as JSON (schema in
+//! `docs/formats.md`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// What a check is about; the order is the order checks run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Category {
+    /// The document and the required distributions.
+    Installation,
+    /// The devel tree is unpacked and its device links are current.
+    DevelUnpack,
+    /// Packages are physical (`__init__.py`) siblings in site-packages.
+    Packages,
+    /// Every ROCm distribution has the same version.
+    Versions,
+    /// Every file matches its distribution's RECORD.
+    Record,
+    /// Every shared library loads in a fresh process.
+    Libraries,
+    /// Every recorded library-table entry preloads through the Python API.
+    Preload,
+    /// Every `DT_NEEDED` resolves through the file's own search path.
+    Needed,
+    /// Console scripts exist and reach their tools.
+    Scripts,
+    /// The tools that need no GPU run and print what they should.
+    Tools,
+    /// Devel paths exist, `hipconfig --rocmpath`, libraries mirrored.
+    Devel,
+    /// The profiler's tools run.
+    Profiler,
+}
+
+impl Category {
+    /// The name used in text and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Installation => "installation",
+            Category::DevelUnpack => "devel-unpack",
+            Category::Packages => "packages",
+            Category::Versions => "versions",
+            Category::Record => "record",
+            Category::Libraries => "libraries",
+            Category::Preload => "preload",
+            Category::Needed => "needed",
+            Category::Scripts => "scripts",
+            Category::Tools => "tools",
+            Category::Devel => "devel",
+            Category::Profiler => "profiler",
+        }
+    }
+}
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// It holds.
+    Passed,
+    /// It holds on this machine but would not on another (a library taken
+    /// from the host system); the reason says what it relies on.
+    Warned,
+    /// It does not hold here; the reason says why and what to do.
+    Failed,
+    /// It was not checked: it does not apply to this installation, or the
+    /// file is not loadable by design; the reason says which.
+    Skipped,
+}
+
+impl Outcome {
+    /// The word that starts a text line: `PASS`, `WARN`, `SKIP`, `FAIL`.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Outcome::Passed => "PASS",
+            Outcome::Warned => "WARN",
+            Outcome::Failed => "FAIL",
+            Outcome::Skipped => "SKIP",
+        }
+    }
+}
+
+/// One check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// What it is about.
+    pub category: Category,
+    /// What was checked (a distribution, a library path, a script name).
+    pub name: String,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Why it ended so: what was found when it passed, what it relies on
+    /// when it warned, why it was not checked when skipped, the cause and
+    /// what to do when it failed.
+    pub reason: String,
+}
+
+impl Check {
+    /// A check that holds.
+    pub fn passed(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Passed, reason)
+    }
+
+    /// A check that holds here only, for `reason`.
+    pub fn warned(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Warned, reason)
+    }
+
+    /// A check that fails with `reason` as the cause.
+    pub fn failed(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Failed, reason)
+    }
+
+    /// A check that was not made, for `reason`.
+    pub fn skipped(category: Category, name: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self::new(category, name, Outcome::Skipped, reason)
+    }
+
+    /// Passed when `problems` is empty, else failed listing them.
+    pub fn from_problems(
+        category: Category,
+        name: impl Into<String>,
+        ok_detail: impl Into<String>,
+        problems: &[String],
+    ) -> Self {
+        if problems.is_empty() {
+            Self::passed(category, name, ok_detail)
+        } else {
+            Self::failed(category, name, summarize(problems))
+        }
+    }
+
+    fn new(
+        category: Category,
+        name: impl Into<String>,
+        outcome: Outcome,
+        reason: impl Into<String>,
+    ) -> Self {
+        Self {
+            category,
+            name: name.into(),
+            outcome,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// At most ten problems joined with `; `, then how many more there are.
+pub(crate) fn summarize(problems: &[String]) -> String {
+    const SHOWN: usize = 10;
+    let mut text = problems
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("; ");
+    if problems.len() > SHOWN {
+        let _ = write!(text, "; and {} more", problems.len() - SHOWN);
+    }
+    text
+}
+
+/// The schema of [`SelfTestReport::to_json`].
+pub const REPORT_SCHEMA: u32 = 1;
+
+/// Everything `rocm-sdk test` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelfTestReport {
+    /// The site-packages checked.
+    pub site_packages: PathBuf,
+    /// The version of rocm-sdk-core's document, when readable.
+    pub version: Option<String>,
+    /// Every check, in the order they ran.
+    pub checks: Vec<Check>,
+}
+
+impl SelfTestReport {
+    /// How many checks hold.
+    pub fn passed(&self) -> usize {
+        self.count(Outcome::Passed)
+    }
+
+    /// How many checks hold here only.
+    pub fn warned(&self) -> usize {
+        self.count(Outcome::Warned)
+    }
+
+    /// How many checks fail.
+    pub fn failed(&self) -> usize {
+        self.count(Outcome::Failed)
+    }
+
+    /// How many checks were not made.
+    pub fn skipped(&self) -> usize {
+        self.count(Outcome::Skipped)
+    }
+
+    /// True when no check failed (warnings and skips do not fail a run).
+    pub fn is_ok(&self) -> bool {
+        self.failed() == 0
+    }
+
+    fn count(&self, outcome: Outcome) -> usize {
+        self.checks.iter().filter(|c| c.outcome == outcome).count()
+    }
+
+    /// One line per check (`PASS`/`WARN`/`SKIP`/`FAIL`, category, name,
+    /// reason), then `N warned` and `N skipped` when there are any, then the
+    /// final line `N passed, N failed`.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for check in &self.checks {
+            let _ = write!(
+                out,
+                "{} {}: {}",
+                check.outcome.mark(),
+                check.category.as_str(),
+                check.name
+            );
+            if !check.reason.is_empty() {
+                let _ = write!(out, " ({})", check.reason);
+            }
+            out.push('\n');
+        }
+        if self.warned() > 0 {
+            let _ = writeln!(out, "{} warned", self.warned());
+        }
+        if self.skipped() > 0 {
+            let _ = writeln!(out, "{} skipped", self.skipped());
+        }
+        let _ = writeln!(out, "{} passed, {} failed", self.passed(), self.failed());
+        out
+    }
+
+    /// The report as JSON (`docs/formats.md`): `schema`, `site_packages`,
+    /// `version`, `checks` (each with `category`, `name`, `outcome`,
+    /// `reason`), and the counts `passed`, `warned`, `skipped`, `failed`.
+    pub fn to_json(&self) -> String {
+        // Keys are inserted in sorted order, so the output is the same
+        // whether or not `serde_json` keeps insertion order.
+        let value = serde_json::json!({
+            "checks": self.checks,
+            "failed": self.failed(),
+            "passed": self.passed(),
+            "schema": REPORT_SCHEMA,
+            "site_packages": self.site_packages,
+            "skipped": self.skipped(),
+            "version": self.version,
+            "warned": self.warned(),
+        });
+        let mut text = serde_json::to_string_pretty(&value).expect("JSON values serialise");
+        text.push('\n');
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report() -> SelfTestReport {
+        SelfTestReport {
+            site_packages: PathBuf::from("/sp"),
+            version: Some("7.1.0".to_owned()),
+            checks: vec![
+                Check::passed(Category::Record, "rocm-sdk-core 7.1.0", "3 files"),
+                Check::warned(
+                    Category::Needed,
+                    "_rocm_sdk_core/lib/libx.so",
+                    "NEEDED libtinfo.so.6 comes from the host system",
+                ),
+                Check::failed(
+                    Category::Libraries,
+                    "_rocm_sdk_core/lib/libx.so",
+                    "cannot open",
+                ),
+                Check::skipped(Category::Profiler, "rocprof-sys-run", "not installed"),
+            ],
+        }
+    }
+
+    #[test]
+    fn text_ends_with_the_totals_line() {
+        insta::assert_snapshot!(report().to_text(), @r"
+        PASS record: rocm-sdk-core 7.1.0 (3 files)
+        WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
+        FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
+        SKIP profiler: rocprof-sys-run (not installed)
+        1 warned
+        1 skipped
+        1 passed, 1 failed
+        ");
+    }
+
+    #[test]
+    fn json_has_outcome_and_reason_per_check_and_totals() {
+        insta::assert_snapshot!(report().to_json(), @r#"
+        {
+          "checks": [
+            {
+              "category": "record",
+              "name": "rocm-sdk-core 7.1.0",
+              "outcome": "passed",
+              "reason": "3 files"
+            },
+            {
+              "category": "needed",
+              "name": "_rocm_sdk_core/lib/libx.so",
+              "outcome": "warned",
+              "reason": "NEEDED libtinfo.so.6 comes from the host system"
+            },
+            {
+              "category": "libraries",
+              "name": "_rocm_sdk_core/lib/libx.so",
+              "outcome": "failed",
+              "reason": "cannot open"
+            },
+            {
+              "category": "profiler",
+              "name": "rocprof-sys-run",
+              "outcome": "skipped",
+              "reason": "not installed"
+            }
+          ],
+          "failed": 1,
+          "passed": 1,
+          "schema": 1,
+          "site_packages": "/sp",
+          "skipped": 1,
+          "version": "7.1.0",
+          "warned": 1
+        }
+        "#);
+    }
+
+    #[test]
+    fn warnings_and_skips_do_not_fail_a_run() {
+        let mut report = report();
+        report.checks.retain(|c| c.outcome != Outcome::Failed);
+        assert!(report.is_ok());
+        assert!(report.to_text().ends_with("1 passed, 0 failed\n"));
+    }
+
+    #[test]
+    fn long_problem_lists_are_cut() {
+        let problems: Vec<String> = (0..13).map(|i| format!("p{i}")).collect();
+        let text = summarize(&problems);
+        assert!(text.starts_with("p0; p1"), "{text}");
+        assert!(text.ends_with("p9; and 3 more"), "{text}");
+    }
+}

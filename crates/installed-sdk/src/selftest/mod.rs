@@ -1,0 +1,173 @@
+//! `rocm-sdk test`: the installation self-check (docs/behaviour.md#self-test) plus RECORD
+//! hashes, version consistency and `DT_NEEDED` resolution
+//! (`docs/rocm-sdk.md`).
+//!
+//! Each sub-module adds the checks of one concern to the report; none of
+//! them stops the others, so one run names every problem.
+
+mod devel;
+mod libraries;
+mod needed;
+mod packages;
+mod preload;
+mod records;
+mod run;
+mod scripts;
+mod selection;
+mod tools;
+mod versions;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use dist_info::document::DistInfo;
+use dist_info::package::PackageKind;
+
+use crate::distributions::{self, Distribution};
+use crate::probe::PythonProbe;
+use crate::report::{Category, Check, SelfTestReport};
+use crate::site::Site;
+
+/// How `rocm-sdk test` runs.
+#[derive(Debug, Clone)]
+pub struct SelfTestOptions {
+    /// The Python interpreter for imports, entry points and library loads
+    /// (the `rocm-sdk` script passes its own `sys.executable`).
+    pub python: PathBuf,
+    /// How many libraries load at the same time.
+    pub jobs: usize,
+    /// How long one library may take to load.
+    pub load_timeout: Duration,
+    /// How long one tool run (`hipconfig --rocmpath`, `--version`) may take.
+    pub run_timeout: Duration,
+}
+
+impl SelfTestOptions {
+    /// Defaults for `python`: one load per core, 60 s per load or run.
+    pub fn new(python: impl Into<PathBuf>) -> Self {
+        Self {
+            python: python.into(),
+            jobs: std::thread::available_parallelism().map_or(1, usize::from),
+            load_timeout: Duration::from_mins(1),
+            run_timeout: Duration::from_mins(1),
+        }
+    }
+}
+
+/// What every check reads: the site, core's document, the installed
+/// ROCm distributions and the Python probe.
+#[derive(Debug)]
+pub(crate) struct Context<'a> {
+    pub(crate) site: &'a Site,
+    pub(crate) document: DistInfo,
+    pub(crate) distributions: Vec<Distribution>,
+    pub(crate) probe: PythonProbe,
+    pub(crate) options: &'a SelfTestOptions,
+}
+
+impl Context<'_> {
+    pub(crate) fn sp(&self) -> &Path {
+        self.site.root()
+    }
+
+    /// Installed distributions of one kind.
+    pub(crate) fn of(&self, kind: PackageKind) -> impl Iterator<Item = &Distribution> {
+        self.distributions.iter().filter(move |d| d.kind == kind)
+    }
+
+    /// The installed distribution of a kind that is not target specific.
+    pub(crate) fn one(&self, kind: PackageKind) -> Option<&Distribution> {
+        self.of(kind).next()
+    }
+
+    /// A path relative to site-packages, for messages.
+    pub(crate) fn rel(&self, path: &Path) -> String {
+        path.strip_prefix(self.sp())
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+}
+
+/// Runs every check on the installation at `site`.
+pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
+    let mut checks = Vec::new();
+    let document = match site.core_document() {
+        Ok(document) => document,
+        Err(e) => {
+            checks.push(Check::failed(
+                Category::Installation,
+                "rocm-sdk-core document",
+                e.to_string(),
+            ));
+            return finish(site, None, checks);
+        }
+    };
+    let version = document.selector.version.clone();
+    let distributions = match distributions::installed(site.root(), &document) {
+        Ok(found) => found,
+        Err(e) => {
+            checks.push(Check::failed(
+                Category::Installation,
+                "distributions",
+                e.to_string(),
+            ));
+            return finish(site, Some(version), checks);
+        }
+    };
+    let cx = Context {
+        site,
+        document,
+        distributions,
+        probe: PythonProbe::new(&options.python, site.root()),
+        options,
+    };
+    installation(&cx, &mut checks);
+    selection::check(&cx, &mut checks);
+    // Unpack first: it appends to RECORD and creates the tree the later
+    // checks look at.
+    devel::unpack(&cx, &mut checks);
+    packages::check(&cx, &mut checks);
+    versions::check(&cx, &mut checks);
+    records::check(&cx, &mut checks);
+    libraries::check(&cx, &mut checks);
+    preload::check(&cx, &mut checks);
+    needed::check(&cx, &mut checks);
+    scripts::check(&cx, &mut checks);
+    tools::check(&cx, &mut checks);
+    devel::check(&cx, &mut checks);
+    scripts::profiler(&cx, &mut checks);
+    finish(site, Some(version), checks)
+}
+
+fn finish(site: &Site, version: Option<String>, checks: Vec<Check>) -> SelfTestReport {
+    SelfTestReport {
+        site_packages: site.root().to_path_buf(),
+        version,
+        checks,
+    }
+}
+
+/// The required distributions (`rocm`, `rocm-sdk-core`) are installed.
+fn installation(cx: &Context<'_>, checks: &mut Vec<Check>) {
+    for record in cx.document.packages.iter().filter(|p| p.required) {
+        let name = &record.dist_template;
+        let check = match cx.one(record.logical) {
+            Some(d) => Check::passed(
+                Category::Installation,
+                name,
+                format!("{} {}", d.name, d.version),
+            ),
+            None => Check::failed(
+                Category::Installation,
+                name,
+                format!(
+                    "not installed in {}; run `pip install \"{name}=={}\"`",
+                    cx.sp().display(),
+                    cx.document.selector.version
+                ),
+            ),
+        };
+        checks.push(check);
+    }
+}

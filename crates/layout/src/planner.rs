@@ -1,0 +1,591 @@
+//! Putting the plan together: packages, selectors and the checks of docs/behaviour.md#build-checks.
+
+use std::collections::BTreeSet;
+
+use artifacts::{ArtifactDir, ArtifactFilter, Catalog, GENERIC_TARGET, PathFilter};
+use dist_info::devel_links::DevelLinks;
+use dist_info::devel_tree::TreeNames;
+use dist_info::document::DistInfo;
+use dist_info::families::FamilyTable;
+use dist_info::libraries_record::{self, LibrariesRecord};
+use dist_info::nonce::Nonce;
+use dist_info::package::{Mode, Package, PackageKind};
+use dist_info::project_metadata::ProjectMetadata;
+use dist_info::requirement::{Platform, Requirement};
+use dist_info::selector::{Selector, SelectorInput};
+use dist_info::target::base_target;
+use dist_info::version::Version;
+
+use crate::devel::{RuntimeIndex, plan_devel};
+use crate::error::Error;
+use crate::facts::Facts;
+use crate::libraries::check_runtime_libraries;
+use crate::plan::{Action, PackagePlan, Plan, PlannedFile, SelectorPlan};
+use crate::rules;
+use crate::runtime::{Links, Runtime, Target};
+
+/// A file the caller adds to a package (Python modules, the native
+/// `rocm-sdk` binary).
+#[derive(Debug, Clone)]
+pub struct ExtraFile {
+    /// The package that ships it.
+    pub package: PackageKind,
+    /// Its path inside the wheel, `{pure}` standing for the pure package
+    /// (`{pure}/__init__.py`).
+    pub dest: String,
+    /// Installed executable.
+    pub executable: bool,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Everything a plan is made from; the caller has read flags and the
+/// environment.
+#[derive(Debug)]
+pub struct PlanInput<'a> {
+    /// The artifacts.
+    pub artifacts: &'a ArtifactDir,
+    /// The version of every package (canonicalised here).
+    pub version: String,
+    /// `--version-suffix`: the nonce of platform packages.
+    pub nonce: Nonce,
+    /// The wheel platform tag; platform rules follow it, not the host.
+    pub platform_tag: String,
+    /// `--linux-amdgpu-families` as given.
+    pub linux_families: Option<String>,
+    /// `--windows-amdgpu-families` as given.
+    pub windows_families: Option<String>,
+    /// Files the caller adds to packages.
+    pub extra_files: Vec<ExtraFile>,
+    /// `console_scripts` per package kind: `(name, "module:function")`.
+    pub console_scripts: Vec<(PackageKind, String, String)>,
+    /// The devel tarball's file name in the devel pure package
+    /// (`_devel.tar`, `_devel.tar.xz`, `_devel.tar.zst`).
+    pub devel_tar_name: String,
+    /// Summaries, licence and project URLs of every package.
+    pub metadata: ProjectMetadata,
+}
+
+impl<'a> PlanInput<'a> {
+    /// An input with no platform flags, no nonce and no extra files.
+    pub fn new(artifacts: &'a ArtifactDir, version: &str, platform_tag: &str) -> Self {
+        Self {
+            artifacts,
+            version: version.to_owned(),
+            nonce: Nonce::NONE,
+            platform_tag: platform_tag.to_owned(),
+            linux_families: None,
+            windows_families: None,
+            extra_files: Vec::new(),
+            console_scripts: Vec::new(),
+            devel_tar_name: "_devel.tar".to_owned(),
+            metadata: ProjectMetadata::default(),
+        }
+    }
+
+    fn is_windows(&self) -> bool {
+        self.platform_tag.starts_with("win")
+    }
+}
+
+/// Builds the plan of every package and selector.
+pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
+    let manifest = input.artifacts.therock_manifest()?;
+    let mode = match manifest.mode {
+        artifacts::Mode::KpackSplit => Mode::Kpack,
+        artifacts::Mode::Legacy => Mode::Legacy,
+    };
+    let version: Version = input
+        .version
+        .parse()
+        .map_err(|e| Error::Model(format!("--version {}: {e}", input.version)))?;
+    let planner = Planner {
+        input,
+        mode,
+        version: version.to_string(),
+        core_platform: platform_of(PackageKind::Core, mode, &input.nonce, None),
+        facts: Facts::default(),
+    };
+    planner.run(&version)
+}
+
+struct Planner<'i, 'a> {
+    input: &'i PlanInput<'a>,
+    mode: Mode,
+    version: String,
+    core_platform: String,
+    facts: Facts,
+}
+
+fn package(kind: PackageKind, mode: Mode, nonce: &Nonce) -> Package {
+    Package::new(kind, mode, nonce)
+}
+
+fn platform_of(kind: PackageKind, mode: Mode, nonce: &Nonce, target: Option<&str>) -> String {
+    package(kind, mode, nonce)
+        .platform_package(target)
+        .expect("runtime packages have platform packages")
+        .expect("runtime packages have platform packages")
+}
+
+impl Planner<'_, '_> {
+    fn catalog(
+        &mut self,
+        artifacts: &ArtifactFilter,
+        paths: &PathFilter,
+    ) -> Result<Catalog, Error> {
+        let catalog = self.input.artifacts.catalog(artifacts, paths)?;
+        for warning in catalog.warnings() {
+            tracing::warn!("{warning}");
+        }
+        self.facts.gather(catalog.entries())?;
+        Ok(catalog)
+    }
+
+    fn run(mut self, version: &Version) -> Result<Plan, Error> {
+        let windows = self.input.is_windows();
+        let on_disk = self.on_disk_targets();
+        let mut packages = Vec::new();
+        let mut index = RuntimeIndex::default();
+
+        let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
+        check_runtime_libraries(&core, &self.facts, PackageKind::Core, windows)?;
+        let (core_plan, core_rt) =
+            self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
+        index.add(
+            &self.core_platform,
+            core_rt.shipped.keys(),
+            &core_rt.aliases,
+        );
+        packages.push(core_plan);
+
+        let profiler = self.catalog(&rules::profiler_artifacts(), &rules::profiler_paths())?;
+        if profiler.is_empty() {
+            if !windows {
+                return Err(Error::Check(
+                    "no profiler artifacts (rocprofiler-compute, rocprofiler-systems): refusing to \
+                     build an empty rocm-profiler package; include them in the artifact directory"
+                        .into(),
+                ));
+            }
+            tracing::info!("no profiler artifacts: rocm-profiler is skipped on Windows");
+        } else {
+            let (plan, rt) =
+                self.runtime(&profiler, PackageKind::Profiler, None, Links::Runtime, None);
+            index.add(
+                &platform_of(PackageKind::Profiler, self.mode, &self.input.nonce, None),
+                rt.shipped.keys(),
+                &rt.aliases,
+            );
+            packages.push(plan);
+        }
+
+        match self.mode {
+            Mode::Kpack => {
+                let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
+                require_libraries(&libs, None)?;
+                check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
+                let mut kpack_index = index;
+                {
+                    let (plan, rt) =
+                        self.runtime(&libs, PackageKind::Libraries, None, Links::Runtime, None);
+                    kpack_index.add(
+                        &platform_of(PackageKind::Libraries, self.mode, &self.input.nonce, None),
+                        rt.shipped.keys(),
+                        &rt.aliases,
+                    );
+                    packages.push(plan);
+                }
+                self.check_kpack_complete(&on_disk)?;
+                for base in dist_info::target::base_targets(&on_disk) {
+                    let device =
+                        self.catalog(&rules::device_artifacts(&base), &PathFilter::new())?;
+                    let (plan, _) = self.runtime(
+                        &device,
+                        PackageKind::Device,
+                        Some(&base),
+                        Links::Dereference,
+                        None,
+                    );
+                    packages.push(plan);
+                }
+                let devel =
+                    self.catalog(&rules::devel_artifacts(self.mode, None), &PathFilter::new())?;
+                if !devel.is_empty() {
+                    packages.push(self.devel(&devel, &kpack_index, None));
+                }
+            }
+            Mode::Legacy => {
+                let several = on_disk.len() > 1;
+                for family in &on_disk {
+                    let libs = self.catalog(
+                        &rules::libraries_artifacts(Some(family)),
+                        &PathFilter::new(),
+                    )?;
+                    // Core and the profiler own their files first; never another family's.
+                    let mut family_index = index.clone();
+                    require_libraries(&libs, Some(family))?;
+                    check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
+                    {
+                        let (plan, rt) = self.runtime(
+                            &libs,
+                            PackageKind::Libraries,
+                            Some(family),
+                            Links::Runtime,
+                            None,
+                        );
+                        family_index.add(
+                            &platform_of(
+                                PackageKind::Libraries,
+                                self.mode,
+                                &self.input.nonce,
+                                Some(family),
+                            ),
+                            rt.shipped.keys(),
+                            &rt.aliases,
+                        );
+                        packages.push(plan);
+                    }
+                    let devel = self.catalog(
+                        &rules::devel_artifacts(self.mode, Some(family)),
+                        &PathFilter::new(),
+                    )?;
+                    if !devel.is_empty() {
+                        let subdir = if several { family.as_str() } else { "" };
+                        packages.push(self.devel(&devel, &family_index, Some((family, subdir))));
+                    }
+                }
+            }
+        }
+
+        let selectors = self.selectors(version, &on_disk, &packages)?;
+        let dist_info = &selectors
+            .iter()
+            .find(|s| s.restricted_to.is_none())
+            .or(selectors.first())
+            .expect("every build has a selector")
+            .dist_info_json;
+        for p in &mut packages {
+            self.finish_package(p, dist_info);
+        }
+        Ok(Plan {
+            mode: self.mode,
+            version: self.version,
+            platform_tag: self.input.platform_tag.clone(),
+            nonce: self.input.nonce.clone(),
+            metadata: self.input.metadata.clone(),
+            packages,
+            selectors,
+        })
+    }
+
+    /// Device targets (kpack) or families (legacy) present on disk, sorted.
+    fn on_disk_targets(&self) -> Vec<String> {
+        let set: BTreeSet<String> = self
+            .input
+            .artifacts
+            .artifacts()
+            .iter()
+            .map(artifacts::Artifact::name)
+            .filter(|n| n.target() != GENERIC_TARGET)
+            .filter(|n| match self.mode {
+                Mode::Kpack => rules::is_device_name(n.name()) && n.component() == "lib",
+                Mode::Legacy => true,
+            })
+            .map(|n| n.target().to_owned())
+            .collect();
+        set.into_iter().collect()
+    }
+
+    fn runtime(
+        &self,
+        catalog: &Catalog,
+        kind: PackageKind,
+        target: Option<&str>,
+        links: Links,
+        subdir: Option<&str>,
+    ) -> (PackagePlan, Runtime) {
+        let platform = platform_of(kind, self.mode, &self.input.nonce, target);
+        let mut rt = Runtime::plan(
+            catalog,
+            &self.facts,
+            &Target {
+                kind,
+                platform: &platform,
+                core_platform: &self.core_platform,
+                links,
+                launchers: !self.input.is_windows(),
+            },
+        );
+        if kind == PackageKind::Profiler {
+            rt.add_profiler_names(!self.input.is_windows());
+        }
+        let mut files = rt.files(&platform);
+        if kind == PackageKind::Device {
+            let target = target.expect("device packages have a target");
+            let doc = DevelLinks::new(&self.version, &platform, rt.shipped.keys().cloned());
+            files.push(generated(
+                format!("{platform}/.devel_links/{}", DevelLinks::file_name(target)),
+                "device-link manifest",
+                doc.to_json().into_bytes(),
+            ));
+        } else {
+            // The platform package is a physical package; only the owner of
+            // the directory ships its `__init__.py` (never a device wheel).
+            files.push(generated(
+                format!("{platform}/__init__.py"),
+                "platform package marker",
+                Vec::new(),
+            ));
+        }
+        let plan = PackagePlan {
+            kind,
+            dist_name: self.dist_name(kind, target),
+            target: target.map(str::to_owned),
+            subdir: subdir.unwrap_or_default().to_owned(),
+            summary: self.input.metadata.summary(kind, target),
+            requires: self.requires(kind, target),
+            console_scripts: Vec::new(),
+            files,
+            devel_tree: Vec::new(),
+            soname_aliases: rt.aliases.clone(),
+            dropped: rt.dropped.clone(),
+        };
+        (plan, rt)
+    }
+
+    fn devel(
+        &self,
+        catalog: &Catalog,
+        index: &RuntimeIndex,
+        family: Option<(&String, &str)>,
+    ) -> PackagePlan {
+        let names = TreeNames::new(&self.input.nonce);
+        let (tree, dropped) = plan_devel(catalog, &self.facts, index, &names);
+        PackagePlan {
+            kind: PackageKind::Devel,
+            dist_name: self.dist_name(PackageKind::Devel, None),
+            target: family.map(|(f, _)| f.clone()),
+            subdir: family.map(|(_, s)| s.to_owned()).unwrap_or_default(),
+            summary: self.input.metadata.summary(PackageKind::Devel, None),
+            requires: self.requires(PackageKind::Devel, None),
+            console_scripts: Vec::new(),
+            files: vec![PlannedFile {
+                dest: String::new(),
+                executable: false,
+                action: Action::DevelTar,
+            }],
+            devel_tree: tree,
+            soname_aliases: Vec::new(),
+            dropped,
+        }
+    }
+
+    fn dist_name(&self, kind: PackageKind, target: Option<&str>) -> String {
+        package(kind, self.mode, &self.input.nonce)
+            .dist_name(target)
+            .expect("packages of the mode, with a target when needed")
+    }
+
+    /// Exact pins between packages: libraries and devel need core, a device
+    /// wheel needs the libraries it overlays.
+    fn requires(&self, kind: PackageKind, _target: Option<&str>) -> Vec<String> {
+        let needs = match kind {
+            PackageKind::Libraries | PackageKind::Devel => Some(PackageKind::Core),
+            PackageKind::Device => Some(PackageKind::Libraries),
+            _ => None,
+        };
+        needs
+            .map(|k| Requirement::pin(&self.dist_name(k, None), &self.version).to_string())
+            .into_iter()
+            .collect()
+    }
+
+    /// Adds the shared files: `_dist_info.json` in the pure package, the
+    /// library record in the platform package (core and libraries), the
+    /// caller's extra files, console scripts; then sorts.
+    fn finish_package(&self, p: &mut PackagePlan, dist_info: &[u8]) {
+        if let Some(record) = self.libraries_record(p) {
+            p.files.push(record);
+        }
+        let pure = package(p.kind, self.mode, &self.input.nonce)
+            .pure_package(p.target.as_deref())
+            .ok()
+            .flatten();
+        if let Some(pure) = &pure {
+            p.files.push(generated(
+                format!("{pure}/_dist_info.json"),
+                "dist-info document",
+                dist_info.to_vec(),
+            ));
+            for extra in self
+                .input
+                .extra_files
+                .iter()
+                .filter(|e| e.package == p.kind)
+            {
+                p.files.push(PlannedFile {
+                    dest: extra.dest.replace("{pure}", pure),
+                    executable: extra.executable,
+                    action: Action::Generated {
+                        what: "shipped with therock-package".into(),
+                        bytes: extra.bytes.clone(),
+                    },
+                });
+            }
+        }
+        if p.kind == PackageKind::Devel {
+            let tar = p
+                .files
+                .iter_mut()
+                .find(|f| matches!(f.action, Action::DevelTar));
+            if let (Some(tar), Some(pure)) = (tar, &pure) {
+                tar.dest = format!("{pure}/{}", self.input.devel_tar_name);
+            }
+        }
+        p.console_scripts = self
+            .input
+            .console_scripts
+            .iter()
+            .filter(|(k, _, _)| *k == p.kind)
+            .map(|(_, name, object)| (name.clone(), object.clone()))
+            .collect();
+        p.files.sort_by(|a, b| a.dest.cmp(&b.dest));
+    }
+
+    /// `{platform}/_libraries.json` of a package that owns library-table
+    /// entries (core, libraries): which entries its files provide, written
+    /// even when none do (`docs/formats.md`).
+    fn libraries_record(&self, p: &PackagePlan) -> Option<PlannedFile> {
+        if !matches!(p.kind, PackageKind::Core | PackageKind::Libraries) {
+            return None;
+        }
+        let platform_dir = platform_of(p.kind, self.mode, &self.input.nonce, p.target.as_deref());
+        let prefix = format!("{platform_dir}/");
+        let platform = if self.input.is_windows() {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        };
+        let record = LibrariesRecord::from_shipped_files(
+            &p.dist_name,
+            p.kind,
+            platform,
+            p.files.iter().filter_map(|f| f.dest.strip_prefix(&prefix)),
+        );
+        Some(generated(
+            format!("{prefix}{}", libraries_record::FILE_NAME),
+            "library record",
+            record.to_json(),
+        ))
+    }
+
+    /// docs/behaviour.md#build-checks: with the platform's target list given, every listed target
+    /// has device artifacts.
+    fn check_kpack_complete(&self, on_disk: &[String]) -> Result<(), Error> {
+        let list = if self.input.is_windows() {
+            &self.input.windows_families
+        } else {
+            &self.input.linux_families
+        };
+        let Some(list) = list.as_deref() else {
+            return Ok(());
+        };
+        let families = FamilyTable::builtin();
+        let names = families
+            .parse_list(list)
+            .map_err(|e| Error::Model(e.to_string()))?;
+        let expected = families
+            .expand(&names)
+            .map_err(|e| Error::Model(e.to_string()))?;
+        let discovered: BTreeSet<&str> = on_disk.iter().map(|t| base_target(t)).collect();
+        let missing: Vec<&str> = expected
+            .iter()
+            .map(String::as_str)
+            .filter(|t| !discovered.contains(t))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Check(format!(
+            "kpack build is incomplete: no device artifacts for {}; expected {} from the family list, \
+             discovered {}; fetch the missing targets' artifacts or fix the family list",
+            missing.join(", "),
+            expected.join(", "),
+            discovered.into_iter().collect::<Vec<_>>().join(", ")
+        )))
+    }
+
+    fn selectors(
+        &self,
+        version: &Version,
+        on_disk: &[String],
+        packages: &[PackagePlan],
+    ) -> Result<Vec<SelectorPlan>, Error> {
+        let contents: BTreeSet<PackageKind> = packages.iter().map(|p| p.kind).collect();
+        let base = SelectorInput {
+            packages: contents,
+            on_disk: on_disk.to_vec(),
+            linux_families: self.input.linux_families.clone(),
+            windows_families: self.input.windows_families.clone(),
+            restrict_to_family: None,
+        };
+        let restrictions: Vec<Option<String>> = if self.mode == Mode::Legacy && on_disk.len() > 1 {
+            on_disk.iter().cloned().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        restrictions
+            .into_iter()
+            .map(|restrict| {
+                let input = SelectorInput {
+                    restrict_to_family: restrict.clone(),
+                    ..base.clone()
+                };
+                let selector = Selector::plan(self.mode, version, &input, FamilyTable::builtin())
+                    .map_err(|e| Error::Model(e.to_string()))?;
+                let metadata = selector.metadata(None);
+                let extras = metadata
+                    .extras
+                    .iter()
+                    .map(|e| {
+                        (
+                            e.name.clone(),
+                            e.requirements.iter().map(ToString::to_string).collect(),
+                        )
+                    })
+                    .collect();
+                Ok(SelectorPlan {
+                    subdir: restrict.clone().unwrap_or_default(),
+                    restricted_to: restrict,
+                    dist_info_json: DistInfo::new(selector, &self.input.nonce).to_json(),
+                    extras,
+                })
+            })
+            .collect()
+    }
+}
+
+/// docs/behaviour.md#build-checks: a set without its libraries package is not published.
+fn require_libraries(libs: &Catalog, family: Option<&str>) -> Result<(), Error> {
+    if !libs.is_empty() {
+        return Ok(());
+    }
+    let which = family.map_or_else(|| "generic".to_owned(), |f| format!("generic or {f}"));
+    Err(Error::Check(format!(
+        "no libraries artifacts ({} with component lib, target {which}): refusing to build a \
+         set without rocm-sdk-libraries; include them in the artifact directory",
+        rules::LIBRARIES_NAMES.join(", ")
+    )))
+}
+
+fn generated(dest: String, what: &str, bytes: Vec<u8>) -> PlannedFile {
+    PlannedFile {
+        dest,
+        executable: false,
+        action: Action::Generated {
+            what: what.to_owned(),
+            bytes,
+        },
+    }
+}

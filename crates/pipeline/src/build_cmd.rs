@@ -1,0 +1,594 @@
+//! `therock-package build` and `plan`: flags → plan → packages.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use artifacts::ArtifactDir;
+use clap::{Args, ValueEnum};
+use cli_output::Console;
+use dist_info::console_scripts::all_console_scripts;
+use dist_info::project_metadata::ProjectMetadata;
+use dist_info::requirement::Platform;
+use layout::{Plan, PlanInput};
+use serde::Serialize;
+use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
+
+use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
+use crate::python;
+use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
+use crate::staging::Staging;
+use release_check::sha256_file;
+
+/// Test hook: a directory of FIFOs named for points of the commit
+/// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
+const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
+
+/// Inputs shared by `plan` and `build`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// TheRock's artifact directory.
+    #[arg(long, value_name = "DIR")]
+    artifact_dir: PathBuf,
+    /// The package version (default: the one `therock_manifest.json` records).
+    #[arg(long)]
+    version: Option<String>,
+    /// Nonce appended to platform package directory names.
+    #[arg(long, default_value = "")]
+    version_suffix: String,
+    /// Families the Linux release offers (`,` or `;` separated; empty: none).
+    #[arg(long, value_name = "FAMILIES")]
+    linux_amdgpu_families: Option<String>,
+    /// Families the Windows release offers (`,` or `;` separated; empty: none).
+    #[arg(long, value_name = "FAMILIES")]
+    windows_amdgpu_families: Option<String>,
+    /// Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's).
+    #[arg(long, value_name = "TAG")]
+    platform_tag: Option<String>,
+    /// The devel tarball codec.
+    #[arg(long, value_enum)]
+    devel_compression: Option<DevelCompression>,
+    /// Compress the devel tarball with xz (same as `--devel-compression xz`).
+    #[arg(long, overrides_with = "no_devel_tarball_compression")]
+    devel_tarball_compression: bool,
+    /// Store the devel tarball uncompressed (the default).
+    #[arg(long)]
+    no_devel_tarball_compression: bool,
+    /// A TOML file with the packages' `license-expression`, `[project-urls]`
+    /// and `[summaries]` (docs/pipeline.md); unset keys keep their defaults.
+    #[arg(long, value_name = "FILE")]
+    metadata: Option<PathBuf>,
+    /// `License-Expression` of every package (overrides `--metadata`).
+    #[arg(long, value_name = "SPDX")]
+    license_expression: Option<String>,
+    /// A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of
+    /// `--metadata` and the defaults).
+    #[arg(long, value_name = "LABEL=URL", value_parser = parse_project_url)]
+    project_url: Vec<(String, String)>,
+}
+
+fn parse_project_url(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((label, url)) if !label.is_empty() && !url.is_empty() => {
+            Ok((label.to_owned(), url.to_owned()))
+        }
+        _ => Err(format!("{text:?} is not LABEL=URL")),
+    }
+}
+
+/// `therock-package build`.
+#[derive(Debug, Args)]
+#[allow(clippy::struct_excessive_bools)] // clap's `--flag`/`--no-flag` pairs
+pub struct BuildArgs {
+    #[command(flatten)]
+    plan: PlanArgs,
+    /// Where `dist/` is written.
+    #[arg(long, value_name = "DIR")]
+    dest_dir: PathBuf,
+    /// Write the packages (the default).
+    #[arg(long, overrides_with = "no_build_packages")]
+    build_packages: bool,
+    /// Validate and write `plan.json` only.
+    #[arg(long)]
+    no_build_packages: bool,
+    /// Deflate wheel members (the default).
+    #[arg(long, overrides_with = "no_wheel_compression")]
+    wheel_compression: bool,
+    /// Store wheel members uncompressed.
+    #[arg(long)]
+    no_wheel_compression: bool,
+    /// Deflate level of wheel members (libdeflate): 1 fastest … 12 smallest,
+    /// 0 stores them. Default 6, smaller than Python's zipfile at level 6.
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=12))]
+    compression_level: Option<u32>,
+    /// Threads for compression (default: one per core; at most four per core).
+    #[arg(long, short, default_value_t = 0)]
+    jobs: usize,
+    /// Build only shard K of N (`plan --shards N` lists them) and write
+    /// `shard.json` beside `dist/` for `assemble` (docs/releasing.md).
+    #[arg(long, value_name = "K/N", conflicts_with = "no_build_packages")]
+    shard: Option<ShardId>,
+    /// Print the report as JSON: every written file with its size and
+    /// sha256 (docs/formats.md).
+    #[arg(long)]
+    json: bool,
+}
+
+impl BuildArgs {
+    /// Whether `--json` was given.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    /// The wheel codec from `--compression-level` and
+    /// `--[no-]wheel-compression` (after [`BuildArgs::usage_conflict`]
+    /// found none).
+    fn wheel_compression(&self) -> Compression {
+        match (self.no_wheel_compression, self.compression_level) {
+            (true, _) | (false, Some(0)) => Compression::Stored,
+            (false, Some(level)) => Compression::Deflate { level },
+            (false, None) => Compression::default(),
+        }
+    }
+}
+
+/// The devel tarball codecs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DevelCompression {
+    /// `_devel.tar`.
+    None,
+    /// `_devel.tar.xz`.
+    Xz,
+    /// `_devel.tar.zst`.
+    Zstd,
+}
+
+impl PlanArgs {
+    /// The codec named by `--devel-tarball-compression` /
+    /// `--no-devel-tarball-compression` (the reference's spellings), if given.
+    fn reference_codec_flag(&self) -> Option<(&'static str, DevelCompression)> {
+        if self.devel_tarball_compression {
+            Some(("--devel-tarball-compression", DevelCompression::Xz))
+        } else if self.no_devel_tarball_compression {
+            Some(("--no-devel-tarball-compression", DevelCompression::None))
+        } else {
+            None
+        }
+    }
+
+    /// A usage problem clap's own rules cannot express: the two spellings
+    /// of the devel codec must agree.
+    pub fn usage_conflict(&self) -> Option<String> {
+        let (flag, implied) = self.reference_codec_flag()?;
+        let chosen = self.devel_compression?;
+        (chosen != implied).then(|| {
+            format!(
+                "{flag} means --devel-compression {} but --devel-compression {} was given; give one of them",
+                codec_name(implied),
+                codec_name(chosen)
+            )
+        })
+    }
+
+    /// The devel codec (after [`PlanArgs::usage_conflict`] found none).
+    fn devel_compression(&self) -> devel_tar::TarCodec {
+        let chosen = self
+            .devel_compression
+            .or(self.reference_codec_flag().map(|(_, c)| c))
+            .unwrap_or(DevelCompression::None);
+        match chosen {
+            DevelCompression::None => devel_tar::TarCodec::None,
+            DevelCompression::Xz => devel_tar::TarCodec::Xz { preset: 6 },
+            DevelCompression::Zstd => devel_tar::TarCodec::Zstd { level: 19 },
+        }
+    }
+
+    fn platform_tag(&self) -> String {
+        self.platform_tag
+            .clone()
+            .or_else(|| {
+                std::env::var("ROCM_SDK_WHEEL_PLATFORM_TAG")
+                    .ok()
+                    .filter(|t| !t.is_empty())
+            })
+            .unwrap_or_else(host_platform_tag)
+    }
+
+    /// The metadata of `--metadata`, `--license-expression` and
+    /// `--project-url` over the defaults.
+    fn project_metadata(&self) -> Result<ProjectMetadata> {
+        let mut metadata = match &self.metadata {
+            None => ProjectMetadata::default(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("cannot read the metadata file {}", path.display()))?;
+                ProjectMetadata::from_toml(&text).with_context(|| {
+                    format!(
+                        "the metadata file {} cannot be used; fix it",
+                        path.display()
+                    )
+                })?
+            }
+        };
+        if let Some(expression) = &self.license_expression {
+            metadata.license_expression.clone_from(expression);
+        }
+        if !self.project_url.is_empty() {
+            metadata.project_urls.clone_from(&self.project_url);
+        }
+        Ok(metadata)
+    }
+
+    /// Reads the artifacts and makes the plan.
+    fn plan(&self) -> Result<Plan> {
+        self.plan_from(&self.open_artifacts()?)
+    }
+
+    /// Discovers and indexes the artifacts.
+    fn open_artifacts(&self) -> Result<ArtifactDir> {
+        let dir = ArtifactDir::open(&self.artifact_dir)?;
+        for notice in dir.notices() {
+            tracing::info!("{notice}");
+        }
+        Ok(dir)
+    }
+
+    /// Makes the plan from indexed artifacts.
+    fn plan_from(&self, dir: &ArtifactDir) -> Result<Plan> {
+        let manifest = dir.therock_manifest()?;
+        let version = dist_info::version::choose_version(
+            manifest.version.as_deref(),
+            self.version.as_deref(),
+        )?;
+        let platform_tag = self.platform_tag();
+        let platform = if platform_tag.starts_with("win") {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        };
+        let mut input = PlanInput::new(dir, &version.version.to_string(), &platform_tag);
+        input.nonce = self
+            .version_suffix
+            .parse()
+            .context("invalid --version-suffix")?;
+        input.linux_families.clone_from(&self.linux_amdgpu_families);
+        input
+            .windows_families
+            .clone_from(&self.windows_amdgpu_families);
+        self.devel_compression()
+            .file_name()
+            .clone_into(&mut input.devel_tar_name);
+        input.metadata = self.project_metadata()?;
+        input.extra_files = python::wheel_files(platform, &platform_tag)?;
+        input.console_scripts = all_console_scripts()
+            .into_iter()
+            .filter(|s| s.on(platform))
+            .map(|s| (s.package, s.name.clone(), s.entry_point()))
+            .collect();
+        let plan = layout::plan(&input)?;
+        check_unique_outputs(&plan)?;
+        Ok(plan)
+    }
+}
+
+fn codec_name(codec: DevelCompression) -> String {
+    codec
+        .to_possible_value()
+        .expect("every codec has a name")
+        .get_name()
+        .to_owned()
+}
+
+impl BuildArgs {
+    /// See [`PlanArgs::usage_conflict`]; the wheel codec's two spellings
+    /// must agree too.
+    pub fn usage_conflict(&self) -> Option<String> {
+        match (self.no_wheel_compression, self.compression_level) {
+            (true, Some(level)) if level > 0 => Some(format!(
+                "--no-wheel-compression stores wheel members but --compression-level {level} deflates them; give one of them"
+            )),
+            _ => self.plan.usage_conflict(),
+        }
+    }
+}
+
+/// `therock-package plan`: prints the plan, or with `shards` its split
+/// into that many shards.
+pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
+    let plan = args.plan()?;
+    if let Some(count) = shards {
+        let shards = ShardPlan::new(&plan, count)?;
+        return Ok(if json {
+            shards.to_json()
+        } else {
+            shards.to_text(&plan)
+        });
+    }
+    Ok(if json {
+        plan.to_json()
+    } else {
+        summary_of_plan(&plan)
+    })
+}
+
+fn summary_of_plan(plan: &Plan) -> String {
+    let mut out = format!(
+        "{:?} build, version {}, {}\n",
+        plan.mode, plan.version, plan.platform_tag
+    );
+    for p in &plan.packages {
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>6} files {:>6} devel entries {:>4} aliases {:>4} dropped",
+            p.dist_name,
+            p.files.len(),
+            p.devel_tree.len(),
+            p.soname_aliases.len(),
+            p.dropped.len()
+        );
+    }
+    for s in &plan.selectors {
+        let _ = writeln!(
+            out,
+            "  rocm (sdist) in dist/{} with {} extras",
+            s.subdir,
+            s.extras.len()
+        );
+    }
+    out
+}
+
+/// `therock-package build`.
+pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
+    let started = Instant::now();
+    let compression = args.wheel_compression();
+    let dir = args.plan.open_artifacts()?;
+    if args.no_build_packages {
+        let plan = args.plan.plan_from(&dir)?;
+        std::fs::create_dir_all(&args.dest_dir)
+            .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+        let path = args.dest_dir.join("plan.json");
+        write_atomically(&path, plan.to_json().as_bytes())?;
+        let size = std::fs::metadata(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        return Ok(BuildReport::new(
+            Outcome::PlanValidated,
+            args.dest_dir.join("dist"),
+            vec![written_file(path, size, args.json)?],
+            started,
+        ));
+    }
+    let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
+    // Archives are read once, into the staging directory (docs/artifacts.md).
+    let (dir, staging) = if dir.has_archives() {
+        std::fs::create_dir_all(&args.dest_dir)
+            .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+        let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates.clone())?;
+        (dir.extract_archives(&staging.extracted())?, Some(staging))
+    } else {
+        (dir, None)
+    };
+    let plan = args.plan.plan_from(&dir)?;
+    let shard = args
+        .shard
+        .map(|id| Ok::<_, anyhow::Error>((id, ShardPlan::new(&plan, id.count)?)))
+        .transpose()?;
+    std::fs::create_dir_all(&args.dest_dir)
+        .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+    let epoch = source_date_epoch()?;
+    let wheel = WriteOptions::default()
+        .with_compression(compression)
+        .with_jobs(args.jobs)
+        .with_source_date_epoch(epoch);
+    let jobs = wheel.effective_jobs();
+    if args.jobs > jobs {
+        tracing::warn!(
+            "--jobs {} is more than {MAX_JOBS_PER_CORE} threads per core; using {jobs}",
+            args.jobs
+        );
+    }
+    tracing::info!("using {jobs} compression threads");
+    let options = ExecuteOptions {
+        dest_dir: args.dest_dir.clone(),
+        wheel,
+        devel: args.plan.devel_compression(),
+        mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
+        console: console.clone(),
+        commit_gates,
+    };
+    if args.jobs > 0 {
+        // Ignore the error when a pool already exists (tests call build twice).
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build_global();
+    }
+    let written = match &shard {
+        Some((id, shards)) => execute(
+            &shards.select(&plan, *id),
+            &python::sdist_files(),
+            &options,
+            staging,
+        )?,
+        None => execute(&plan, &python::sdist_files(), &options, staging)?,
+    };
+    let shard_manifest = match &shard {
+        Some((id, shards)) => {
+            let facts = BuildFacts {
+                linux_families: args.plan.linux_amdgpu_families.clone(),
+                windows_families: args.plan.windows_amdgpu_families.clone(),
+                source_date_epoch: epoch,
+                compression,
+            };
+            let dist = std::fs::canonicalize(args.dest_dir.join("dist"))
+                .with_context(|| format!("cannot resolve {}/dist", args.dest_dir.display()))?;
+            let path = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
+                .write(&args.dest_dir)?;
+            Some(ShardRecord {
+                shard: id.to_string(),
+                manifest: path,
+            })
+        }
+        None => None,
+    };
+    let files = written
+        .into_iter()
+        .map(|w| written_file(w.path, w.size, args.json))
+        .collect::<Result<_>>()?;
+    let mut report = BuildReport::new(Outcome::Built, args.dest_dir.join("dist"), files, started);
+    report.shard = shard_manifest;
+    Ok(report)
+}
+
+/// The manifest a `--shard` build wrote beside `dist/`.
+#[derive(Debug, Clone, Serialize)]
+struct ShardRecord {
+    /// `K/N`.
+    shard: String,
+    /// `DEST/shard.json`.
+    manifest: PathBuf,
+}
+
+/// What `build` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Outcome {
+    /// Packages were written into `dist/`.
+    Built,
+    /// `--no-build-packages`: the plan was checked and `plan.json` written.
+    PlanValidated,
+}
+
+/// One file `build` wrote.
+#[derive(Debug, Clone, Serialize)]
+struct WrittenFile {
+    path: PathBuf,
+    kind: &'static str,
+    size: u64,
+    /// Hashed for `--json` only: the text report does not show it, and
+    /// reading a release back costs seconds per gigabyte.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
+}
+
+/// The report of `build` (text, or JSON with `--json`: docs/formats.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct BuildReport {
+    schema: u32,
+    outcome: Outcome,
+    dist_dir: PathBuf,
+    files: Vec<WrittenFile>,
+    packages: usize,
+    total_size: u64,
+    seconds: f64,
+    /// With `--shard`: the shard and its manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shard: Option<ShardRecord>,
+}
+
+impl BuildReport {
+    fn new(outcome: Outcome, dist_dir: PathBuf, files: Vec<WrittenFile>, started: Instant) -> Self {
+        Self {
+            schema: 1,
+            outcome,
+            dist_dir,
+            packages: files.iter().filter(|f| f.kind != "plan").count(),
+            total_size: files.iter().map(|f| f.size).sum(),
+            files,
+            seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            shard: None,
+        }
+    }
+
+    /// The text report: one line per file, then the totals.
+    pub fn to_text(&self) -> String {
+        if self.outcome == Outcome::PlanValidated {
+            return format!("plan validated; wrote {}\n", self.files[0].path.display());
+        }
+        let mut out = String::new();
+        if let Some(shard) = &self.shard {
+            let _ = writeln!(
+                out,
+                "shard {}: wrote {}",
+                shard.shard,
+                shard.manifest.display()
+            );
+        }
+        for f in &self.files {
+            let _ = writeln!(out, "{:>12}  {}", human(f.size), f.path.display());
+        }
+        let _ = writeln!(
+            out,
+            "{} packages, {} in {:.1}s",
+            self.packages,
+            human(self.total_size),
+            self.seconds
+        );
+        out
+    }
+
+    /// The JSON report: pretty, keys in schema order, one final newline.
+    pub fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
+        out.push('\n');
+        out
+    }
+}
+
+fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
+    let name = path.to_string_lossy();
+    let kind = if name.ends_with(".whl") {
+        "wheel"
+    } else if name.ends_with(".tar.gz") {
+        "sdist"
+    } else {
+        "plan"
+    };
+    let sha256 = hash
+        .then(|| sha256_file(&path).with_context(|| format!("cannot read {}", path.display())))
+        .transpose()?;
+    Ok(WrittenFile {
+        path,
+        kind,
+        size,
+        sha256,
+    })
+}
+
+fn source_date_epoch() -> Result<Option<u64>> {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse()
+            .map(Some)
+            .with_context(|| format!("SOURCE_DATE_EPOCH={v} is not a number of seconds")),
+        _ => Ok(None),
+    }
+}
+
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn host_platform_tag() -> String {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("windows", _) => "win_amd64".into(),
+        (os, arch) => format!("{os}_{arch}"),
+    }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}

@@ -1,0 +1,397 @@
+//! Writes a [`Plan`]: every source is read once and streamed through ELF
+//! edits or launcher generation into the wheel writer; outputs are staged
+//! and published into `--dest-dir/dist` at once when every package was
+//! written (`staging.rs`).
+
+use std::fs;
+use std::io::{self, Cursor, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use artifacts::EntrySource;
+use cli_output::Console;
+use devel_tar::{DevelTarWriter, TarOptions, TreeNames};
+use dist_info::package::PackageKind;
+use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
+use elf_surgery::{Edit, ElfFile, SearchPathEdit};
+use layout::{Action, DevelEntry, PackagePlan, Plan, PlannedFile, SourceRef};
+use rayon::prelude::*;
+use trampoline_gen::{Launcher, Platform};
+use wheel_writer::{
+    BytesSource, CompressionCache, CoreMetadata, FileSource, MemberSource, ReaderSource,
+    SdistBuilder, WheelBuilder, WheelTag, WriteOptions,
+};
+
+use crate::python::SdistFile;
+use crate::staging::Staging;
+
+/// How packages are written.
+#[derive(Debug, Clone)]
+pub(crate) struct ExecuteOptions {
+    /// Where packages go (`dist/` below it).
+    pub(crate) dest_dir: PathBuf,
+    /// Wheel codec, threads and timestamp.
+    pub(crate) wheel: WriteOptions,
+    /// The devel tarball codec.
+    pub(crate) devel: devel_tar::TarCodec,
+    /// Timestamp for tar members (`SOURCE_DATE_EPOCH` or the zip epoch).
+    pub(crate) mtime: u64,
+    /// Where progress goes (a live display on a terminal, one line per
+    /// package elsewhere, nothing with `-q`).
+    pub(crate) console: Console,
+    /// The test hook's directory of commit gates (docs/pipeline.md).
+    pub(crate) commit_gates: Option<PathBuf>,
+}
+
+/// One written package.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// Its final path.
+    pub(crate) path: PathBuf,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+}
+
+/// Writes every package and selector of `plan` (into `staging`, or a new
+/// staging directory); on any error nothing in `dest_dir/dist` changes.
+pub(crate) fn execute(
+    plan: &Plan,
+    sdist_files: &[SdistFile],
+    options: &ExecuteOptions,
+    staging: Option<Staging>,
+) -> Result<Vec<Written>> {
+    let staging = match staging {
+        Some(staging) => staging,
+        None => Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?,
+    };
+    let cache = CompressionCache::new();
+    let mut staged = Vec::new();
+    let inputs: Vec<u64> = plan.packages.iter().map(input_bytes).collect();
+    let progress = options.console.progress(
+        "packages",
+        (plan.packages.len() + plan.selectors.len()) as u64,
+        Some(inputs.iter().sum()),
+    );
+    for (package, input) in plan.packages.iter().zip(inputs) {
+        progress.start(&package.dist_name);
+        tracing::debug!(
+            "writing {}: {} files, {} devel entries, {input} bytes of input",
+            package.dist_name,
+            package.files.len(),
+            package.devel_tree.len()
+        );
+        let dir = staging.dir(&package.subdir)?;
+        let path = write_wheel(plan, package, &dir, &staging.scratch(), options, &cache)?;
+        progress.item_done(&file_name(&path), size_of(&path)?, input);
+        staged.push(path);
+    }
+    for selector in &plan.selectors {
+        progress.start("rocm (sdist)");
+        let dir = staging.dir(&selector.subdir)?;
+        let path = write_sdist(
+            &plan.version,
+            &plan.metadata,
+            &selector.dist_info_json,
+            sdist_files,
+            &dir,
+            &options.wheel,
+        )?;
+        progress.item_done(&file_name(&path), size_of(&path)?, 0);
+        staged.push(path);
+    }
+    progress.finish();
+    staging
+        .commit(&staged)?
+        .into_iter()
+        .map(|path| {
+            let size = size_of(&path)?;
+            Ok(Written { path, size })
+        })
+        .collect()
+}
+
+fn size_of(path: &Path) -> Result<u64> {
+    Ok(fs::metadata(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .len())
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// The bytes a package reads from the artifacts (the progress display's
+/// measure of work: a package of large libraries takes longer).
+fn input_bytes(package: &PackagePlan) -> u64 {
+    let source_size = |action: &Action| match action {
+        Action::Copy { source } | Action::PatchSearchPath { source, .. } => source.size,
+        Action::Generated { bytes, .. } => bytes.len() as u64,
+        Action::Launcher { .. } | Action::DevelTar => 0,
+    };
+    let files: u64 = package.files.iter().map(|f| source_size(&f.action)).sum();
+    let devel: u64 = package
+        .devel_tree
+        .iter()
+        .map(|entry| match entry {
+            DevelEntry::File { source, .. } => source.size,
+            DevelEntry::Generated { bytes, .. } => bytes.len() as u64,
+            DevelEntry::Dir { .. } | DevelEntry::Symlink { .. } => 0,
+        })
+        .sum();
+    files + devel
+}
+
+fn write_wheel(
+    plan: &Plan,
+    package: &PackagePlan,
+    dir: &Path,
+    scratch: &Path,
+    options: &ExecuteOptions,
+    cache: &CompressionCache,
+) -> Result<PathBuf> {
+    let mut metadata = core_metadata(
+        &plan.version,
+        &plan.metadata,
+        &package.dist_name,
+        package.summary.clone(),
+    );
+    metadata.requires_dist.clone_from(&package.requires);
+    let tag = WheelTag::py3_none(&plan.platform_tag)?;
+    let mut wheel = WheelBuilder::new(metadata, tag)?.with_root_is_purelib(false);
+    let sources: Vec<(String, Arc<dyn MemberSource>)> = package
+        .files
+        .par_iter()
+        .map(|file| {
+            Ok((
+                file.dest.clone(),
+                member_source(plan, package, file, scratch, options)?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    for (dest, source) in sources {
+        wheel.add_file(&dest, source)?;
+    }
+    for (name, object) in &package.console_scripts {
+        wheel.add_console_script(name, object)?;
+    }
+    let written = wheel
+        .write(dir, &options.wheel, Some(cache))
+        .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
+    tracing::info!("wrote {}", written.path.display());
+    Ok(written.path)
+}
+
+/// The descriptive fields every package shares (docs/dist-info.md); the
+/// `rocm` sdist's build backend copies them into the wheel it builds.
+fn core_metadata(
+    version: &str,
+    project: &ProjectMetadata,
+    name: &str,
+    summary: String,
+) -> CoreMetadata {
+    let mut metadata = CoreMetadata::new(name, version);
+    metadata.summary = Some(summary);
+    metadata.license_expression = Some(project.license_expression.clone());
+    metadata.project_urls.clone_from(&project.project_urls);
+    metadata.requires_python = Some(REQUIRES_PYTHON.to_owned());
+    metadata
+}
+
+/// The bytes of one wheel member (the devel tarball is written into
+/// `scratch` first).
+fn member_source(
+    plan: &Plan,
+    package: &PackagePlan,
+    file: &PlannedFile,
+    scratch: &Path,
+    options: &ExecuteOptions,
+) -> Result<Arc<dyn MemberSource>> {
+    let exec = file.executable;
+    Ok(match &file.action {
+        Action::Copy { source } => copy_source(source, exec),
+        Action::PatchSearchPath { source, append } => {
+            let request = SearchPathEdit::append(append.iter().map(String::as_str)).force_rpath();
+            edited_source(source, &request, exec)?
+        }
+        Action::Launcher { target } => {
+            let platform = Platform::from_wheel_tag(&plan.platform_tag)?;
+            let launcher = Launcher::for_target(platform, target)
+                .with_context(|| format!("launcher {}", file.dest))?;
+            Arc::new(BytesSource::new(
+                launcher.into_bytes(),
+                true,
+                file.dest.clone(),
+            ))
+        }
+        Action::Generated { bytes, what } => {
+            Arc::new(BytesSource::new(bytes.clone(), exec, what.clone()))
+        }
+        Action::DevelTar => {
+            let names = TreeNames::new(&plan.nonce);
+            let path = write_devel_tar(package, names, scratch, options)?;
+            Arc::new(
+                FileSource::new(&path)
+                    .with_context(|| format!("devel tarball {}", path.display()))?,
+            )
+        }
+    })
+}
+
+fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn MemberSource> {
+    match &source.source {
+        EntrySource::File(path) => {
+            Arc::new(FileSource::with_metadata(path, source.size, executable))
+        }
+        archive @ EntrySource::ArchiveMember { .. } => {
+            let archive = archive.clone();
+            let origin = source.relpath.clone();
+            Arc::new(ReaderSource::new(
+                move || archive.open().map_err(io::Error::other),
+                source.size,
+                executable,
+                origin,
+            ))
+        }
+    }
+}
+
+/// A source with its search path edited while streaming; archive members
+/// (which cannot seek) are edited in memory.
+fn edited_source(
+    source: &SourceRef,
+    request: &SearchPathEdit,
+    executable: bool,
+) -> Result<Arc<dyn MemberSource>> {
+    let origin = format!("{} ({})", source.relpath, source.artifact);
+    match &source.source {
+        EntrySource::File(path) => {
+            let edit = plan_edit(&mut fs::File::open(path)?, request)
+                .with_context(|| format!("{}", path.display()))?;
+            let size = edit.output_len();
+            let path = path.clone();
+            let edit = Arc::new(edit);
+            Ok(Arc::new(ReaderSource::new(
+                move || {
+                    let file = fs::File::open(&path)?;
+                    edit.reader(file).map_err(io::Error::other)
+                },
+                size,
+                executable,
+                origin,
+            )))
+        }
+        archive @ EntrySource::ArchiveMember { .. } => {
+            let bytes = archive.read_to_vec()?;
+            let edit = plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
+            let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
+            edit.reader(Cursor::new(&bytes))?.read_to_end(&mut out)?;
+            Ok(Arc::new(BytesSource::new(out, executable, origin)))
+        }
+    }
+}
+
+fn plan_edit<R: Read + io::Seek>(source: &mut R, request: &SearchPathEdit) -> Result<Edit> {
+    let elf = ElfFile::parse(source)?;
+    Ok(elf.plan_edit(source, request)?)
+}
+
+/// Streams the devel tree into `{dir}/_devel.tar*`, every member under
+/// the tree `names` gives (ELF copies get a forced `DT_RPATH`).
+fn write_devel_tar(
+    package: &PackagePlan,
+    names: TreeNames,
+    dir: &Path,
+    options: &ExecuteOptions,
+) -> Result<PathBuf> {
+    let path = dir.join(format!(
+        "{}-{}",
+        package.dist_name,
+        options.devel.file_name()
+    ));
+    let tar_options = TarOptions {
+        compression: options.devel,
+        mtime: options.mtime,
+        names,
+    };
+    let mut tar = DevelTarWriter::create(&path, &tar_options)?;
+    let force = SearchPathEdit::append(Vec::<String>::new()).force_rpath();
+    for entry in &package.devel_tree {
+        match entry {
+            DevelEntry::Dir { relpath } => tar.add_directory(relpath)?,
+            DevelEntry::Symlink {
+                relpath, target, ..
+            } => tar.add_symlink(relpath, target)?,
+            DevelEntry::Generated { relpath, bytes, .. } => {
+                let size = u64::try_from(bytes.len()).expect("generated files fit in u64");
+                tar.add_file(relpath, 0o644, size, &mut bytes.as_slice())?;
+            }
+            DevelEntry::File {
+                relpath,
+                force_rpath,
+                source,
+            } => {
+                let member: Arc<dyn MemberSource> = if *force_rpath {
+                    edited_source(source, &force, false)?
+                } else {
+                    copy_source(source, false)
+                };
+                let mut reader = member.open()?;
+                tar.add_file(relpath, source.mode, member.size(), &mut reader)?;
+            }
+        }
+    }
+    tar.finish()?.persist()?;
+    Ok(path)
+}
+
+/// Writes the `rocm` selector sdist of `version` carrying `dist_info_json`
+/// into `dir` (also used by `assemble`, which writes it once per release).
+pub(crate) fn write_sdist(
+    version: &str,
+    project: &ProjectMetadata,
+    dist_info_json: &[u8],
+    files: &[SdistFile],
+    dir: &Path,
+    options: &WriteOptions,
+) -> Result<PathBuf> {
+    let summary = project.summary(PackageKind::Meta, None);
+    let mut metadata = core_metadata(version, project, "rocm", summary);
+    metadata.dynamic = vec!["Requires-Dist".into(), "Provides-Extra".into()];
+    let mut sdist = SdistBuilder::new(metadata)?;
+    for file in files {
+        sdist.add_file(
+            &file.path,
+            Arc::new(BytesSource::new(
+                file.bytes.to_vec(),
+                file.executable,
+                file.path.clone(),
+            )),
+        )?;
+    }
+    sdist.add_file(
+        "rocm_sdk/_dist_info.json",
+        Arc::new(BytesSource::new(
+            dist_info_json.to_vec(),
+            false,
+            "_dist_info.json",
+        )),
+    )?;
+    let written = sdist.write(dir, options)?;
+    tracing::info!("wrote {}", written.path.display());
+    Ok(written.path)
+}
+
+/// Fails when two packages of a plan would have the same file name.
+pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for p in &plan.packages {
+        if !seen.insert((p.subdir.clone(), p.dist_name.clone())) {
+            bail!("two packages named {} in dist/{}", p.dist_name, p.subdir);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! What the index needs to know about one wheel or sdist: its project, its
+//! hash, its `Requires-Python`, and (for a wheel) the exact bytes of its
+//! `METADATA`, which PEP 658 serves beside it as `<wheel>.metadata`.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use wheel_writer::{WheelReader, normalized_name};
+
+use release_check::{headers, sha256_file};
+
+/// One distribution file of the directory being indexed.
+#[derive(Debug, Clone)]
+pub(crate) struct Distribution {
+    /// Its path inside the indexed directory, `/`-separated.
+    pub rel: String,
+    /// The file name alone.
+    pub file_name: String,
+    /// PEP 503 normalised project name (`rocm-sdk-core`).
+    pub project: String,
+    /// Hex sha256 of the file.
+    pub sha256: String,
+    /// `Requires-Python` of its core metadata, when it has one.
+    pub requires_python: Option<String>,
+    /// A wheel's `METADATA` bytes, verbatim; `None` for an sdist (the
+    /// `rocm` sdist computes its requirements at install time, so its
+    /// `PKG-INFO` is not what a resolver may use instead of building it).
+    pub core_metadata: Option<Vec<u8>>,
+}
+
+impl Distribution {
+    /// Reads `path` (`rel` inside the indexed directory).
+    pub(crate) fn read(path: &Path, rel: String) -> Result<Self> {
+        let file_name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
+        let sha256 =
+            sha256_file(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let (project, metadata, core_metadata) = if let Some(stem) = file_name.strip_suffix(".whl")
+        {
+            let metadata = wheel_metadata(path)?;
+            let name = stem.split('-').next().unwrap_or(stem);
+            (name, metadata.clone(), Some(metadata))
+        } else if let Some(stem) = file_name.strip_suffix(".tar.gz") {
+            let name = stem.rsplit_once('-').map_or(stem, |(name, _)| name);
+            (name, sdist_pkg_info(path)?, None)
+        } else {
+            bail!("{} is neither a wheel nor an sdist", path.display());
+        };
+        let text = String::from_utf8_lossy(&metadata);
+        let requires_python = headers(&text)
+            .into_iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("Requires-Python"))
+            .map(|(_, v)| v);
+        Ok(Self {
+            project: normalized_name(project),
+            rel,
+            file_name,
+            sha256,
+            requires_python,
+            core_metadata,
+        })
+    }
+}
+
+fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
+    let read = || -> Result<Vec<u8>, wheel_writer::ReadError> {
+        let mut wheel = WheelReader::open(path)?;
+        let member = format!("{}/METADATA", wheel.dist_info_dir());
+        wheel.read_member(&member)
+    };
+    read().with_context(|| {
+        format!(
+            "cannot read the METADATA of {}; rebuild the wheel or remove it from the directory",
+            path.display()
+        )
+    })
+}
+
+/// The `PKG-INFO` at the top of an sdist.
+fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>> {
+    let read = || -> std::io::Result<Option<Vec<u8>>> {
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(File::open(path)?));
+        for entry in archive.entries()? {
+            let mut entry = entry?;
+            let member = entry.path_bytes().into_owned();
+            let mut parts = member.split(|b| *b == b'/');
+            let at_top = parts.next().is_some()
+                && parts.next() == Some(b"PKG-INFO".as_slice())
+                && parts.next().is_none();
+            if at_top && entry.header().entry_type().is_file() {
+                let mut bytes = Vec::new();
+                entry.read_to_end(&mut bytes)?;
+                return Ok(Some(bytes));
+            }
+        }
+        Ok(None)
+    };
+    match read() {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => bail!(
+            "{} has no PKG-INFO at its top; rebuild the sdist or remove it from the directory",
+            path.display()
+        ),
+        Err(e) => Err(e).with_context(|| {
+            format!(
+                "cannot read {}; rebuild the sdist or remove it from the directory",
+                path.display()
+            )
+        }),
+    }
+}

@@ -1,0 +1,378 @@
+//! `therock-package index DIST_DIR [--layout flat|simple|both] [--per-family]`:
+//! the pages pip and uv resolve a release from (`docs/pipeline.md`).
+//!
+//! - the flat page `index.html`, a `--find-links` source;
+//! - a PEP 503 simple tree, `simple/index.html` and
+//!   `simple/<project>/index.html`, an `--index-url`;
+//! - beside every wheel, `<wheel>.metadata` (its `METADATA` bytes), which
+//!   both layouts announce with `data-core-metadata` (PEP 658/714), so a
+//!   resolver learns a multi-gigabyte wheel's dependencies without
+//!   downloading it.
+//!
+//! Every link carries `#sha256=` and the file's `data-requires-python`;
+//! pages are sorted and deterministic, and each file is written atomically
+//! (metadata files first, then project pages, then the pages linking
+//! them), so a reader never sees a link to a file not yet written.
+
+mod distribution;
+mod page;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use distribution::Distribution;
+use page::{FileLink, files_page, projects_page};
+use release_check::{hex, list_packages};
+
+/// What to index: the flags of `therock-package index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The dist directory to index (the pages are written into it).
+    #[arg(value_name = "DIST_DIR")]
+    dir: PathBuf,
+    /// Legacy releases with several families: one index per `dist/{F}/`
+    /// listing that family's packages and the shared ones beside it.
+    #[arg(long)]
+    per_family: bool,
+    /// Which pages to write: the flat `index.html` (a `--find-links`
+    /// source), the PEP 503 tree `simple/` (an `--index-url`), or both.
+    #[arg(long, value_enum, default_value_t = IndexLayout::Flat)]
+    layout: IndexLayout,
+    /// Print what was written as JSON (docs/formats.md).
+    #[arg(long)]
+    json: bool,
+}
+
+impl IndexArgs {
+    /// Whether `--json` was given.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+}
+
+/// Which pages [`index`](crate::index()) writes (`--layout`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexLayout {
+    /// `index.html`, a find-links page.
+    Flat,
+    /// `simple/index.html` and `simple/<project>/index.html`.
+    Simple,
+    /// Both.
+    Both,
+}
+
+impl IndexLayout {
+    fn flat(self) -> bool {
+        matches!(self, Self::Flat | Self::Both)
+    }
+
+    fn simple(self) -> bool {
+        matches!(self, Self::Simple | Self::Both)
+    }
+}
+
+/// What [`write_index`] writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexOptions {
+    /// The pages.
+    pub layout: IndexLayout,
+    /// One index per `dist/{F}/` of a legacy release with several families.
+    pub per_family: bool,
+}
+
+/// One page written, and how many entries it lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WrittenPage {
+    /// Where.
+    pub path: PathBuf,
+    /// Packages (a page of files) or projects (a simple index root).
+    pub entries: usize,
+    /// Whether its entries are projects.
+    pub projects: bool,
+}
+
+/// What one index run wrote (text, or JSON with `--json`:
+/// docs/formats.md).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IndexReport {
+    /// The report format (1).
+    pub schema: u32,
+    /// Every `<wheel>.metadata` file.
+    pub metadata_files: Vec<PathBuf>,
+    /// Every page, in the order written.
+    pub pages: Vec<WrittenPage>,
+}
+
+/// `therock-package index`: writes the pages.
+pub fn index(args: &IndexArgs) -> Result<IndexReport> {
+    write_index(
+        &args.dir,
+        IndexOptions {
+            layout: args.layout,
+            per_family: args.per_family,
+        },
+    )
+}
+
+impl IndexReport {
+    /// One line for the `.metadata` files, then one per page.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        if !self.metadata_files.is_empty() {
+            let _ = writeln!(
+                out,
+                "wrote {} wheel .metadata files",
+                self.metadata_files.len()
+            );
+        }
+        for page in &self.pages {
+            let what = if page.projects {
+                "projects"
+            } else {
+                "packages"
+            };
+            let _ = writeln!(
+                out,
+                "wrote {} ({} {what})",
+                page.path.display(),
+                page.entries
+            );
+        }
+        out
+    }
+
+    /// Pretty JSON, keys in schema order, one final newline.
+    pub fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
+        out.push('\n');
+        out
+    }
+}
+
+/// Indexes the wheels and sdists under `dir`: the `.metadata` file of
+/// every wheel, then the pages of `options.layout`.
+pub(crate) fn write_index(dir: &Path, options: IndexOptions) -> Result<IndexReport> {
+    if !dir.is_dir() {
+        bail!(
+            "{} is not a directory; pass the dist directory to index",
+            dir.display()
+        );
+    }
+    let packages = list_packages(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    if packages.is_empty() {
+        bail!(
+            "{} holds no wheel or sdist; build the packages first",
+            dir.display()
+        );
+    }
+    // Top-level group ("" or a family directory) → its distributions.
+    let mut groups: BTreeMap<String, Vec<Distribution>> = BTreeMap::new();
+    for path in &packages {
+        let rel = path
+            .strip_prefix(dir)
+            .expect("listed under dir")
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let group = rel.rsplit_once('/').map_or("", |(g, _)| g).to_owned();
+        groups
+            .entry(group)
+            .or_default()
+            .push(Distribution::read(path, rel)?);
+    }
+    let mut report = IndexReport {
+        schema: 1,
+        ..IndexReport::default()
+    };
+    // The metadata files first: no page may announce one not yet there.
+    let mut metadata_sha = BTreeMap::new();
+    for dist in groups.values().flatten() {
+        if let Some(bytes) = &dist.core_metadata {
+            let path = dir.join(format!("{}.metadata", dist.rel));
+            write_atomically(&path, bytes)?;
+            metadata_sha.insert(dist.rel.clone(), hex(&Sha256::digest(bytes)));
+            report.metadata_files.push(path);
+        }
+    }
+    let link = |dist: &Distribution, href: String| FileLink {
+        name: dist.file_name.clone(),
+        href,
+        sha256: dist.sha256.clone(),
+        requires_python: dist.requires_python.clone(),
+        core_metadata_sha256: metadata_sha.get(&dist.rel).cloned(),
+    };
+    if options.per_family {
+        let shared = groups.remove("").unwrap_or_default();
+        if groups.is_empty() {
+            bail!(
+                "{} has no per-family subdirectories (dist/{{F}}/, written by legacy builds with several families); \
+                 index it without --per-family",
+                dir.display()
+            );
+        }
+        for (family, files) in &groups {
+            let mut links: Vec<(String, FileLink)> = files
+                .iter()
+                .map(|d| {
+                    (
+                        d.project.clone(),
+                        link(d, d.rel[family.len() + 1..].to_owned()),
+                    )
+                })
+                .collect();
+            let up = "../".repeat(family.split('/').count());
+            for d in &shared {
+                if !links.iter().any(|(_, l)| l.name == d.file_name) {
+                    links.push((d.project.clone(), link(d, format!("{up}{}", d.rel))));
+                }
+            }
+            let title = format!("ROCm Python packages for {family}");
+            write_pages(
+                &dir.join(family),
+                &title,
+                links,
+                options.layout,
+                &mut report,
+            )?;
+        }
+        let top = shared
+            .iter()
+            .map(|d| (d.project.clone(), link(d, d.rel.clone())))
+            .collect();
+        write_pages(
+            dir,
+            "ROCm Python packages",
+            top,
+            options.layout,
+            &mut report,
+        )?;
+    } else {
+        let mut by_name: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut links = Vec::new();
+        for d in groups.values().flatten() {
+            if let Some(other) = by_name.insert(&d.file_name, &d.rel) {
+                bail!(
+                    "{} holds {} twice ({other} and {}); one page cannot offer both: \
+                     use --per-family for a legacy release with several families",
+                    dir.display(),
+                    d.file_name,
+                    d.rel
+                );
+            }
+            links.push((d.project.clone(), link(d, d.rel.clone())));
+        }
+        write_pages(
+            dir,
+            "ROCm Python packages",
+            links,
+            options.layout,
+            &mut report,
+        )?;
+    }
+    Ok(report)
+}
+
+/// The pages of one index rooted at `base`: the simple tree's project
+/// pages and root, then the flat page. `links` are (project, link with
+/// `href` relative to `base`).
+fn write_pages(
+    base: &Path,
+    title: &str,
+    mut links: Vec<(String, FileLink)>,
+    layout: IndexLayout,
+    report: &mut IndexReport,
+) -> Result<()> {
+    links.sort_by(|a, b| a.1.cmp(&b.1));
+    if layout.simple() {
+        let simple = base.join("simple");
+        let mut projects: BTreeMap<&str, Vec<FileLink>> = BTreeMap::new();
+        for (project, link) in &links {
+            // A project page sits two levels below `base`.
+            let mut link = link.clone();
+            link.href = format!("../../{}", link.href);
+            projects.entry(project).or_default().push(link);
+        }
+        for (project, files) in &projects {
+            let page = simple.join(project).join("index.html");
+            let html = files_page(&format!("Links for {project}"), files);
+            write_atomically(&page, html.as_bytes())?;
+            report.pages.push(WrittenPage {
+                path: page,
+                entries: files.len(),
+                projects: false,
+            });
+        }
+        let names: Vec<String> = projects.keys().map(|p| (*p).to_owned()).collect();
+        remove_stale_projects(&simple, &names)?;
+        let root = simple.join("index.html");
+        write_atomically(&root, projects_page(title, &names).as_bytes())?;
+        report.pages.push(WrittenPage {
+            path: root,
+            entries: names.len(),
+            projects: true,
+        });
+    }
+    if layout.flat() {
+        let flat: Vec<FileLink> = links.into_iter().map(|(_, l)| l).collect();
+        let page = base.join("index.html");
+        write_atomically(&page, files_page(title, &flat).as_bytes())?;
+        report.pages.push(WrittenPage {
+            path: page,
+            entries: flat.len(),
+            projects: false,
+        });
+    }
+    Ok(())
+}
+
+/// Removes the project pages an earlier run wrote for projects no longer
+/// in the directory (a directory holding only our `index.html`).
+fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
+    let entries =
+        fs::read_dir(simple).with_context(|| format!("cannot list {}", simple.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", simple.display()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if !path.is_dir() || projects.contains(&name) {
+            continue;
+        }
+        let page = path.join("index.html");
+        let only_page = fs::read_dir(&path)
+            .is_ok_and(|mut d| d.all(|e| e.is_ok_and(|e| e.file_name() == "index.html")));
+        if only_page && page.is_file() {
+            fs::remove_file(&page).with_context(|| format!("cannot remove {}", page.display()))?;
+            fs::remove_dir(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// renamed over it; on failure nothing is left behind.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let parent = path.parent().expect("an index file has a directory");
+    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let name = path.file_name().expect("a file name").to_string_lossy();
+    let tmp = parent.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut file = fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", path.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,218 @@
+//! `inspect`: what an artifact directory holds, identical for a tree and its archives.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use artifacts::{ArtifactDir, ArtifactFilter, PathFilter, Stats};
+use serde::Serialize;
+
+/// `inspect --artifact-dir DIR [--json]`.
+#[derive(Debug, clap::Args)]
+pub struct InspectArgs {
+    /// The directory holding TheRock artifacts (directories, .tar.zst or .tar.xz).
+    #[arg(long, value_name = "DIR")]
+    pub artifact_dir: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The whole report; field order is output order.
+#[derive(Debug, Serialize)]
+struct Inspection {
+    mode: &'static str,
+    version: Option<String>,
+    dist_amdgpu_targets: Option<Vec<String>>,
+    raw_targets: Vec<String>,
+    base_targets: Vec<String>,
+    artifacts: Vec<NameGroup>,
+    merged: Counts,
+    warnings: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct NameGroup {
+    name: String,
+    components: Vec<ComponentGroup>,
+}
+
+#[derive(Debug, Serialize)]
+struct ComponentGroup {
+    component: String,
+    targets: Vec<TargetRow>,
+}
+
+#[derive(Debug, Serialize)]
+struct TargetRow {
+    target: String,
+    #[serde(flatten)]
+    counts: Counts,
+}
+
+#[derive(Debug, Serialize)]
+struct Counts {
+    files: u64,
+    dirs: u64,
+    symlinks: u64,
+    bytes: u64,
+}
+
+impl From<Stats> for Counts {
+    fn from(s: Stats) -> Self {
+        Self {
+            files: s.files,
+            dirs: s.dirs,
+            symlinks: s.symlinks,
+            bytes: s.bytes,
+        }
+    }
+}
+
+/// The report as text or JSON; the caller prints it.
+pub fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
+    let report = build(args)?;
+    Ok(if args.json {
+        let mut s = serde_json::to_string_pretty(&report)?;
+        s.push('\n');
+        s
+    } else {
+        render(&report)
+    })
+}
+
+fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
+    let dir = ArtifactDir::open(&args.artifact_dir)?;
+    let manifest = dir.therock_manifest()?;
+    let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();
+    let dist_amdgpu_targets = match dir.dist_info() {
+        Ok(d) => Some(d.dist_amdgpu_targets),
+        Err(e) => {
+            warnings.push(e.to_string());
+            None
+        }
+    };
+    let catalog = dir
+        .catalog(&ArtifactFilter::new(), &PathFilter::new())
+        .with_context(|| {
+            format!(
+                "cannot merge the artifacts of {}",
+                args.artifact_dir.display()
+            )
+        })?;
+    warnings.extend(catalog.warnings().iter().map(ToString::to_string));
+
+    let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<TargetRow>>> = BTreeMap::new();
+    for a in dir.artifacts() {
+        let n = a.name();
+        groups
+            .entry(n.name())
+            .or_default()
+            .entry(n.component())
+            .or_default()
+            .push(TargetRow {
+                target: n.target().to_owned(),
+                counts: a.stats().into(),
+            });
+    }
+    let raw_targets: Vec<String> = dir
+        .artifacts()
+        .iter()
+        .filter(|a| !a.name().is_generic())
+        .map(|a| a.name().target().to_owned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let base_targets = dist_info::target::base_targets(&raw_targets);
+    Ok(Inspection {
+        mode: manifest.mode.as_str(),
+        version: manifest.version,
+        dist_amdgpu_targets,
+        base_targets,
+        raw_targets,
+        artifacts: groups
+            .into_iter()
+            .map(|(name, components)| NameGroup {
+                name: name.to_owned(),
+                components: components
+                    .into_iter()
+                    .map(|(component, targets)| ComponentGroup {
+                        component: component.to_owned(),
+                        targets,
+                    })
+                    .collect(),
+            })
+            .collect(),
+        merged: catalog.stats().into(),
+        warnings,
+    })
+}
+
+fn render(r: &Inspection) -> String {
+    let mut s = String::new();
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "(none)".to_owned()
+        } else {
+            v.join(" ")
+        }
+    };
+    let _ = writeln!(s, "mode: {}", r.mode);
+    let _ = writeln!(
+        s,
+        "version: {}",
+        r.version.as_deref().unwrap_or("(not recorded)")
+    );
+    let _ = writeln!(
+        s,
+        "dist_amdgpu_targets: {}",
+        r.dist_amdgpu_targets
+            .as_deref()
+            .map_or_else(|| "(unknown)".to_owned(), list)
+    );
+    let _ = writeln!(s, "raw targets: {}", list(&r.raw_targets));
+    let _ = writeln!(s, "base targets: {}", list(&r.base_targets));
+    let count: usize = r
+        .artifacts
+        .iter()
+        .flat_map(|n| &n.components)
+        .map(|c| c.targets.len())
+        .sum();
+    let _ = writeln!(s, "artifacts: {count}");
+    let width = r
+        .artifacts
+        .iter()
+        .flat_map(|n| &n.components)
+        .flat_map(|c| &c.targets)
+        .map(|t| t.target.len())
+        .max()
+        .unwrap_or(0);
+    for n in &r.artifacts {
+        let _ = writeln!(s, "  {}", n.name);
+        for c in &n.components {
+            for t in &c.targets {
+                let _ = writeln!(
+                    s,
+                    "    {:<4} {:<width$}  {}",
+                    c.component,
+                    t.target,
+                    counts(&t.counts)
+                );
+            }
+        }
+    }
+    let _ = writeln!(s, "merged tree: {}", counts(&r.merged));
+    let _ = writeln!(s, "warnings: {}", r.warnings.len());
+    for w in &r.warnings {
+        let _ = writeln!(s, "  {w}");
+    }
+    s
+}
+
+fn counts(c: &Counts) -> String {
+    format!(
+        "files {:>3}  dirs {:>3}  symlinks {:>3}  bytes {}",
+        c.files, c.dirs, c.symlinks, c.bytes
+    )
+}

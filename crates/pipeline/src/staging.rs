@@ -1,0 +1,363 @@
+//! Staging a build's packages and publishing them into `dist/` at once
+//! (docs/pipeline.md, "Outputs appear atomically").
+//!
+//! A build writes its packages into `{parent}/.therock-package-staging-{id}/dist/`
+//! beside `dist/` (`{parent}` is the directory that holds `dist/`), copies
+//! by hard link every entry of the current `dist/` it does not replace,
+//! and swaps the two directories with one `renameat2(RENAME_EXCHANGE)`:
+//! a reader sees the whole old `dist/` or the whole new one, never a mix.
+//!
+//! Locks, not process ids, say what is alive: each staging directory has
+//! a lock file `{...}-{id}.lock` its build holds for its whole life, and
+//! one lock per `dist/` (`.therock-package.lock` beside it) orders the
+//! short critical sections: creating a staging directory, removing
+//! abandoned ones, and the commit.
+
+use std::fs::{self, File, TryLockError};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+
+// The name every staging directory (and its lock file) starts with is
+// release-check's, since `verify` and `index` never look inside one.
+use release_check::{STAGING_PREFIX, is_staging};
+
+/// The lock of one `dist/`, beside it.
+const DIST_LOCK: &str = ".therock-package.lock";
+
+/// Points in the commit where a test can hold the build
+/// (`THEROCK_PACKAGE_TEST_COMMIT_GATE`, see docs/pipeline.md).
+#[derive(Debug, Clone, Copy)]
+enum Gate {
+    /// Every package is staged and the old entries are linked in.
+    BeforeSwap,
+    /// `dist/` is the new one; the old tree is not removed yet.
+    AfterSwap,
+}
+
+impl Gate {
+    fn name(self) -> &'static str {
+        match self {
+            Self::BeforeSwap => "before-swap",
+            Self::AfterSwap => "after-swap",
+        }
+    }
+}
+
+/// A build's private directory beside `dist/`, removed when dropped.
+#[derive(Debug)]
+pub(crate) struct Staging {
+    /// The real `dist/` (links resolved).
+    dist: PathBuf,
+    root: PathBuf,
+    lock_path: PathBuf,
+    /// Held (locked) until the staging directory is gone.
+    lock: File,
+    gates: Option<PathBuf>,
+    /// This build made `dist/`: a build that fails before its commit
+    /// removes it again when still empty.
+    created_dist: bool,
+}
+
+impl Staging {
+    /// Creates `dist` if needed, removes staging directories no live build
+    /// holds, and makes a new one. `gates` is the test hook's directory.
+    pub(crate) fn create(dist: &Path, gates: Option<PathBuf>) -> Result<Self> {
+        let created_dist = !dist.exists();
+        fs::create_dir_all(dist).with_context(|| format!("cannot create {}", dist.display()))?;
+        let dist =
+            fs::canonicalize(dist).with_context(|| format!("cannot resolve {}", dist.display()))?;
+        let parent = dist
+            .parent()
+            .with_context(|| format!("{} has no parent directory", dist.display()))?
+            .to_owned();
+        let _dist_lock = DistLock::acquire(&parent)?;
+        remove_abandoned(&parent)?;
+        let stamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let id = format!("{STAGING_PREFIX}{}-{stamp}", std::process::id());
+        let lock_path = parent.join(format!("{id}.lock"));
+        let lock = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&lock_path)
+            .with_context(|| format!("cannot create {}", lock_path.display()))?;
+        lock.lock()
+            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+        let root = parent.join(&id);
+        let staging = Self {
+            dist,
+            root,
+            lock_path,
+            lock,
+            gates,
+            created_dist,
+        };
+        for dir in [staging.root.clone(), staging.new_dist(), staging.scratch()] {
+            fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        Ok(staging)
+    }
+
+    /// The future `dist/`.
+    fn new_dist(&self) -> PathBuf {
+        self.root.join("dist")
+    }
+
+    /// Where temporary files go (devel tarballs before they enter their wheel).
+    pub(crate) fn scratch(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    /// Where the members of archive artifacts are extracted for the build.
+    pub(crate) fn extracted(&self) -> PathBuf {
+        self.root.join("artifacts")
+    }
+
+    /// The staged `dist/{subdir}`, created.
+    pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
+        let dir = self.new_dist().join(subdir);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(dir)
+    }
+
+    /// Publishes the staged packages: links every entry of the current
+    /// `dist/` that the build does not replace into the staged one, then
+    /// swaps the two directories. Returns where each staged file ended up.
+    pub(crate) fn commit(mut self, staged: &[PathBuf]) -> Result<Vec<PathBuf>> {
+        self.created_dist = false;
+        let parent = self.dist.parent().expect("checked in create").to_owned();
+        let _dist_lock = DistLock::acquire(&parent)?;
+        let new = self.new_dist();
+        link_missing(&self.dist, &new)?;
+        self.gate(Gate::BeforeSwap)?;
+        exchange(&new, &self.dist).with_context(|| {
+            format!(
+                "cannot swap {} into place as {}",
+                new.display(),
+                self.dist.display()
+            )
+        })?;
+        self.gate(Gate::AfterSwap)?;
+        Ok(staged
+            .iter()
+            .map(|path| {
+                self.dist
+                    .join(path.strip_prefix(&new).expect("staged in the new dist/"))
+            })
+            .collect())
+    }
+
+    /// The test hook: with a gate directory holding a FIFO named for this
+    /// point, block until a test writes to it and closes it.
+    fn gate(&self, gate: Gate) -> Result<()> {
+        let Some(path) = self.gates.as_ref().map(|d| d.join(gate.name())) else {
+            return Ok(());
+        };
+        if path.exists() {
+            let mut sink = Vec::new();
+            File::open(&path)
+                .and_then(|mut f| f.read_to_end(&mut sink))
+                .with_context(|| format!("commit gate {}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        // The directory first, then its lock file, still locked: a staging
+        // directory without a lock file is always abandoned.
+        let _ = fs::remove_dir_all(&self.root);
+        let _ = fs::remove_file(&self.lock_path);
+        if self.created_dist {
+            // Only an empty directory goes (another build may have filled it).
+            let _ = fs::remove_dir(&self.dist);
+        }
+        let _ = self.lock.unlock();
+    }
+}
+
+/// The exclusive lock of one `dist/`, held for a critical section.
+struct DistLock {
+    file: File,
+}
+
+impl DistLock {
+    fn acquire(parent: &Path) -> Result<Self> {
+        let path = parent.join(DIST_LOCK);
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        file.lock()
+            .with_context(|| format!("cannot lock {}", path.display()))?;
+        Ok(Self { file })
+    }
+}
+
+impl Drop for DistLock {
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
+}
+
+/// Removes the staging directories in `parent` whose lock no live build
+/// holds (called with the `dist/` lock held), and their lock files.
+fn remove_abandoned(parent: &Path) -> Result<()> {
+    let entries =
+        fs::read_dir(parent).with_context(|| format!("cannot list {}", parent.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| is_staging(n))
+        .collect();
+    names.sort();
+    for name in names.iter().filter(|n| n.strip_suffix(".lock").is_none()) {
+        let lock_path = parent.join(format!("{name}.lock"));
+        let held = match File::open(&lock_path) {
+            Ok(lock) => match lock.try_lock() {
+                Ok(()) => false,
+                Err(TryLockError::WouldBlock) => true,
+                Err(TryLockError::Error(e)) => {
+                    return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
+                }
+            },
+            // No lock file: its build removed it, or never had one.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot open {}", lock_path.display()));
+            }
+        };
+        if held {
+            tracing::debug!("{name} belongs to a build that is still running");
+            continue;
+        }
+        let dir = parent.join(name);
+        tracing::info!("removing {} left by an interrupted build", dir.display());
+        fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+        let _ = fs::remove_file(&lock_path);
+    }
+    // Lock files whose directory is gone and whose build is not running.
+    for (name, dir) in names
+        .iter()
+        .filter_map(|n| Some((n, n.strip_suffix(".lock")?)))
+    {
+        let path = parent.join(name);
+        if parent.join(dir).exists() {
+            continue;
+        }
+        if let Ok(lock) = File::open(&path)
+            && lock.try_lock().is_ok()
+        {
+            let _ = fs::remove_file(&path);
+        }
+    }
+    Ok(())
+}
+
+/// Links into `new` every entry of `old` that `new` lacks (files by hard
+/// link, or copied where the file system cannot link; directories
+/// recursively; symlinks as symlinks). Staging directories a build of an
+/// earlier version left inside `dist/` are not carried over.
+fn link_missing(old: &Path, new: &Path) -> Result<()> {
+    let entries = fs::read_dir(old).with_context(|| format!("cannot list {}", old.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("cannot list {}", old.display()))?;
+        let name = entry.file_name();
+        if name.to_str().is_some_and(is_staging) {
+            continue;
+        }
+        let from = entry.path();
+        let to = new.join(&name);
+        let kind = entry
+            .file_type()
+            .with_context(|| format!("cannot inspect {}", from.display()))?;
+        if kind.is_dir() {
+            if !to.is_dir() {
+                fs::create_dir(&to).with_context(|| format!("cannot create {}", to.display()))?;
+            }
+            link_missing(&from, &to)?;
+            continue;
+        }
+        if fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        let linked = if kind.is_symlink() {
+            copy_symlink(&from, &to)
+        } else {
+            fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(drop))
+        };
+        linked.with_context(|| format!("cannot carry {} over", from.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn copy_symlink(from: &Path, to: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(fs::read_link(from)?, to)
+}
+
+#[cfg(not(unix))]
+fn copy_symlink(from: &Path, to: &Path) -> io::Result<()> {
+    fs::copy(from, to).map(drop)
+}
+
+/// Swaps the directory entries `new` and `dist` in one step. Where the
+/// file system cannot (no `RENAME_EXCHANGE`), `dist` is moved aside and
+/// `new` renamed in: readers may then briefly find no `dist/`, but never a
+/// mixed one.
+fn exchange(new: &Path, dist: &Path) -> io::Result<()> {
+    match exchange_atomically(new, dist) {
+        Ok(()) => Ok(()),
+        Err(e) if exchange_unsupported(&e) => {
+            tracing::debug!("atomic exchange unsupported here ({e}); renaming twice");
+            let aside = new.with_extension("old");
+            fs::rename(dist, &aside)?;
+            fs::rename(new, dist)?;
+            fs::rename(&aside, new)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn exchange_atomically(a: &Path, b: &Path) -> io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let a = CString::new(a.as_os_str().as_bytes())?;
+    let b = CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both arguments are NUL-terminated paths that outlive the call.
+    let status = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn exchange_atomically(_: &Path, _: &Path) -> io::Result<()> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+fn exchange_unsupported(e: &io::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) {
+        return true;
+    }
+    e.kind() == io::ErrorKind::Unsupported
+}

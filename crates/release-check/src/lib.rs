@@ -1,0 +1,423 @@
+//! Release integrity checks over one or more dist directories (for example
+//! the Linux and the Windows outputs of one release), so a broken package
+//! set never reaches users: what `therock-package verify DIST_DIR...` runs
+//! (docs/verify.md).
+//!
+//! Checks, in report order: well-formed packages, one version, identical
+//! bytes for a file name present twice, device wheels reachable through
+//! the `rocm` extras on their platform, every requirement satisfiable,
+//! kpack completeness against given family lists, ELF links, manylinux
+//! policies.
+//!
+//! Verify this release from another program:
+//!
+//! ```no_run
+//! use release_check::{VerifyArgs, verify};
+//!
+//! let args = VerifyArgs::new(["dist/linux", "dist/windows"])
+//!     .with_linux_amdgpu_families("gfx94X-dcgpu;gfx110X-dgpu");
+//! let report = verify(&args)?; // Err: a directory cannot be read at all
+//! if !report.ok() {
+//!     eprint!("{}", report.to_text()); // every problem, one sentence each
+//!     std::process::exit(1);
+//! }
+//! let json = report.to_json(); // the `--json` document (docs/formats.md)
+//! # let _ = json;
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+mod duplicates;
+mod extras;
+mod kpack;
+mod links;
+mod pep508;
+mod policy;
+mod release;
+mod requirements;
+mod versions;
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use dist_info::document::DistInfo;
+use dist_info::requirement::Platform;
+use link_check::{PolicyName, WheelAudit};
+use serde::Serialize;
+
+use release::{DistFile, Kind};
+pub use release::{STAGING_PREFIX, headers, hex, is_staging, list_packages, sha256_file};
+
+/// What to verify: the flags of `therock-package verify`, so the command
+/// line and [`VerifyArgs::new`] give the same checks.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Dist directories of one release (searched recursively for `*.whl`
+    /// and `*.tar.gz`).
+    #[arg(required = true, value_name = "DIST_DIR")]
+    dirs: Vec<PathBuf>,
+    /// Families the Linux release must offer (`,` or `;` separated): every
+    /// target needs its device wheel (kpack) or every family its libraries
+    /// wheel (legacy).
+    #[arg(long, value_name = "FAMILIES")]
+    linux_amdgpu_families: Option<String>,
+    /// Families the Windows release must offer.
+    #[arg(long, value_name = "FAMILIES")]
+    windows_amdgpu_families: Option<String>,
+    /// The manylinux policy every Linux wheel must keep to (`manylinux_2_28`,
+    /// `manylinux2014`); default: the one each wheel's own tag claims.
+    #[arg(long, value_name = "POLICY")]
+    policy: Option<PolicyName>,
+    /// A library the release deliberately leaves to the system although no
+    /// policy allows it (repeatable; auditwheel's `--exclude`).
+    #[arg(long = "exclude", value_name = "SONAME")]
+    exclude: Vec<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl VerifyArgs {
+    /// Verify the dist directories `dirs` of one release, with no family
+    /// lists, each wheel's own manylinux policy and nothing excluded.
+    pub fn new<P: Into<PathBuf>>(dirs: impl IntoIterator<Item = P>) -> Self {
+        Self {
+            dirs: dirs.into_iter().map(Into::into).collect(),
+            linux_amdgpu_families: None,
+            windows_amdgpu_families: None,
+            policy: None,
+            exclude: Vec::new(),
+            json: false,
+        }
+    }
+
+    /// Require the Linux release to offer `families` (`,` or `;` separated).
+    #[must_use]
+    pub fn with_linux_amdgpu_families(mut self, families: impl Into<String>) -> Self {
+        self.linux_amdgpu_families = Some(families.into());
+        self
+    }
+
+    /// Require the Windows release to offer `families`.
+    #[must_use]
+    pub fn with_windows_amdgpu_families(mut self, families: impl Into<String>) -> Self {
+        self.windows_amdgpu_families = Some(families.into());
+        self
+    }
+
+    /// The dist directories, as given.
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// Whether `--json` was given.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+}
+
+/// Every package of the dist directories, in directory order then path order.
+#[derive(Debug)]
+struct Release {
+    files: Vec<DistFile>,
+}
+
+impl Release {
+    /// The first file of each relative path (what an index of the
+    /// published directory would serve).
+    fn unique(&self) -> impl Iterator<Item = &DistFile> {
+        let mut seen = BTreeSet::new();
+        self.files
+            .iter()
+            .filter(move |f| seen.insert(f.rel.as_str()))
+    }
+
+    /// Platforms the set's platform wheels are for (Linux when it has none).
+    fn platforms(&self) -> Vec<Platform> {
+        let found: BTreeSet<Platform> = self
+            .files
+            .iter()
+            .filter_map(|f| match &f.kind {
+                Kind::Wheel(w) if w.platforms.len() == 1 => Some(w.platforms[0]),
+                _ => None,
+            })
+            .collect();
+        if found.is_empty() {
+            vec![Platform::Linux]
+        } else {
+            found.into_iter().collect()
+        }
+    }
+
+    /// The concrete platform tags of the set's platform wheels
+    /// (`linux_x86_64` when it has none): what markers are evaluated for.
+    fn platform_tags(&self) -> Vec<String> {
+        let found: BTreeSet<&str> = self
+            .files
+            .iter()
+            .filter_map(|f| match &f.kind {
+                Kind::Wheel(w) => Some(w.platform_tags.iter().map(String::as_str)),
+                Kind::Sdist(_) => None,
+            })
+            .flatten()
+            .filter(|t| *t != "any")
+            .collect();
+        if found.is_empty() {
+            vec!["linux_x86_64".to_owned()]
+        } else {
+            found.into_iter().map(str::to_owned).collect()
+        }
+    }
+
+    /// Every distinct `rocm` sdist (by content) with its document.
+    fn rocm_sdists(&self) -> Vec<(&DistFile, &DistInfo)> {
+        let mut seen = BTreeSet::new();
+        self.files
+            .iter()
+            .filter_map(|f| match &f.kind {
+                Kind::Sdist(s) if s.name == "rocm" => s.dist_info.as_ref().map(|d| (f, d)),
+                _ => None,
+            })
+            .filter(|(f, _)| seen.insert(f.sha256.as_str()))
+            .collect()
+    }
+}
+
+/// The outcome of one check.
+#[derive(Debug, Serialize)]
+struct CheckOutcome {
+    /// Stable identifier (`well-formed`, `versions`, ...).
+    id: &'static str,
+    /// What the check promises.
+    title: &'static str,
+    /// `ok`, `failed` or `skipped`.
+    status: &'static str,
+    /// Why it was skipped, or what it covered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    /// Everything found wrong, one readable sentence each.
+    problems: Vec<String>,
+    /// What it found besides problems, for the text report (the JSON
+    /// report carries the same as data).
+    #[serde(skip)]
+    details: Vec<String>,
+}
+
+/// A package of the set, for the report.
+#[derive(Debug, Serialize)]
+struct FileEntry {
+    path: String,
+    kind: &'static str,
+    name: String,
+    version: String,
+    sha256: String,
+}
+
+/// The whole report (`--json` prints it as is; docs/formats.md).
+#[derive(Debug, Serialize)]
+pub struct VerifyReport {
+    ok: bool,
+    dirs: Vec<String>,
+    files: Vec<FileEntry>,
+    checks: Vec<CheckOutcome>,
+    /// The manylinux audit of every Linux wheel.
+    manylinux: Vec<WheelAudit>,
+}
+
+fn outcome(
+    id: &'static str,
+    title: &'static str,
+    problems: Option<Vec<String>>,
+    note: Option<String>,
+) -> CheckOutcome {
+    let status = match &problems {
+        None => "skipped",
+        Some(p) if p.is_empty() => "ok",
+        Some(_) => "failed",
+    };
+    CheckOutcome {
+        id,
+        title,
+        status,
+        note,
+        problems: problems.unwrap_or_default(),
+        details: Vec::new(),
+    }
+}
+
+/// Runs every check; the report says whether the release may be published.
+///
+/// An error means the input could not be verified at all (a directory that
+/// is missing or unreadable); problems of the packages are in the report.
+pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
+    let mut files = Vec::new();
+    let mut well_formed = Vec::new();
+    for dir in &args.dirs {
+        if !dir.is_dir() {
+            bail!(
+                "{} is not a directory; pass the dist directories of the release",
+                dir.display()
+            );
+        }
+        let paths = release::list_packages(dir)
+            .with_context(|| format!("cannot list {}", dir.display()))?;
+        if paths.is_empty() {
+            well_formed.push(format!("{}: holds no wheel or sdist", dir.display()));
+        }
+        for path in paths {
+            let rel = path.strip_prefix(dir).unwrap_or(&path);
+            let display = format!("{}/{}", dir.display(), rel.display());
+            let rel = rel.to_string_lossy().into_owned();
+            if let Some(file) = release::read_package(display, rel, &path, &mut well_formed) {
+                files.push(file);
+            }
+        }
+    }
+    let release = Release { files };
+    let counted = release.files.len();
+    let mut checks = vec![outcome(
+        "well-formed",
+        "every wheel's RECORD is complete and its hashes right; file names, tags and METADATA agree; sdists are well-formed",
+        Some(well_formed),
+        Some(format!("{counted} packages")),
+    )];
+    checks.push(outcome(
+        "versions",
+        "all rocm* versions agree",
+        Some(versions::check(&release)),
+        None,
+    ));
+    checks.push(outcome(
+        "identical-duplicates",
+        "a file name present in two directories is byte-identical",
+        Some(duplicates::check(&release)),
+        None,
+    ));
+    checks.push(outcome(
+        "device-extras",
+        "every device wheel is reachable through rocm[device-<T>] and rocm[device-all] on its platform",
+        Some(extras::check(&release)),
+        None,
+    ));
+    checks.push(outcome(
+        "requirements",
+        "every requirement of every package is satisfiable inside the set",
+        Some(requirements::check(&release)),
+        Some(format!(
+            "platforms: {}; Python {}",
+            release.platform_tags().join(", "),
+            pep508::PYTHON_VERSIONS.join(", ")
+        )),
+    ));
+    let kpack = kpack::check(
+        &release,
+        args.linux_amdgpu_families.as_deref(),
+        args.windows_amdgpu_families.as_deref(),
+    );
+    let kpack_note = kpack
+        .is_none()
+        .then(|| "no --linux-amdgpu-families or --windows-amdgpu-families given".to_owned());
+    checks.push(outcome(
+        "completeness",
+        "every target of the given family lists has its package",
+        kpack,
+        kpack_note,
+    ));
+    let links = links::check(&release, &args.exclude);
+    let excluded = if args.exclude.is_empty() {
+        String::new()
+    } else {
+        format!("; excluded: {}", args.exclude.join(", "))
+    };
+    checks.push(outcome(
+        "elf-links",
+        "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",
+        Some(links.problems),
+        Some(format!("{} ELF files{excluded}", links.elf_count)),
+    ));
+    let policy = policy::check(&release, links.linux.as_ref(), args.policy);
+    checks.push(CheckOutcome {
+        details: policy.details,
+        ..outcome(
+            "manylinux",
+            "every host ELF file of a Linux wheel keeps to its manylinux policy: symbol versions, system libraries, no blacklisted symbols",
+            policy.problems,
+            Some(policy.note),
+        )
+    });
+    Ok(VerifyReport {
+        ok: checks.iter().all(|c| c.status != "failed"),
+        dirs: args.dirs.iter().map(|d| d.display().to_string()).collect(),
+        files: release
+            .files
+            .iter()
+            .map(|f| FileEntry {
+                path: f.display.clone(),
+                kind: match f.kind {
+                    Kind::Wheel(_) => "wheel",
+                    Kind::Sdist(_) => "sdist",
+                },
+                name: f.name().to_owned(),
+                version: f.version().to_owned(),
+                sha256: f.sha256.clone(),
+            })
+            .collect(),
+        checks,
+        manylinux: policy.audits,
+    })
+}
+
+impl VerifyReport {
+    /// Whether every check passed (or was skipped).
+    pub fn ok(&self) -> bool {
+        self.ok
+    }
+
+    /// The report as JSON (sorted keys as declared, one final newline).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// The readable report.
+    pub fn to_text(&self) -> String {
+        let wheels = self.files.iter().filter(|f| f.kind == "wheel").count();
+        let sdists = self.files.len() - wheels;
+        let mut out = format!(
+            "verify {}: {wheels} wheels, {sdists} sdists\n",
+            self.dirs.join(" ")
+        );
+        for c in &self.checks {
+            let mark = match c.status {
+                "ok" => "ok     ",
+                "skipped" => "skipped",
+                _ => "FAILED ",
+            };
+            let _ = write!(out, "{mark} {}: {}", c.id, c.title);
+            if let Some(note) = &c.note {
+                let _ = write!(out, " ({note})");
+            }
+            out.push('\n');
+            for p in &c.problems {
+                let _ = writeln!(out, "        - {p}");
+            }
+            for d in &c.details {
+                let _ = writeln!(out, "        {d}");
+            }
+        }
+        let failed = self.checks.iter().filter(|c| c.status == "failed").count();
+        if failed == 0 {
+            out.push_str("release verified: every check passed\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "release NOT verified: {failed} of {} checks failed; do not publish it",
+                self.checks.len()
+            );
+        }
+        out
+    }
+}

@@ -1,0 +1,483 @@
+//! Reading the dist directories of one release: every wheel and sdist,
+//! checked for well-formedness on the way (RECORD complete and hashes
+//! right; file name, tags and METADATA agree; sdists laid out as pip
+//! expects).
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use dist_info::document::DistInfo;
+use dist_info::requirement::Platform;
+use sha2::{Digest, Sha256};
+use wheel_writer::{WheelReader, escaped_dist_name, normalized_name, sdist_top_directory};
+
+use super::pep508::Requirement;
+
+/// One wheel or sdist found in a dist directory.
+#[derive(Debug)]
+pub(crate) struct DistFile {
+    /// How the report names it: the directory as given, then the path in it.
+    pub display: String,
+    /// Its path on disk.
+    pub path: PathBuf,
+    /// The file name alone.
+    pub file_name: String,
+    /// Its path inside its dist directory (`dist/{F}/` subdirectories of a
+    /// legacy release are separate indexes, so this is what must be unique).
+    pub rel: String,
+    /// Hex sha256 of the whole file.
+    pub sha256: String,
+    /// What it is.
+    pub kind: Kind,
+}
+
+/// Wheel or sdist, with what was read from it.
+#[derive(Debug)]
+pub(crate) enum Kind {
+    Wheel(Wheel),
+    Sdist(Sdist),
+}
+
+/// What a wheel says about itself.
+#[derive(Debug, Default)]
+pub(crate) struct Wheel {
+    /// PEP 503 normalised name (from the file name).
+    pub name: String,
+    /// The version (from the file name).
+    pub version: String,
+    /// Platforms its tags install on (`any`: all of them).
+    pub platforms: Vec<Platform>,
+    /// The platform tags as written.
+    pub platform_tags: Vec<String>,
+    /// `Requires-Dist` lines of METADATA.
+    pub requires_dist: Vec<Requirement>,
+    /// `Provides-Extra` values of METADATA (normalised).
+    pub provides_extra: Vec<String>,
+    /// Members and their RECORD hashes, for explaining differences.
+    pub record: Vec<(String, String)>,
+    /// The archive opened and every member read back; the checks that
+    /// read members again (ELF links) skip the others, which already
+    /// fail the well-formed check.
+    pub readable: bool,
+}
+
+/// What an sdist says about itself.
+#[derive(Debug, Default)]
+pub(crate) struct Sdist {
+    /// PEP 503 normalised name (from the file name).
+    pub name: String,
+    /// The version (from the file name).
+    pub version: String,
+    /// `rocm_sdk/_dist_info.json` of the `rocm` sdist.
+    pub dist_info: Option<DistInfo>,
+    /// Members and the sha256 of their bytes, for explaining differences.
+    pub members: Vec<(String, String)>,
+}
+
+impl DistFile {
+    pub(crate) fn name(&self) -> &str {
+        match &self.kind {
+            Kind::Wheel(w) => &w.name,
+            Kind::Sdist(s) => &s.name,
+        }
+    }
+
+    pub(crate) fn version(&self) -> &str {
+        match &self.kind {
+            Kind::Wheel(w) => &w.version,
+            Kind::Sdist(s) => &s.version,
+        }
+    }
+
+    /// Whether pip may install it on `platform` (an sdist: anywhere).
+    pub(crate) fn installs_on(&self, platform: Platform) -> bool {
+        match &self.kind {
+            Kind::Wheel(w) => w.platforms.contains(&platform),
+            Kind::Sdist(_) => true,
+        }
+    }
+}
+
+/// The name prefix of a build's private staging directory beside `dist/`:
+/// it holds unfinished packages, which no check or index ever reads.
+pub const STAGING_PREFIX: &str = ".therock-package-staging-";
+
+/// Whether a directory entry named `name` is (or belongs to) a staging
+/// directory.
+pub fn is_staging(name: &str) -> bool {
+    name.starts_with(STAGING_PREFIX)
+}
+
+/// Lists `*.whl` and `*.tar.gz` under `dir` (recursively, sorted), never
+/// inside a build's staging directory.
+pub fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                // A build's private directory holds unfinished packages.
+                if !entry.file_name().to_str().is_some_and(is_staging) {
+                    stack.push(path);
+                }
+            } else if kind.is_file() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                // Wheel and sdist names are lower-case by specification.
+                #[allow(clippy::case_sensitive_file_extension_comparisons)]
+                let package = name.ends_with(".whl") || name.ends_with(".tar.gz");
+                if package {
+                    out.push(path);
+                }
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Reads one package; problems found go to `problems` (prefixed with the
+/// file); `None` when the file name itself is not a package name.
+pub(crate) fn read_package(
+    display: String,
+    rel: String,
+    path: &Path,
+    problems: &mut Vec<String>,
+) -> Option<DistFile> {
+    let file_name = path.file_name()?.to_string_lossy().into_owned();
+    let sha256 = match sha256_file(path) {
+        Ok(h) => h,
+        Err(e) => {
+            problems.push(format!("{display}: cannot read: {e}"));
+            return None;
+        }
+    };
+    let mut local = Vec::new();
+    let kind = if let Some(stem) = file_name.strip_suffix(".whl") {
+        read_wheel(path, stem, &mut local).map(Kind::Wheel)
+    } else {
+        let stem = file_name.strip_suffix(".tar.gz")?;
+        read_sdist(path, stem, &mut local).map(Kind::Sdist)
+    };
+    problems.extend(local.into_iter().map(|p| format!("{display}: {p}")));
+    Some(DistFile {
+        display,
+        rel,
+        path: path.to_owned(),
+        file_name,
+        sha256,
+        kind: kind?,
+    })
+}
+
+/// Hex sha256 of a whole file.
+pub fn sha256_file(path: &Path) -> io::Result<String> {
+    let mut file = File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Platforms a wheel platform tag installs on.
+pub(crate) fn platforms_of_tag(tag: &str) -> Vec<Platform> {
+    if tag == "any" {
+        vec![Platform::Linux, Platform::Windows]
+    } else if tag.starts_with("win") {
+        vec![Platform::Windows]
+    } else if tag.starts_with("linux")
+        || tag.starts_with("manylinux")
+        || tag.starts_with("musllinux")
+    {
+        vec![Platform::Linux]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Parses RFC 822-style headers (METADATA, PKG-INFO, WHEEL) up to the body.
+pub fn headers(text: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in text.lines() {
+        if line.is_empty() {
+            break;
+        }
+        if line.starts_with([' ', '\t']) {
+            if let Some(last) = out.last_mut() {
+                last.1.push('\n');
+                last.1.push_str(line.trim());
+            }
+        } else if let Some((k, v)) = line.split_once(':') {
+            out.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    out
+}
+
+fn header<'a>(headers: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+fn all_headers<'a>(headers: &'a [(String, String)], key: &'a str) -> impl Iterator<Item = &'a str> {
+    headers
+        .iter()
+        .filter(move |(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Wheel> {
+    let parts: Vec<&str> = stem.split('-').collect();
+    let (name, version, tags) = match parts.as_slice() {
+        [n, v, py, abi, plat] | [n, v, _, py, abi, plat] => (*n, *v, (*py, *abi, *plat)),
+        _ => {
+            problems.push(
+                "not a wheel file name ({name}-{version}[-{build}]-{python}-{abi}-{platform}.whl)"
+                    .into(),
+            );
+            return None;
+        }
+    };
+    let mut wheel = Wheel {
+        name: normalized_name(name),
+        version: version.to_owned(),
+        platform_tags: tags.2.split('.').map(str::to_owned).collect(),
+        ..Wheel::default()
+    };
+    wheel.platforms = wheel
+        .platform_tags
+        .iter()
+        .flat_map(|t| platforms_of_tag(t))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if escaped_dist_name(name) != name {
+        problems.push(format!(
+            "the name in the file name is not escaped (expected {})",
+            escaped_dist_name(name)
+        ));
+    }
+    let mut reader = match WheelReader::open(path) {
+        Ok(r) => r,
+        Err(e) => {
+            problems.push(e.to_string());
+            return Some(wheel);
+        }
+    };
+    match reader.verify() {
+        Ok(v) => {
+            wheel.readable = v.header_mismatches.is_empty();
+            problems.extend(v.problems.iter().map(|p| format!("RECORD: {p}")));
+            problems.extend(v.header_mismatches.iter().map(|m| {
+                format!(
+                    "zip headers disagree: {m}; rebuild it (installers would read different files)"
+                )
+            }));
+        }
+        Err(e) => problems.push(e.to_string()),
+    }
+    if let Ok(record) = reader.record() {
+        wheel.record = record
+            .into_iter()
+            .map(|r| (r.path, r.hash.unwrap_or_default()))
+            .collect();
+    }
+    let dist_info = reader.dist_info_dir().to_owned();
+    if dist_info != format!("{name}-{version}.dist-info") {
+        problems.push(format!(
+            "its .dist-info directory is {dist_info}, expected {name}-{version}.dist-info"
+        ));
+    }
+    match reader.read_member(&format!("{dist_info}/METADATA")) {
+        Ok(bytes) => {
+            let h = headers(&String::from_utf8_lossy(&bytes));
+            let meta_name = header(&h, "Name").unwrap_or_default();
+            let meta_version = header(&h, "Version").unwrap_or_default();
+            if normalized_name(meta_name) != wheel.name {
+                problems.push(format!(
+                    "METADATA Name {meta_name:?} does not match the file name ({name})"
+                ));
+            }
+            if meta_version != version {
+                problems.push(format!(
+                    "METADATA Version {meta_version:?} does not match the file name ({version})"
+                ));
+            }
+            for line in all_headers(&h, "Requires-Dist") {
+                match Requirement::parse(line) {
+                    Ok(r) => wheel.requires_dist.push(r),
+                    Err(e) => problems.push(format!("METADATA Requires-Dist {e}")),
+                }
+            }
+            wheel.provides_extra = all_headers(&h, "Provides-Extra")
+                .map(dist_info::requirement::normalize_extra)
+                .collect();
+        }
+        Err(e) => problems.push(e.to_string()),
+    }
+    match reader.read_member(&format!("{dist_info}/WHEEL")) {
+        Ok(bytes) => {
+            let h = headers(&String::from_utf8_lossy(&bytes));
+            let declared: BTreeSet<&str> = all_headers(&h, "Tag").collect();
+            let (py, abi, plat) = tags;
+            let expected: BTreeSet<String> = py
+                .split('.')
+                .flat_map(|p| {
+                    abi.split('.')
+                        .flat_map(move |a| plat.split('.').map(move |pl| format!("{p}-{a}-{pl}")))
+                })
+                .collect();
+            let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
+            if declared != expected {
+                problems.push(format!(
+                    "WHEEL tags {:?} do not match the file name's tags {:?}",
+                    declared.into_iter().collect::<Vec<_>>(),
+                    expected.into_iter().collect::<Vec<_>>()
+                ));
+            }
+        }
+        Err(e) => problems.push(e.to_string()),
+    }
+    Some(wheel)
+}
+
+fn read_sdist(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Sdist> {
+    let Some((name, version)) = stem.rsplit_once('-') else {
+        problems.push("not an sdist file name ({name}-{version}.tar.gz)".into());
+        return None;
+    };
+    let mut sdist = Sdist {
+        name: normalized_name(name),
+        version: version.to_owned(),
+        ..Sdist::default()
+    };
+    let top = sdist_top_directory(name, version);
+    if top != stem {
+        problems.push(format!(
+            "the name in the file name is not escaped (expected {top})"
+        ));
+    }
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            problems.push(format!("cannot open: {e}"));
+            return Some(sdist);
+        }
+    };
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut pkg_info = None;
+    let mut dist_info_json = None;
+    let mut has_pyproject = false;
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            problems.push(format!("not a gzip-compressed tar archive: {e}"));
+            return Some(sdist);
+        }
+    };
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                problems.push(format!("cannot read the archive: {e}; rebuild it"));
+                return Some(sdist);
+            }
+        };
+        let member = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let inside = member
+            .strip_prefix(&top)
+            .is_some_and(|r| r.is_empty() || r.starts_with('/'));
+        if !inside || member.split('/').any(|s| s == "..") {
+            problems.push(format!(
+                "member {member} is outside the top directory {top}/"
+            ));
+            continue;
+        }
+        let kind = entry.header().entry_type();
+        if kind.is_symlink() || kind.is_hard_link() {
+            problems.push(format!(
+                "member {member} is a link; sdists carry regular files only"
+            ));
+            continue;
+        }
+        if !kind.is_file() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if let Err(e) = entry.read_to_end(&mut bytes) {
+            problems.push(format!("cannot read member {member}: {e}; rebuild it"));
+            return Some(sdist);
+        }
+        sdist
+            .members
+            .push((member.clone(), hex(&Sha256::digest(&bytes))));
+        let rel = &member[top.len()..];
+        match rel {
+            "/PKG-INFO" => pkg_info = Some(bytes),
+            "/pyproject.toml" => has_pyproject = true,
+            "/rocm_sdk/_dist_info.json" => dist_info_json = Some(bytes),
+            _ => {}
+        }
+    }
+    sdist.members.sort();
+    if !has_pyproject {
+        problems.push(format!("no {top}/pyproject.toml (pip cannot build it)"));
+    }
+    match pkg_info {
+        None => problems.push(format!("no {top}/PKG-INFO")),
+        Some(bytes) => {
+            let h = headers(&String::from_utf8_lossy(&bytes));
+            let meta_name = header(&h, "Name").unwrap_or_default();
+            let meta_version = header(&h, "Version").unwrap_or_default();
+            if normalized_name(meta_name) != sdist.name {
+                problems.push(format!(
+                    "PKG-INFO Name {meta_name:?} does not match the file name ({name})"
+                ));
+            }
+            if meta_version != version {
+                problems.push(format!(
+                    "PKG-INFO Version {meta_version:?} does not match the file name ({version})"
+                ));
+            }
+        }
+    }
+    if sdist.name == "rocm" {
+        match dist_info_json.map(|b| DistInfo::from_json(&b)) {
+            None => problems.push(format!(
+                "no {top}/rocm_sdk/_dist_info.json: the selector cannot compute its requirements"
+            )),
+            Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {e}")),
+            Some(Ok(doc)) => {
+                if doc.selector.version != version {
+                    problems.push(format!(
+                        "rocm_sdk/_dist_info.json pins version {} but the sdist is {version}",
+                        doc.selector.version
+                    ));
+                }
+                sdist.dist_info = Some(doc);
+            }
+        }
+    }
+    Some(sdist)
+}

@@ -1,0 +1,237 @@
+//! The wheel container: a zip file written in member order, with members
+//! compressed on a thread pool and reused from a [`CompressionCache`].
+
+mod cache;
+mod deflate;
+mod format;
+mod producer;
+mod writer;
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, mpsc};
+
+use rayon::prelude::*;
+
+use cache::{Blob, BlobKey};
+pub use cache::{CacheStats, CompressionCache};
+use deflate::Codec;
+use format::DosDateTime;
+use producer::{MemberPlan, Permits, hash_member};
+use writer::{Reuse, Reused, ZipOutput};
+
+use crate::options::WriteOptions;
+use crate::sink::ArchiveSink;
+use crate::{Error, Member, MemberDigest};
+
+/// Chunks in flight per thread; enough to keep every thread busy while the
+/// writer drains, small enough to bound memory (see `producer`).
+const WINDOW_PER_JOB: usize = 2;
+/// Upper bound of chunk input in flight on very large machines (as much
+/// again is held compressed).
+const MAX_WINDOW_BYTES: u64 = 512 << 20;
+
+/// How the members of one `write_members` call are obtained, index by index.
+#[derive(Debug)]
+struct MemberPlans {
+    /// Compress or reuse, per member.
+    plans: Vec<MemberPlan>,
+    /// Where a reused member's compressed bytes are.
+    reused: Vec<Option<Reused>>,
+    /// With a cache: each member's digest from the first read, which the
+    /// written bytes must match.
+    digests: Option<Vec<MemberDigest>>,
+}
+
+/// Members of a finished archive, for the cache once the file is in place.
+#[derive(Debug)]
+pub(crate) struct CacheOffer<'c> {
+    cache: Option<&'c CompressionCache>,
+    blobs: Vec<(BlobKey, Blob)>,
+}
+
+impl CacheOffer<'_> {
+    /// Lets the cache reuse this archive's compressed members.
+    pub(crate) fn accept(self) {
+        if let Some(cache) = self.cache {
+            cache.insert_all(self.blobs);
+        }
+    }
+}
+
+/// A zip file being written; `finish` writes the central directory.
+pub(crate) struct ZipSink<'c> {
+    out: ZipOutput,
+    pool: rayon::ThreadPool,
+    jobs: usize,
+    codec: Codec,
+    cache: Option<&'c CompressionCache>,
+    /// Members compressed by this sink, offered to the cache once the
+    /// archive is complete.
+    new_blobs: Vec<(BlobKey, Blob)>,
+}
+
+impl std::fmt::Debug for ZipSink<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZipSink")
+            .field("path", &self.out.path())
+            .field("jobs", &self.jobs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'c> ZipSink<'c> {
+    /// Writes a zip into `file` (empty, opened for reading and writing);
+    /// `path` names it in errors.
+    pub(crate) fn new(
+        file: File,
+        path: PathBuf,
+        options: &WriteOptions,
+        cache: Option<&'c CompressionCache>,
+    ) -> Result<Self, Error> {
+        let jobs = options.effective_jobs();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .thread_name(|i| format!("wheel-deflate-{i}"))
+            .build()
+            .map_err(|e| Error::ThreadPool {
+                jobs,
+                message: e.to_string(),
+            })?;
+        let codec = Codec::new(options);
+        let dos = DosDateTime::from_unix(options.timestamp());
+        Ok(Self {
+            out: ZipOutput::new(Arc::new(file), path, dos),
+            pool,
+            jobs,
+            codec,
+            cache,
+            new_blobs: Vec::new(),
+        })
+    }
+
+    /// Writes the central directory and end records and flushes. Returns
+    /// what the cache may learn once the caller has committed the file.
+    pub(crate) fn finish(self) -> Result<CacheOffer<'c>, Error> {
+        self.out.finish()?;
+        Ok(CacheOffer {
+            cache: self.cache,
+            blobs: self.new_blobs,
+        })
+    }
+
+    fn key(&self, digest: &MemberDigest) -> BlobKey {
+        BlobKey {
+            sha256: digest.sha256,
+            size: digest.size,
+            codec: self.codec,
+        }
+    }
+
+    /// With a cache: hash every member first (in parallel) and decide which
+    /// ones can be copied; identical members in one archive are compressed
+    /// once. Without: compress everything.
+    fn plan(&mut self, members: &[Member]) -> Result<MemberPlans, Error> {
+        let Some(cache) = self.cache else {
+            return Ok(MemberPlans {
+                plans: vec![MemberPlan::Compress; members.len()],
+                reused: vec![None; members.len()],
+                digests: None,
+            });
+        };
+        let digests = self.pool.install(|| {
+            members
+                .par_iter()
+                .map(hash_member)
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        let mut plan = Vec::with_capacity(members.len());
+        let mut reuse = Vec::with_capacity(members.len());
+        let mut first_in_archive = std::collections::HashMap::new();
+        for (index, digest) in digests.iter().enumerate() {
+            let key = self.key(digest);
+            if let Some(blob) = cache.get(&key) {
+                plan.push(MemberPlan::Reuse);
+                reuse.push(Some(Reused {
+                    from: Reuse::Blob(blob),
+                    digest: *digest,
+                }));
+            } else if let Some(&earlier) = first_in_archive.get(&key) {
+                plan.push(MemberPlan::Reuse);
+                reuse.push(Some(Reused {
+                    from: Reuse::Member(earlier),
+                    digest: *digest,
+                }));
+            } else {
+                first_in_archive.insert(key, index);
+                plan.push(MemberPlan::Compress);
+                reuse.push(None);
+            }
+        }
+        Ok(MemberPlans {
+            plans: plan,
+            reused: reuse,
+            digests: Some(digests),
+        })
+    }
+}
+
+impl ArchiveSink for ZipSink<'_> {
+    fn write_members(&mut self, members: &[Member]) -> Result<Vec<MemberDigest>, Error> {
+        let MemberPlans {
+            plans: plan,
+            reused: reuse,
+            digests: expected,
+        } = self.plan(members)?;
+        let most = usize::try_from(MAX_WINDOW_BYTES / self.codec.chunk).unwrap_or(usize::MAX);
+        let window = (self.jobs * WINDOW_PER_JOB + 2).min(most.max(2));
+        let permits = &Permits::new(window);
+        let (tx, rx) = mpsc::channel();
+        let codec = self.codec;
+        let Self { out, pool, .. } = self;
+        let first_member = out.entry_count();
+        let reuse = &reuse;
+        let result = std::thread::scope(|threads| {
+            let writer = threads.spawn(move || {
+                let result = out.consume(rx, members, reuse, codec, permits);
+                if result.is_err() {
+                    permits.close();
+                }
+                result
+            });
+            pool.in_place_scope(|scope| {
+                producer::produce(scope, members, &plan, codec, permits, &tx);
+            });
+            drop(tx);
+            writer.join().expect("the zip writer thread panicked")
+        });
+        let digests = result?;
+        if let Some(expected) = expected {
+            for ((member, got), want) in members.iter().zip(&digests).zip(&expected) {
+                if got != want {
+                    return Err(Error::ContentChanged {
+                        origin: member.source().origin(),
+                        member: member.path().to_owned(),
+                    });
+                }
+            }
+        }
+        if self.cache.is_some() {
+            let file = self.out.file();
+            for (index, digest) in digests.iter().enumerate() {
+                if matches!(plan[index], MemberPlan::Compress) {
+                    let entry = self.out.entry(first_member + index);
+                    let blob = Blob {
+                        file: Arc::clone(&file),
+                        offset: entry.local_offset + entry.local_len(),
+                        compressed_size: entry.compressed_size,
+                        crc32: entry.crc32,
+                    };
+                    let key = self.key(digest);
+                    self.new_blobs.push((key, blob));
+                }
+            }
+        }
+        Ok(digests)
+    }
+}

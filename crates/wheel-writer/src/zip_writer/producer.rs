@@ -1,0 +1,300 @@
+//! The producer side of parallel compression: cut members into work, run it
+//! on the pool, and hand numbered pieces to the writer.
+//!
+//! Memory stays bounded by a window of permits: a chunk takes a permit
+//! before it is read and gives it back once the writer has written it, so
+//! at most `window` chunks (≤ one chunk in, about as much out each) exist
+//! at once whatever the size of the members or of the wheel.
+
+use std::io::Read;
+use std::sync::mpsc::Sender;
+use std::sync::{Condvar, Mutex, PoisonError};
+
+use flate2::Crc;
+use sha2::{Digest as _, Sha256};
+
+use super::deflate::{Codec, WINDOW};
+use crate::sink::{check_size, read_member};
+use crate::{Error, Member, MemberDigest};
+
+/// How each member is obtained.
+#[derive(Debug, Clone)]
+pub(crate) enum MemberPlan {
+    /// Read and compress it.
+    Compress,
+    /// Copy already-compressed bytes (from the cache or an earlier member).
+    Reuse,
+}
+
+impl Codec {
+    /// [`Codec::encode`] with the member named in errors.
+    fn encode_member(
+        self,
+        member: &Member,
+        dictionary: &[u8],
+        input: &[u8],
+        last: bool,
+    ) -> Result<Vec<u8>, Error> {
+        self.encode(dictionary, input, last)
+            .map_err(|message| Error::Compression {
+                member: member.path().to_owned(),
+                message,
+            })
+    }
+}
+
+/// A unit of output, numbered by the producer in archive order.
+#[derive(Debug)]
+pub(crate) enum Piece {
+    /// A whole small member.
+    Whole {
+        member: usize,
+        data: Vec<u8>,
+        crc32: Crc,
+        digest: MemberDigest,
+    },
+    /// One chunk of a large member.
+    Chunk {
+        member: usize,
+        index: u64,
+        data: Vec<u8>,
+        crc32: Crc,
+    },
+    /// The end of a large member: its hash and size.
+    End { member: usize, digest: MemberDigest },
+    /// A member copied from earlier compressed bytes.
+    Reuse { member: usize },
+}
+
+impl Piece {
+    /// Whether the piece holds a permit (carries data).
+    pub(crate) fn holds_permit(&self) -> bool {
+        matches!(self, Self::Whole { .. } | Self::Chunk { .. })
+    }
+}
+
+pub(crate) type Numbered = (usize, Result<Piece, Error>);
+
+/// A counting semaphore that can be closed to stop the producer.
+#[derive(Debug)]
+pub(crate) struct Permits {
+    state: Mutex<(usize, bool)>,
+    changed: Condvar,
+}
+
+impl Permits {
+    pub(crate) fn new(count: usize) -> Self {
+        Self {
+            state: Mutex::new((count, false)),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Takes a permit; `false` once closed.
+    fn acquire(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if state.1 {
+                return false;
+            }
+            if state.0 > 0 {
+                state.0 -= 1;
+                return true;
+            }
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    pub(crate) fn release(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0 += 1;
+        self.changed.notify_all();
+    }
+
+    pub(crate) fn close(&self) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.1 = true;
+        self.changed.notify_all();
+    }
+}
+
+/// Walks the members in order, sending numbered pieces to the writer;
+/// small members are read and compressed on the pool, large ones are read
+/// here (hashing must be sequential) and their chunks compressed on the pool.
+pub(crate) fn produce<'s>(
+    scope: &rayon::Scope<'s>,
+    members: &'s [Member],
+    plan: &[MemberPlan],
+    codec: Codec,
+    permits: &'s Permits,
+    tx: &Sender<Numbered>,
+) {
+    let mut seq = 0;
+    for (index, (member, plan)) in members.iter().zip(plan).enumerate() {
+        if matches!(plan, MemberPlan::Reuse) {
+            let _ = tx.send((seq, Ok(Piece::Reuse { member: index })));
+            seq += 1;
+            continue;
+        }
+        if member.source().size() <= codec.chunk {
+            if !permits.acquire() {
+                return;
+            }
+            let tx = tx.clone();
+            let number = seq;
+            scope.spawn(move |_| {
+                let _ = tx.send((number, compress_whole(index, member, codec)));
+            });
+            seq += 1;
+        } else if !produce_chunks(scope, index, member, codec, permits, tx, &mut seq) {
+            return;
+        }
+    }
+}
+
+fn compress_whole(index: usize, member: &Member, codec: Codec) -> Result<Piece, Error> {
+    let bytes = read_member(member)?;
+    let mut crc32 = Crc::new();
+    crc32.update(&bytes);
+    let digest = MemberDigest {
+        sha256: Sha256::digest(&bytes).into(),
+        size: bytes.len() as u64,
+    };
+    let data = codec.encode_member(member, &[], &bytes, true)?;
+    Ok(Piece::Whole {
+        member: index,
+        data,
+        crc32,
+        digest,
+    })
+}
+
+/// Streams one large member in chunks; `false` when the write must stop.
+fn produce_chunks<'s>(
+    scope: &rayon::Scope<'s>,
+    index: usize,
+    member: &'s Member,
+    codec: Codec,
+    permits: &'s Permits,
+    tx: &Sender<Numbered>,
+    seq: &mut usize,
+) -> bool {
+    let fail = |seq: &mut usize, error: Error| {
+        let _ = tx.send((*seq, Err(error)));
+        *seq += 1;
+        false
+    };
+    let source = member.source();
+    let io_error = |e| Error::Source {
+        origin: source.origin(),
+        member: member.path().to_owned(),
+        source: e,
+    };
+    let mut reader = match source.open() {
+        Ok(reader) => reader,
+        Err(e) => return fail(seq, io_error(e)),
+    };
+    let size = source.size();
+    let chunks = size.div_ceil(codec.chunk);
+    let mut sha = Sha256::new();
+    let mut dictionary: Vec<u8> = Vec::new();
+    let mut read_total = 0;
+    for chunk in 0..chunks {
+        if !permits.acquire() {
+            return false;
+        }
+        let want = codec.chunk.min(size - read_total);
+        let mut buf = Vec::with_capacity(want as usize);
+        if let Err(e) = (&mut reader).take(want).read_to_end(&mut buf) {
+            permits.release();
+            return fail(seq, io_error(e));
+        }
+        read_total += buf.len() as u64;
+        if buf.len() as u64 != want {
+            permits.release();
+            return fail(seq, size_error(member, read_total));
+        }
+        sha.update(&buf);
+        let dict = if codec.primes() {
+            let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
+            std::mem::replace(&mut dictionary, next_dictionary)
+        } else {
+            Vec::new()
+        };
+        let last = chunk + 1 == chunks;
+        let tx = tx.clone();
+        let number = *seq;
+        scope.spawn(move |_| {
+            let mut crc32 = Crc::new();
+            crc32.update(&buf);
+            let piece = codec
+                .encode_member(member, &dict, &buf, last)
+                .map(|data| Piece::Chunk {
+                    member: index,
+                    index: chunk,
+                    data,
+                    crc32,
+                });
+            let _ = tx.send((number, piece));
+        });
+        *seq += 1;
+    }
+    // The source must end where it said it would.
+    match reader.read(&mut [0u8; 1]) {
+        Ok(0) => {}
+        Ok(_) => return fail(seq, size_error(member, read_total + 1)),
+        Err(e) => return fail(seq, io_error(e)),
+    }
+    let digest = MemberDigest {
+        sha256: sha.finalize().into(),
+        size,
+    };
+    let _ = tx.send((
+        *seq,
+        Ok(Piece::End {
+            member: index,
+            digest,
+        }),
+    ));
+    *seq += 1;
+    true
+}
+
+fn size_error(member: &Member, actual: u64) -> Error {
+    check_size(member, actual).expect_err("sizes differ")
+}
+
+/// Hashes a member without compressing it (for cache look-ups).
+pub(crate) fn hash_member(member: &Member) -> Result<MemberDigest, Error> {
+    let source = member.source();
+    let io_error = |e| Error::Source {
+        origin: source.origin(),
+        member: member.path().to_owned(),
+        source: e,
+    };
+    let mut reader = source.open().map_err(io_error)?;
+    let mut sha = Sha256::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_error(e)),
+        };
+        sha.update(&buf[..n]);
+        total += n as u64;
+        if total > source.size() {
+            break;
+        }
+    }
+    check_size(member, total)?;
+    Ok(MemberDigest {
+        sha256: sha.finalize().into(),
+        size: total,
+    })
+}
