@@ -170,17 +170,7 @@ pub(crate) fn read_package(
 
 /// Hex sha256 of a whole file.
 pub(crate) fn sha256_file(path: &Path) -> io::Result<String> {
-    let mut file = File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex(&hasher.finalize()))
+    dist_info::file_hash::sha256_file(path).map(|digest| digest.hex())
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
