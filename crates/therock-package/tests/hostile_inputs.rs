@@ -11,8 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::copy_of_artifacts as copy_of;
-use common::example;
-use fixtures::{ExampleMode, Layout};
+use fixtures::Layout;
 
 const HIP: &str = "core-hip_lib_generic";
 const HIP_LIB: &str = "core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0";

@@ -9,6 +9,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use dist_info::document::DistInfo;
+use dist_info::error_chain::Chain;
 use dist_info::requirement::Platform;
 use sha2::{Digest, Sha256};
 use wheel_writer::{WheelReader, escaped_dist_name, normalized_name, sdist_top_directory};
@@ -264,7 +265,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
     let mut reader = match WheelReader::open(path) {
         Ok(r) => r,
         Err(e) => {
-            problems.push(e.to_string());
+            problems.push(Chain(&e).to_string());
             return Some(wheel);
         }
     };
@@ -278,7 +279,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 )
             }));
         }
-        Err(e) => problems.push(e.to_string()),
+        Err(e) => problems.push(Chain(&e).to_string()),
     }
     if let Ok(record) = reader.record() {
         wheel.record = record
@@ -317,7 +318,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 .map(dist_info::requirement::normalize_extra)
                 .collect();
         }
-        Err(e) => problems.push(e.to_string()),
+        Err(e) => problems.push(Chain(&e).to_string()),
     }
     match reader.read_member(&format!("{dist_info}/WHEEL")) {
         Ok(bytes) => {
@@ -340,7 +341,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 ));
             }
         }
-        Err(e) => problems.push(e.to_string()),
+        Err(e) => problems.push(Chain(&e).to_string()),
     }
     Some(wheel)
 }
@@ -450,7 +451,7 @@ fn read_sdist(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Sdi
             None => problems.push(format!(
                 "no {top}/rocm_sdk/_dist_info.json: the selector cannot compute its requirements"
             )),
-            Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {e}")),
+            Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {}", Chain(&e))),
             Some(Ok(doc)) => {
                 if doc.selector.version != version {
                     problems.push(format!(
