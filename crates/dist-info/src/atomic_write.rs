@@ -135,7 +135,11 @@ mod tests {
         fs::write(&path, "old").unwrap();
         let mut file = AtomicFile::create(&path).unwrap();
         file.write_all(b"half").unwrap();
-        assert_eq!(entries(dir.path()).len(), 2, "the temporary file is beside it");
+        assert_eq!(
+            entries(dir.path()).len(),
+            2,
+            "the temporary file is beside it"
+        );
         drop(file);
         assert_eq!(fs::read(&path).unwrap(), b"old");
         assert_eq!(entries(dir.path()), ["a.json"]);

@@ -41,10 +41,12 @@ impl FileDigest {
     /// The digest as 64 lowercase hex digits.
     #[must_use]
     pub fn hex(&self) -> String {
-        self.sha256.iter().fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+        self.sha256
+            .iter()
+            .fold(String::with_capacity(64), |mut s, b| {
+                let _ = write!(s, "{b:02x}");
+                s
+            })
     }
 
     /// The digest as RECORD writes it after `sha256=`: URL-safe base64
@@ -93,7 +95,10 @@ mod tests {
             digest.hex(),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
-        assert_eq!(digest.record(), "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU");
+        assert_eq!(
+            digest.record(),
+            "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU"
+        );
     }
 
     #[test]
