@@ -23,8 +23,11 @@ use elf_surgery::{ElfFile, SearchPathEdit};
 use object::elf;
 use object::read::elf::{Dyn as _, FileHeader, ProgramHeader as _};
 
+/// Makes one edit request.
+type Request = fn() -> SearchPathEdit;
+
 /// `(name, request)`: the edits applied to every input.
-const EDITS: &[(&str, fn() -> SearchPathEdit)] = &[
+const EDITS: &[(&str, Request)] = &[
     ("append", || SearchPathEdit::append(["$ORIGIN/../x/lib"])),
     ("append-force-rpath", || {
         SearchPathEdit::append(["$ORIGIN/../x/lib", "$ORIGIN/../../y/lib"]).force_rpath()

@@ -136,7 +136,9 @@ fn parse_file(path: &Path, facts: Facts) -> Result<Option<Parsed>, Error> {
         return Ok(None);
     }
     file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
-    Ok(Some(read_elf(&mut file, facts).map_err(|e| Chain(&e).to_string())))
+    Ok(Some(
+        read_elf(&mut file, facts).map_err(|e| Chain(&e).to_string()),
+    ))
 }
 
 pub(crate) fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -19,34 +19,25 @@ use dist_info::families::FamilyTable;
 use dist_info::nonce::Nonce;
 use dist_info::package::Mode;
 use dist_info::selector::{PlanInput, Selector};
+use fixtures::privileges::without_permission_bypass;
 use fixtures::sentences::repeated_sentences;
-
-/// Whether this process may bypass file permissions (root with
-/// `CAP_DAC_OVERRIDE`): then a child must drop it to meet `EACCES`.
-fn bypasses_permissions() -> bool {
-    let status = fs::read_to_string("/proc/self/status").unwrap();
-    let effective = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
-        .unwrap();
-    effective & (1 << 1) != 0
-}
 
 /// Runs `rocm-sdk --site-packages sp args…`, without the capabilities
 /// that bypass permission checks when `drop_caps`; its exit code and stderr.
 fn run(sp: &Path, args: &[&str], drop_caps: bool) -> (Option<i32>, String) {
     let binary = env!("CARGO_BIN_EXE_rocm-sdk");
-    let mut command = if drop_caps && bypasses_permissions() {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--bounding-set=-dac_override,-dac_read_search",
-            "--inh-caps=-dac_override,-dac_read_search",
-            binary,
-        ]);
-        c
+    let wrapper = if drop_caps {
+        without_permission_bypass()
     } else {
-        Command::new(binary)
+        &[]
+    };
+    let mut command = match wrapper.split_first() {
+        Some((program, rest)) => {
+            let mut c = Command::new(program);
+            c.args(rest).arg(binary);
+            c
+        }
+        None => Command::new(binary),
     };
     let out = command
         .arg("--site-packages")
@@ -64,7 +55,9 @@ fn run(sp: &Path, args: &[&str], drop_caps: bool) -> (Option<i32>, String) {
 
 fn problem(name: &str, (code, stderr): (Option<i32>, String)) -> Option<String> {
     if code == Some(0) || stderr.is_empty() {
-        return Some(format!("{name}: expected an error, got {code:?}:\n{stderr}"));
+        return Some(format!(
+            "{name}: expected an error, got {code:?}:\n{stderr}"
+        ));
     }
     let repeated = repeated_sentences(&stderr);
     (!repeated.is_empty()).then(|| format!("{name}: said twice: {repeated:?} in\n{stderr}"))
@@ -92,7 +85,10 @@ fn every_error_of_a_broken_installation_says_each_thing_once() {
     let mut problems = Vec::new();
     let mut check = |name: &str, outcome| problems.extend(problem(name, outcome));
 
-    check("missing site-packages", run(&scratch.path().join("none"), &["version"], false));
+    check(
+        "missing site-packages",
+        run(&scratch.path().join("none"), &["version"], false),
+    );
     check("no document", run(&sp, &["version"], false));
     fs::write(&doc, "{not json").unwrap();
     check("document not JSON", run(&sp, &["version"], false));
@@ -105,7 +101,10 @@ fn every_error_of_a_broken_installation_says_each_thing_once() {
     fs::set_permissions(&doc, fs::Permissions::from_mode(0o644)).unwrap();
 
     check("devel not installed", run(&sp, &["init"], false));
-    check("no dist_info.json of targets", run(&sp, &["targets"], false));
+    check(
+        "no dist_info.json of targets",
+        run(&sp, &["targets"], false),
+    );
 
     // A devel package whose RECORD is not CSV of three fields.
     let devel = sp.join(devel_tar::DEVEL_PACKAGE_DIR);

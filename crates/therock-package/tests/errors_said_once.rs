@@ -18,7 +18,8 @@ use fixtures::sentences::repeated_sentences;
 
 const HIP: &str = "core-hip_lib_generic";
 const HIP_LIB: &str = "core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0";
-const MANIFEST: &str = "base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json";
+const MANIFEST: &str =
+    "base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json";
 
 /// Runs `therock-package args…` through `wrapper` (a command and its
 /// arguments, empty for none) and returns its exit code and stderr.
@@ -51,7 +52,9 @@ fn run(wrapper: &[&str], args: &[&Path]) -> (Option<i32>, String) {
 /// What is wrong with one case's output, if anything.
 fn problem(name: &str, (code, output): (Option<i32>, String)) -> Option<String> {
     if code == Some(0) || output.is_empty() {
-        return Some(format!("{name}: expected a failure, got {code:?}:\n{output}"));
+        return Some(format!(
+            "{name}: expected a failure, got {code:?}:\n{output}"
+        ));
     }
     let repeated = repeated_sentences(&output);
     (!repeated.is_empty()).then(|| format!("{name}: said twice: {repeated:?} in\n{output}"))
@@ -83,7 +86,16 @@ fn every_error_of_the_command_line_says_each_thing_once() {
     );
     check(
         "missing artifact dir",
-        run(&[], &[p("build"), p("--artifact-dir"), &missing, p("--dest-dir"), &dest]),
+        run(
+            &[],
+            &[
+                p("build"),
+                p("--artifact-dir"),
+                &missing,
+                p("--dest-dir"),
+                &dest,
+            ],
+        ),
     );
     check(
         "inspect missing dir",
@@ -91,10 +103,7 @@ fn every_error_of_the_command_line_says_each_thing_once() {
     );
     check("verify missing dir", run(&[], &[p("verify"), &missing]));
     check("index missing dir", run(&[], &[p("index"), &missing]));
-    check(
-        "missing metadata file",
-        build(&[p("--metadata"), &missing]),
-    );
+    check("missing metadata file", build(&[p("--metadata"), &missing]));
     let bad_toml = scratch.path().join("metadata.toml");
     fs::write(&bad_toml, "license-expression = [\n").unwrap();
     check("bad metadata file", build(&[p("--metadata"), &bad_toml]));
@@ -104,14 +113,30 @@ fn every_error_of_the_command_line_says_each_thing_once() {
     fs::write(&file_dest, "").unwrap();
     check(
         "destination is a file",
-        run(&[], &[p("build"), p("--artifact-dir"), art, p("--dest-dir"), &file_dest]),
+        run(
+            &[],
+            &[
+                p("build"),
+                p("--artifact-dir"),
+                art,
+                p("--dest-dir"),
+                &file_dest,
+            ],
+        ),
     );
 
     // A file named like a wheel that is not a zip archive.
     let not_a_wheel = scratch.path().join("not-a-wheel");
     fs::create_dir(&not_a_wheel).unwrap();
-    fs::write(not_a_wheel.join("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"), "no zip").unwrap();
-    check("verify a non-zip wheel", run(&[], &[p("verify"), &not_a_wheel]));
+    fs::write(
+        not_a_wheel.join("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"),
+        "no zip",
+    )
+    .unwrap();
+    check(
+        "verify a non-zip wheel",
+        run(&[], &[p("verify"), &not_a_wheel]),
+    );
 
     // The version therock_manifest.json records is not PEP 440.
     let manifest = art.join(MANIFEST);
@@ -146,7 +171,7 @@ fn every_error_of_the_command_line_says_each_thing_once() {
     check(
         "permission denied",
         run(
-            common::without_permission_bypass(),
+            fixtures::privileges::without_permission_bypass(),
             &[p("build"), p("--artifact-dir"), art, p("--dest-dir"), &dest],
         ),
     );
@@ -163,7 +188,16 @@ fn every_error_of_the_command_line_says_each_thing_once() {
     fs::write(&archive, &bytes[..bytes.len() / 2]).unwrap();
     check(
         "truncated archive",
-        run(&[], &[p("build"), p("--artifact-dir"), archives.path(), p("--dest-dir"), &dest]),
+        run(
+            &[],
+            &[
+                p("build"),
+                p("--artifact-dir"),
+                archives.path(),
+                p("--dest-dir"),
+                &dest,
+            ],
+        ),
     );
 
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));

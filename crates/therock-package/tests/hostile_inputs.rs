@@ -265,7 +265,7 @@ fn an_artifact_directory_the_builder_cannot_read_is_refused() {
     fs::set_permissions(&artifact, fs::Permissions::from_mode(0o000)).unwrap();
     // Root reads anything: run the build without the capabilities that
     // bypass permission checks, so it meets EACCES as any user would.
-    let wrapper = common::without_permission_bypass();
+    let wrapper = fixtures::privileges::without_permission_bypass();
     let problem = refusal_problem(
         wrapper,
         copy.path(),

@@ -39,7 +39,11 @@ pub(super) fn unpack(cx: &Context<'_>, checks: &mut Vec<Check>) {
             }
             Check::passed(Category::DevelUnpack, "rocm-sdk-devel", detail)
         }
-        Err(e) => Check::failed(Category::DevelUnpack, "rocm-sdk-devel", Chain(&e).to_string()),
+        Err(e) => Check::failed(
+            Category::DevelUnpack,
+            "rocm-sdk-devel",
+            Chain(&e).to_string(),
+        ),
     });
 }
 

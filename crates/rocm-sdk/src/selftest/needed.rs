@@ -31,7 +31,11 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let report = match report {
         Ok(report) => report,
         Err(e) => {
-            checks.push(Check::failed(Category::Needed, "DT_NEEDED", Chain(&e).to_string()));
+            checks.push(Check::failed(
+                Category::Needed,
+                "DT_NEEDED",
+                Chain(&e).to_string(),
+            ));
             return;
         }
     };

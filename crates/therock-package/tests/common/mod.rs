@@ -433,31 +433,3 @@ pub fn copy_of_artifacts(layout: Layout) -> tempfile::TempDir {
     assert!(status.success());
     copy
 }
-
-/// Whether this process may bypass file permissions (root with
-/// `CAP_DAC_OVERRIDE`): then a child must drop it to meet `EACCES`.
-pub fn bypasses_permissions() -> bool {
-    const CAP_DAC_OVERRIDE: u32 = 1;
-    let status = fs::read_to_string("/proc/self/status").unwrap();
-    let effective = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
-        .unwrap();
-    effective & (1 << CAP_DAC_OVERRIDE) != 0
-}
-
-/// A wrapper command (empty for none) that runs a child without the
-/// capabilities that bypass permission checks, so that it meets `EACCES`
-/// on an unreadable file as any user would.
-pub fn without_permission_bypass() -> &'static [&'static str] {
-    if bypasses_permissions() {
-        &[
-            "setpriv",
-            "--bounding-set=-dac_override,-dac_read_search",
-            "--inh-caps=-dac_override,-dac_read_search",
-        ]
-    } else {
-        &[]
-    }
-}
