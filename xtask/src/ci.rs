@@ -53,6 +53,19 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
         ],
     )?;
     run("cargo", &["test", "--workspace", "--locked"])?;
+    // The API documentation builds without a warning (broken links, bad
+    // code blocks): each library is documented for other programs.
+    let status = std::process::Command::new("cargo")
+        .args(["doc", "--no-deps", "--workspace", "--locked"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .current_dir(crate::cmd::root())
+        .status()
+        .map_err(|e| format!("cannot start `cargo doc`: {e}"))?;
+    if !status.success() {
+        return Err(format!(
+            "`RUSTDOCFLAGS=-D warnings cargo doc --no-deps --workspace` failed: {status}"
+        ));
+    }
     // The workspace keeps compiling for Windows (its Unix-only code has
     // Windows counterparts); the build scripts' native programs are shared
     // with the Linux build above.

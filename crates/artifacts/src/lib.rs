@@ -25,6 +25,26 @@
 //! error, and an archive is read to the end of its compressed stream (so
 //! its checksums are verified) and must end with the tar end-of-archive
 //! marker before any of its members is offered.
+//!
+//! Listing what an artifact directory would package, from another program
+//! (here the built-in example of the `fixtures` crate):
+//!
+//! ```
+//! use artifacts::{ArtifactDir, ArtifactFilter, PathFilter};
+//! use fixtures::{ExampleMode, Layout};
+//!
+//! let path = fixtures::shared().artifact_dir(ExampleMode::Kpack, Layout::TarZst);
+//! let dir = ArtifactDir::open(&path)?;
+//! assert_eq!(dir.therock_manifest()?.version.as_deref(), Some("7.1.0"));
+//!
+//! // Every file of the host libraries, merged and sorted, read in place.
+//! let catalog = dir.catalog(&ArtifactFilter::new().components(["lib"]), &PathFilter::new())?;
+//! let hip = catalog.get("lib/libamdhip64.so.7.1.0").expect("in the example");
+//! let mut bytes = Vec::new();
+//! std::io::Read::read_to_end(&mut hip.open()?, &mut bytes)?;
+//! assert!(bytes.starts_with(b"\x7fELF"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod archive;
 mod artifact;

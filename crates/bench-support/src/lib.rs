@@ -6,6 +6,21 @@
 //! A child's peak RSS counts what it inherited at `fork`, so a benchmark
 //! process holding much memory should measure through a small helper
 //! process (see the `rocm-sdk` benchmark).
+//!
+//! Measuring a program from a benchmark:
+//!
+//! ```
+//! use std::process::Command;
+//! use bench_support::{measure, median, print_row};
+//!
+//! # #[cfg(unix)] {
+//! let runs: Vec<_> = (0..3)
+//!     .map(|_| measure(&mut Command::new("true")))
+//!     .collect::<Result<_, String>>()?;
+//! print_row("true", median(&runs));
+//! # }
+//! # Ok::<(), String>(())
+//! ```
 #![allow(
     clippy::print_stdout,
     clippy::cast_sign_loss,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file-system operation failed.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}", path.display())]
     Io {
         /// What was being done ("create", "read", "hard-link", ...).
         action: &'static str,
@@ -98,7 +98,7 @@ pub enum Error {
 
     /// Site-packages (or a file in it that must change) cannot be written.
     #[error(
-        "site-packages {} is read-only for this user ({source}); run `rocm-sdk init` once as the user who installed the packages, or install into a writable virtual environment",
+        "site-packages {} is read-only for this user; run `rocm-sdk init` once as the user who installed the packages, or install into a writable virtual environment",
         path.display()
     )]
     ReadOnly {

@@ -8,6 +8,7 @@ pub use dist_info::devel_tree::{COMPILER_SYMLINKS, TreeNames, is_compiler_symlin
 use dist_info::document::{DistInfo, FILE_NAME};
 
 use crate::error::Error;
+use dist_info::error_chain::Chain;
 
 /// The names the devel distribution installed in `site_packages` was built
 /// with: its `rocm_sdk_devel/_dist_info.json` says the nonce. No devel
@@ -23,7 +24,7 @@ pub fn installed_tree_names(site_packages: &Path) -> Result<TreeNames, Error> {
         Err(e) => return Err(Error::read("read", &path, e)),
     };
     let document = DistInfo::from_json(&bytes).map_err(|e| Error::Corrupt {
-        reason: e.to_string(),
+        reason: Chain(&e).to_string(),
         path,
     })?;
     Ok(TreeNames::new(&document.nonce))

@@ -1,9 +1,9 @@
 //! Build side: the devel tree streamed into a deterministic tar.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
+use dist_info::atomic_write::AtomicFile;
 use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{check_link_text, check_relpath};
 use dist_info::nonce::Nonce;
@@ -79,10 +79,16 @@ impl DevelTarWriter<PendingFile> {
     pub fn create(path: &Path, options: &TarOptions) -> Result<Self, Error> {
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
         let dir = dir.unwrap_or(Path::new("."));
-        let temp = tempfile::Builder::new()
-            .prefix(".devel-tar-")
-            .tempfile_in(dir)
+        let temp = AtomicFile::create(path)
             .map_err(|e| Error::io("create a temporary file in", dir, e))?;
+        // The tar is an intermediate file that only its owner reads.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            temp.file()
+                .set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| Error::io("create a temporary file in", dir, e))?;
+        }
         let pending = PendingFile {
             out: BufWriter::with_capacity(1 << 20, temp),
             dest: path.to_path_buf(),
@@ -267,23 +273,21 @@ impl<R: Read> Read for Counted<R> {
 /// A tar being written under a temporary name next to its destination.
 #[derive(Debug)]
 pub struct PendingFile {
-    out: BufWriter<tempfile::NamedTempFile>,
+    out: BufWriter<AtomicFile>,
     dest: PathBuf,
 }
 
 impl PendingFile {
-    /// Flushes and renames the file to its destination; returns that path.
+    /// Flushes, syncs and renames the file to its destination; returns that
+    /// path.
     pub fn persist(self) -> Result<PathBuf, Error> {
         let dest = self.dest;
         let temp = self
             .out
             .into_inner()
             .map_err(|e| Error::io("write", &dest, e.into_error()))?;
-        let file: &File = temp.as_file();
-        file.sync_all().map_err(|e| Error::io("sync", &dest, e))?;
-        temp.persist(&dest)
-            .map_err(|e| Error::io("rename the finished tar to", &dest, e.error))?;
-        Ok(dest)
+        temp.commit()
+            .map_err(|e| Error::io("sync and rename the finished tar to", &dest, e))
     }
 }
 

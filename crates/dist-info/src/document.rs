@@ -21,7 +21,7 @@ pub const FILE_NAME: &str = "_dist_info.json";
 #[derive(Debug, thiserror::Error)]
 pub enum DocumentError {
     /// Not JSON, or not the shape of schema 1.
-    #[error("{FILE_NAME} is not a valid dist-info document: {0}; reinstall the `rocm` packages")]
+    #[error("{FILE_NAME} is not a valid dist-info document; reinstall the `rocm` packages")]
     Invalid(#[source] serde_json::Error),
     /// Written by a newer (or unknown) schema.
     #[error(

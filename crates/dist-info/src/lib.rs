@@ -26,11 +26,14 @@
 //! ));
 //! ```
 
+pub mod atomic_write;
 pub mod console_scripts;
 pub mod devel_links;
 pub mod devel_tree;
 pub mod document;
+pub mod error_chain;
 pub mod families;
+pub mod file_hash;
 pub mod libraries_record;
 pub mod library;
 pub mod nonce;

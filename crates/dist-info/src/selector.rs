@@ -22,7 +22,7 @@ use crate::version::Version;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
     /// A family flag names an unknown family.
-    #[error("--{flag}: {source}")]
+    #[error("--{flag}")]
     Family {
         /// The flag (`linux-amdgpu-families`, `windows-amdgpu-families`).
         flag: &'static str,

@@ -8,12 +8,26 @@ use std::path::{Path, PathBuf};
 ///
 /// It names the file when the caller gave a path (see [`Error::at`]); match
 /// on [`Error::kind`] to react to a particular cause.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {kind}", FileName(path.as_deref()))]
+///
+/// It prints as `file: what went wrong`; its [`source`](std::error::Error::source)
+/// is the kind's own cause (the I/O error), so a printed chain says each
+/// thing once.
+#[derive(Debug)]
 pub struct Error {
     path: Option<PathBuf>,
-    #[source]
     kind: ErrorKind,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", FileName(self.path.as_deref()), self.kind)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.kind)
+    }
 }
 
 /// What went wrong.
@@ -22,7 +36,7 @@ pub struct Error {
 pub enum ErrorKind {
     /// Reading the source or writing the output failed.
     #[error(
-        "input/output failed: {0}; check that the file exists and is readable, and that the destination is writable"
+        "input/output failed; check that the file exists and is readable, and that the destination is writable"
     )]
     Io(#[from] io::Error),
     /// A structure the file's headers point to lies past its end.

@@ -6,6 +6,24 @@
 //! needs a handle (std keeps the file index behind an unstable API), so
 //! there the entry is opened for attributes only, without following a
 //! reparse point.
+//!
+//! Telling whether two paths are hard links of one file, from another
+//! program:
+//!
+//! ```
+//! use std::fs;
+//! use file_id::same_entry;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+//! fs::write(&a, "x")?;
+//! fs::hard_link(&a, &b)?;
+//! fs::write(&c, "x")?;
+//! let meta = |p: &std::path::Path| fs::symlink_metadata(p);
+//! assert!(same_entry(&a, &meta(&a)?, &b, &meta(&b)?));
+//! assert!(!same_entry(&a, &meta(&a)?, &c, &meta(&c)?));
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 use std::fs::{File, Metadata};
 use std::io;

@@ -11,7 +11,7 @@ use crate::site::BINARY_RELPATH;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The program's own path could not be found.
-    #[error("cannot find the path of this program: {0}; pass --site-packages")]
+    #[error("cannot find the path of this program; pass --site-packages")]
     OwnPath(#[source] io::Error),
 
     /// The program is not at `SP/rocm_sdk_core/_bin/rocm-sdk`.
@@ -36,7 +36,7 @@ pub enum Error {
     },
 
     /// A file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
@@ -57,7 +57,7 @@ pub enum Error {
     },
 
     /// The `_dist_info.json` document is unreadable.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Document {
         /// The document.
         path: PathBuf,
@@ -93,7 +93,7 @@ pub enum Error {
 
     /// The Python interpreter needed by `rocm-sdk test` could not be run.
     #[error(
-        "cannot run the Python interpreter {}: {source}; run `rocm-sdk` through the script pip \
+        "cannot run the Python interpreter {}; run `rocm-sdk` through the script pip \
          installed (or `python -m rocm_sdk`), or set ROCM_SDK_PYTHON to a python3",
         python.display()
     )]

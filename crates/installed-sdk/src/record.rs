@@ -1,15 +1,12 @@
 //! A distribution's `RECORD` (the wheel spec's CSV: `path,sha256=…,size`)
 //! and its verification against the files on disk.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 
+use dist_info::file_hash;
 use dist_info::record::{RecordEntry, parse_record};
 
 use crate::error::Error;
@@ -137,19 +134,7 @@ fn check_file(path: &Path, row: &RecordEntry) -> Result<(), String> {
 /// The RECORD digest (URL-safe base64 of sha256, no padding) and size of a
 /// file.
 pub fn sha256_file(path: &Path) -> io::Result<(String, u64)> {
-    let mut file = File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; 1 << 20];
-    let mut size = 0u64;
-    loop {
-        let n = file.read(&mut buffer)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buffer[..n]);
-        size += n as u64;
-    }
-    Ok((URL_SAFE_NO_PAD.encode(hasher.finalize()), size))
+    file_hash::sha256_file(path).map(|digest| (digest.record(), digest.size))
 }
 
 #[cfg(test)]

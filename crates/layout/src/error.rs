@@ -9,7 +9,7 @@ pub enum Error {
     #[error(transparent)]
     Artifacts(#[from] artifacts::Error),
     /// A source file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
+    #[error("cannot read {}", path.display())]
     Read {
         /// The file (or archive).
         path: PathBuf,
@@ -17,7 +17,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A host ELF file could not be parsed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Elf {
         /// The file (or archive).
         path: PathBuf,

@@ -23,6 +23,7 @@ use crate::libraries::check_runtime_libraries;
 use crate::plan::{Action, PackagePlan, Plan, PlannedFile, SelectorPlan};
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
+use dist_info::error_chain::Chain;
 
 /// A file the caller adds to a package (Python modules, the native
 /// `rocm-sdk` binary).
@@ -543,7 +544,7 @@ impl Planner<'_, '_> {
                     ..base.clone()
                 };
                 let selector = Selector::plan(self.mode, version, &input, FamilyTable::builtin())
-                    .map_err(|e| Error::Model(e.to_string()))?;
+                    .map_err(|e| Error::Model(Chain(&e).to_string()))?;
                 let metadata = selector.metadata(None);
                 let extras = metadata
                     .extras

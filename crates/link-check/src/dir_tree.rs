@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use crate::Error;
 use crate::report::Unreadable;
 use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
+use dist_info::error_chain::Chain;
 
 /// A directory on disk.
 ///
@@ -135,7 +136,9 @@ fn parse_file(path: &Path, facts: Facts) -> Result<Option<Parsed>, Error> {
         return Ok(None);
     }
     file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
-    Ok(Some(read_elf(&mut file, facts).map_err(|e| e.to_string())))
+    Ok(Some(
+        read_elf(&mut file, facts).map_err(|e| Chain(&e).to_string()),
+    ))
 }
 
 pub(crate) fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A directory of the tree could not be listed, or a file not opened.
-    #[error("cannot read {path}: {source}; check that it exists and is readable")]
+    #[error("cannot read {path}; check that it exists and is readable")]
     Io {
         /// The path.
         path: PathBuf,
@@ -24,7 +24,7 @@ pub enum Error {
         path: PathBuf,
     },
     /// A wheel is not a readable zip archive.
-    #[error("wheel {path} is not a readable zip archive: {source}; rebuild or re-download it")]
+    #[error("wheel {path} is not a readable zip archive; rebuild or re-download it")]
     Zip {
         /// The wheel.
         path: PathBuf,

@@ -12,6 +12,7 @@ use crate::Error;
 use crate::dir_tree::read_full;
 use crate::report::Unreadable;
 use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf};
+use dist_info::error_chain::Chain;
 
 /// Where a wheel member lands relative to site-packages, as an installer
 /// places it: `{name}.data/purelib/x` and `{name}.data/platlib/x` land at
@@ -165,7 +166,7 @@ fn scan_wheel(
             Err(e) => scan.unreadable.push(Unreadable {
                 path,
                 origin: origin.clone(),
-                reason: e.to_string(),
+                reason: Chain(&e).to_string(),
             }),
         }
     }

@@ -568,10 +568,8 @@ fn source_date_epoch() -> Result<Option<u64>> {
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
+    dist_info::atomic_write::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn host_platform_tag() -> String {

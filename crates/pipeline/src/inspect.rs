@@ -89,7 +89,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
     let dist_amdgpu_targets = match dir.dist_info() {
         Ok(d) => Some(d.dist_amdgpu_targets),
         Err(e) => {
-            warnings.push(e.to_string());
+            warnings.push(dist_info::error_chain::Chain(&e).to_string());
             None
         }
     };

@@ -411,12 +411,7 @@ impl ShardManifest {
         let path = dir.join(MANIFEST_NAME);
         let mut json = serde_json::to_string_pretty(self).expect("manifests serialise");
         json.push('\n');
-        let tmp = dir.join(format!(".{MANIFEST_NAME}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, json)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .inspect_err(|_| {
-                let _ = std::fs::remove_file(&tmp);
-            })
+        dist_info::atomic_write::write_atomic(&path, json.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(path)
     }

@@ -9,6 +9,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use dist_info::document::DistInfo;
+use dist_info::error_chain::Chain;
 use dist_info::requirement::Platform;
 use sha2::{Digest, Sha256};
 use wheel_writer::{WheelReader, escaped_dist_name, normalized_name, sdist_top_directory};
@@ -176,17 +177,7 @@ pub(crate) fn read_package(
 
 /// Hex sha256 of a whole file.
 pub fn sha256_file(path: &Path) -> io::Result<String> {
-    let mut file = File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex(&hasher.finalize()))
+    dist_info::file_hash::sha256_file(path).map(|digest| digest.hex())
 }
 
 /// Lower-case hex of `bytes`.
@@ -281,7 +272,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
     let mut reader = match WheelReader::open(path) {
         Ok(r) => r,
         Err(e) => {
-            problems.push(e.to_string());
+            problems.push(Chain(&e).to_string());
             return Some(wheel);
         }
     };
@@ -295,7 +286,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 )
             }));
         }
-        Err(e) => problems.push(e.to_string()),
+        Err(e) => problems.push(Chain(&e).to_string()),
     }
     if let Ok(record) = reader.record() {
         wheel.record = record
@@ -334,7 +325,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 .map(dist_info::requirement::normalize_extra)
                 .collect();
         }
-        Err(e) => problems.push(e.to_string()),
+        Err(e) => problems.push(Chain(&e).to_string()),
     }
     match reader.read_member(&format!("{dist_info}/WHEEL")) {
         Ok(bytes) => {
@@ -357,7 +348,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 ));
             }
         }
-        Err(e) => problems.push(e.to_string()),
+        Err(e) => problems.push(Chain(&e).to_string()),
     }
     Some(wheel)
 }
@@ -467,7 +458,7 @@ fn read_sdist(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Sdi
             None => problems.push(format!(
                 "no {top}/rocm_sdk/_dist_info.json: the selector cannot compute its requirements"
             )),
-            Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {e}")),
+            Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {}", Chain(&e))),
             Some(Ok(doc)) => {
                 if doc.selector.version != version {
                     problems.push(format!(

@@ -10,27 +10,11 @@ use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::process::Command;
 
-use common::example;
-use fixtures::{ExampleMode, Layout};
+use common::copy_of_artifacts as copy_of;
+use fixtures::Layout;
 
 const HIP: &str = "core-hip_lib_generic";
 const HIP_LIB: &str = "core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0";
-
-/// A private copy of the example's kpack artifacts in `layout`.
-fn copy_of(layout: Layout) -> tempfile::TempDir {
-    let copy = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(format!(
-            "{}/.",
-            example().artifact_dir(ExampleMode::Kpack, layout).display()
-        ))
-        .arg(copy.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    copy
-}
 
 /// Every path under `dir` (hidden ones too) with the bytes of files.
 fn snapshot(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
@@ -50,19 +34,6 @@ fn snapshot(dir: &Path) -> Vec<(String, Option<Vec<u8>>)> {
     }
     out.sort();
     out
-}
-
-/// Whether this process may bypass file permissions (root with
-/// `CAP_DAC_OVERRIDE`): then a child must drop it to meet `EACCES`.
-fn bypasses_permissions() -> bool {
-    const CAP_DAC_OVERRIDE: u32 = 1;
-    let status = fs::read_to_string("/proc/self/status").unwrap();
-    let effective = status
-        .lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
-        .unwrap();
-    effective & (1 << CAP_DAC_OVERRIDE) != 0
 }
 
 /// `therock-package build` of `artifact_dir`, run through `wrapper` (a
@@ -294,15 +265,7 @@ fn an_artifact_directory_the_builder_cannot_read_is_refused() {
     fs::set_permissions(&artifact, fs::Permissions::from_mode(0o000)).unwrap();
     // Root reads anything: run the build without the capabilities that
     // bypass permission checks, so it meets EACCES as any user would.
-    let wrapper: &[&str] = if bypasses_permissions() {
-        &[
-            "setpriv",
-            "--bounding-set=-dac_override,-dac_read_search",
-            "--inh-caps=-dac_override,-dac_read_search",
-        ]
-    } else {
-        &[]
-    };
+    let wrapper = fixtures::privileges::without_permission_bypass();
     let problem = refusal_problem(
         wrapper,
         copy.path(),

@@ -1,15 +1,15 @@
 //! Launch overhead: `launcher → /bin/true` against a direct exec of
 //! `/bin/true` and against a C stub built with `cc` the way the reference
 //! does it, measured in the same run, interleaved in blocks so drift hits
-//! all three alike. Each child is reaped with `wait4`, which gives its own
-//! wall time, CPU time and peak RSS. Goal (issue 4): within 1.2x of direct.
+//! all three alike. Each child is measured by `bench_support::measure`
+//! (reaped with `wait4`: its own wall time, CPU time and peak RSS). Goal (issue 4): within 1.2x of direct.
 //!
 //! `cargo bench -p trampoline-gen` (or `cargo xtask bench`); set
 //! `TRAMPOLINE_BENCH_RUNS` to change the number of runs per variant.
 
 #![allow(
     unsafe_code,
-    reason = "wait4 is the only way to get one child's rusage"
+    reason = "getrusage is the only way to read this process's peak RSS"
 )]
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![allow(
@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use bench_support::{Sample, measure};
 use trampoline_gen::{Launcher, Platform};
 
 const BLOCK: usize = 100;
@@ -153,42 +154,10 @@ fn variant(name: &'static str, path: PathBuf) -> Variant {
     }
 }
 
-struct Sample {
-    wall: Duration,
-    cpu: Duration,
-    max_rss_kib: i64,
-}
-
-/// Spawns `path` and reaps it with `wait4`: spawn-to-exit wall time, the
-/// child's user+system CPU, and its peak RSS.
+/// Runs `path` to completion: spawn-to-exit wall time, the child's
+/// user+system CPU and its peak RSS (`bench_support::measure`, `wait4`).
 fn launch(path: &Path) -> Sample {
-    let start = Instant::now();
-    let child = Command::new(path).spawn().expect("spawn");
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: all-zero is a valid rusage.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our unreaped child; both pointers are valid. Reaping
-    // it here means `child` is never waited on, which is fine: dropping a
-    // Child does not wait or kill.
-    let reaped = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = start.elapsed();
-    assert_eq!(reaped, pid, "wait4: {}", std::io::Error::last_os_error());
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{} failed: status {status}",
-        path.display()
-    );
-    drop(child);
-    Sample {
-        wall,
-        cpu: timeval(usage.ru_utime) + timeval(usage.ru_stime),
-        max_rss_kib: usage.ru_maxrss,
-    }
-}
-
-fn timeval(t: libc::timeval) -> Duration {
-    Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    measure(&mut Command::new(path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn self_max_rss_kib() -> i64 {

@@ -76,11 +76,11 @@ pub enum Error {
     },
 
     /// The bytes are not a launcher made by this crate.
-    #[error("not a trampoline-gen launcher: {0}")]
+    #[error("not a trampoline-gen launcher")]
     NotALauncher(#[from] SlotError),
 
     /// A launcher file could not be read, or is not a launcher.
-    #[error("{}: not a trampoline-gen launcher: {source}", path.display())]
+    #[error("{}: not a trampoline-gen launcher", path.display())]
     NotALauncherFile {
         /// The file read.
         path: PathBuf,
@@ -89,7 +89,7 @@ pub enum Error {
     },
 
     /// Reading a launcher file failed.
-    #[error("could not read the launcher {}: {source}", path.display())]
+    #[error("could not read the launcher {}", path.display())]
     Read {
         /// The file read.
         path: PathBuf,
@@ -99,7 +99,7 @@ pub enum Error {
 
     /// Writing a launcher file failed; nothing was left at `path`.
     #[error(
-        "could not write the launcher {}: {source}; check that its directory exists and is writable",
+        "could not write the launcher {}; check that its directory exists and is writable",
         path.display()
     )]
     Write {

@@ -12,8 +12,6 @@
     clippy::cast_precision_loss,
     clippy::zombie_processes
 )]
-// wait4 is the one way to get a child's own peak RSS and CPU time.
-#![allow(unsafe_code)]
 
 use std::fmt::Write as _;
 use std::fs;
@@ -21,8 +19,9 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use bench_support::Sample as Measured;
 use wheel_writer::{CoreMetadata, FileSource, WheelBuilder, WheelReader, WheelTag, WriteOptions};
 
 const LARGE_FILES: u64 = 8;
@@ -168,40 +167,10 @@ fn child_ours(tree: &Path, out: &Path) {
     wheel.write(out, &WriteOptions::default(), None).unwrap();
 }
 
-struct Measured {
-    wall: Duration,
-    cpu: Duration,
-    max_rss_kib: i64,
-}
-
-/// Runs a child to completion and reads its own rusage through `wait4`.
+/// Runs a child to completion and reads its own rusage
+/// (`bench_support::measure`, through `wait4`).
 fn measure(cmd: &mut Command) -> Measured {
-    let start = Instant::now();
-    let child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let pid = child.id().cast_signed();
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid, and wait4 only writes into it.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own un-waited child (reaped here, not by `Child`);
-    // the pointers are valid.
-    let rc = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = start.elapsed();
-    assert_eq!(rc, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{cmd:?} failed with status {status}"
-    );
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec.cast_unsigned())
-            + Duration::from_micros(t.tv_usec.cast_unsigned())
-    };
-    Measured {
-        wall,
-        cpu: tv(usage.ru_utime) + tv(usage.ru_stime),
-        max_rss_kib: usage.ru_maxrss,
-    }
+    bench_support::measure(cmd).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn ensure_zip() -> bool {

@@ -70,7 +70,7 @@ pub enum Error {
         reason: &'static str,
     },
     /// A source could not be opened or read.
-    #[error("cannot read {origin} (for member {member:?}): {source}")]
+    #[error("cannot read {origin} (for member {member:?})")]
     Source {
         /// The source, as described by [`crate::MemberSource::origin`].
         origin: String,
@@ -115,7 +115,7 @@ pub enum Error {
         message: String,
     },
     /// The package file (or its temporary file) could not be written.
-    #[error("cannot write {path}: {source}; check the destination directory and free space")]
+    #[error("cannot write {path}; check the destination directory and free space")]
     Output {
         /// The file being written.
         path: PathBuf,

@@ -17,6 +17,29 @@
 //! - [`WheelReader`] opens a wheel and checks it against its `RECORD`.
 //!
 //! Design notes: `docs/wheel-writer.md`.
+//!
+//! Packaging a directory's files as a wheel, from another program:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use wheel_writer::{CoreMetadata, FileSource, WheelBuilder, WheelReader, WheelTag, WriteOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let module = dir.path().join("hello.py");
+//! std::fs::write(&module, "print('hello')\n")?;
+//!
+//! let metadata = CoreMetadata::new("hello-rocm", "1.0.0");
+//! let mut wheel = WheelBuilder::new(metadata, WheelTag::py3_none("any")?)?;
+//! wheel.add_file("hello.py", Arc::new(FileSource::new(&module)?))?;
+//! let options = WriteOptions::default().with_source_date_epoch(Some(1_700_000_000));
+//! let written = wheel.write(dir.path(), &options, None)?;
+//! assert!(written.path.ends_with("hello_rocm-1.0.0-py3-none-any.whl"));
+//!
+//! // Read it back and check every member against RECORD.
+//! let verification = WheelReader::open(&written.path)?.verify()?;
+//! assert!(verification.is_valid());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod error;
 mod local_header;

@@ -4,16 +4,15 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use tempfile::NamedTempFile;
+use dist_info::atomic_write::AtomicFile;
 
 use crate::Error;
 
-/// A temporary file in the destination directory, renamed on success and
-/// removed if dropped before that.
+/// A temporary file in the destination directory (`dist_info::atomic_write`),
+/// renamed on success and removed if dropped before that.
 #[derive(Debug)]
 pub(crate) struct AtomicOutput {
-    temp: NamedTempFile,
-    destination: PathBuf,
+    temp: AtomicFile,
 }
 
 impl AtomicOutput {
@@ -21,54 +20,47 @@ impl AtomicOutput {
     /// rename is atomic).
     pub(crate) fn create(dir: &Path, file_name: &str) -> Result<Self, Error> {
         let destination = dir.join(file_name);
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{file_name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|source| Error::Output {
-                path: destination.clone(),
-                source,
-            })?;
-        Ok(Self { temp, destination })
+        let temp = AtomicFile::create(&destination).map_err(|source| Error::Output {
+            path: destination.clone(),
+            source,
+        })?;
+        Ok(Self { temp })
     }
 
     /// A second handle on the temporary file (read and write).
     pub(crate) fn file(&self) -> Result<File, Error> {
         self.temp
-            .as_file()
+            .file()
             .try_clone()
             .map_err(|source| self.error(source))
     }
 
     /// The final path.
     pub(crate) fn destination(&self) -> &Path {
-        &self.destination
+        self.temp.destination()
     }
 
     /// Gives the file its final name (replacing an older one).
     pub(crate) fn commit(self) -> Result<PathBuf, Error> {
-        let Self { temp, destination } = self;
-        // A temp file is created 0o600; packages are ordinary readable files.
+        // Packages are ordinary readable files whatever the umask.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            temp.as_file()
+            self.temp
+                .file()
                 .set_permissions(std::fs::Permissions::from_mode(0o644))
-                .map_err(|source| Error::Output {
-                    path: destination.clone(),
-                    source,
-                })?;
+                .map_err(|source| self.error(source))?;
         }
-        temp.persist(&destination).map_err(|e| Error::Output {
-            path: destination.clone(),
-            source: e.error,
-        })?;
-        Ok(destination)
+        let destination = self.temp.destination().to_path_buf();
+        self.temp.commit().map_err(|source| Error::Output {
+            path: destination,
+            source,
+        })
     }
 
     fn error(&self, source: std::io::Error) -> Error {
         Error::Output {
-            path: self.destination.clone(),
+            path: self.temp.destination().to_path_buf(),
             source,
         }
     }

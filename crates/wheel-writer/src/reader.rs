@@ -21,7 +21,7 @@ use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record};
 #[non_exhaustive]
 pub enum ReadError {
     /// The file could not be opened.
-    #[error("cannot open wheel {path}: {source}")]
+    #[error("cannot open wheel {path}")]
     Open {
         /// The wheel.
         path: PathBuf,
@@ -30,7 +30,7 @@ pub enum ReadError {
         source: io::Error,
     },
     /// The file is not a readable zip archive.
-    #[error("wheel {path} is not a valid zip archive: {source}; rebuild it")]
+    #[error("wheel {path} is not a valid zip archive; rebuild it")]
     Zip {
         /// The wheel.
         path: PathBuf,
@@ -55,7 +55,7 @@ pub enum ReadError {
         member: String,
     },
     /// A member could not be decompressed.
-    #[error("cannot read member {member} of wheel {path}: {source}")]
+    #[error("cannot read member {member} of wheel {path}")]
     Member {
         /// The wheel.
         path: PathBuf,
@@ -66,7 +66,7 @@ pub enum ReadError {
         source: io::Error,
     },
     /// `RECORD` is not valid CSV of three fields.
-    #[error("RECORD of wheel {path} is malformed at {source}")]
+    #[error("RECORD of wheel {path} is malformed")]
     RecordSyntax {
         /// The wheel.
         path: PathBuf,

@@ -32,10 +32,10 @@ pub enum VersionChoiceError {
     )]
     Missing,
     /// The flag is not PEP 440.
-    #[error("--version: {0}")]
+    #[error("--version")]
     InvalidFlag(#[source] VersionError),
     /// The manifest's version is not PEP 440.
-    #[error("therock_manifest.json \"version\": {0}; pass --version to override it")]
+    #[error("therock_manifest.json \"version\" (pass --version to override it)")]
     InvalidManifest(#[source] VersionError),
 }
 

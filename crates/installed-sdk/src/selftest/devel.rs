@@ -14,6 +14,7 @@ use super::run::{first_line, run};
 use super::scripts::script_path;
 use crate::distributions::Distribution;
 use crate::report::{Category, Check};
+use dist_info::error_chain::Chain;
 
 /// Files a build system needs from the devel tree (`llvm/bin/clang++` is
 /// checked too when the tree has the root `llvm` link).
@@ -38,7 +39,11 @@ pub(super) fn unpack(cx: &Context<'_>, checks: &mut Vec<Check>) {
             }
             Check::passed(Category::DevelUnpack, "rocm-sdk-devel", detail)
         }
-        Err(e) => Check::failed(Category::DevelUnpack, "rocm-sdk-devel", e.to_string()),
+        Err(e) => Check::failed(
+            Category::DevelUnpack,
+            "rocm-sdk-devel",
+            Chain(&e).to_string(),
+        ),
     });
 }
 

@@ -18,6 +18,7 @@ use elf_surgery::{ElfFile, ElfKind};
 
 use super::Context;
 use crate::report::{Category, Check};
+use dist_info::error_chain::Chain;
 
 /// The runtime packages whose platform directories hold libraries.
 const RUNTIME: [PackageKind; 3] = [
@@ -106,7 +107,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
             checks.push(Check::failed(
                 Category::Libraries,
                 "shared libraries",
-                e.to_string(),
+                Chain(&e).to_string(),
             ));
             return;
         }

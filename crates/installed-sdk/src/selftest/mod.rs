@@ -27,6 +27,7 @@ use crate::distributions::{self, Distribution};
 use crate::probe::PythonProbe;
 use crate::report::{Category, Check, SelfTestReport};
 use crate::site::Site;
+use dist_info::error_chain::Chain;
 
 /// How `rocm-sdk test` runs.
 #[derive(Debug, Clone)]
@@ -98,7 +99,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
             checks.push(Check::failed(
                 Category::Installation,
                 "rocm-sdk-core document",
-                e.to_string(),
+                Chain(&e).to_string(),
             ));
             return finish(site, None, checks);
         }
@@ -110,7 +111,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
             checks.push(Check::failed(
                 Category::Installation,
                 "distributions",
-                e.to_string(),
+                Chain(&e).to_string(),
             ));
             return finish(site, Some(version), checks);
         }

@@ -14,6 +14,7 @@ use super::Context;
 use super::libraries::{host_machine, runtime_dirs};
 use crate::host_libraries::HostLibraries;
 use crate::report::{Category, Check};
+use dist_info::error_chain::Chain;
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let prefixes: Vec<String> = runtime_dirs(cx).iter().map(|d| cx.rel(d)).collect();
@@ -30,7 +31,11 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let report = match report {
         Ok(report) => report,
         Err(e) => {
-            checks.push(Check::failed(Category::Needed, "DT_NEEDED", e.to_string()));
+            checks.push(Check::failed(
+                Category::Needed,
+                "DT_NEEDED",
+                Chain(&e).to_string(),
+            ));
             return;
         }
     };

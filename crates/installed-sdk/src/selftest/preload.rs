@@ -19,6 +19,7 @@ use dist_info::package::PackageKind;
 use super::Context;
 use crate::distributions::Distribution;
 use crate::report::{Category, Check};
+use dist_info::error_chain::Chain;
 
 /// One recorded file of one short name.
 struct Recorded<'a> {
@@ -93,7 +94,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
             checks.push(Check::failed(
                 Category::Preload,
                 "rocm_sdk.preload_libraries",
-                e.to_string(),
+                Chain(&e).to_string(),
             ));
             return;
         }

@@ -18,6 +18,7 @@ use super::run::{first_line, run};
 use crate::distributions::Distribution;
 use crate::record::{installed_path, read_record};
 use crate::report::{Category, Check};
+use dist_info::error_chain::Chain;
 
 /// The profiler tools `rocm-sdk test` runs with `--version` (docs/behaviour.md#self-test).
 const PROFILER_VERSION_TOOLS: [&str; 3] = [
@@ -88,7 +89,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
             checks.push(Check::failed(
                 Category::Scripts,
                 "entry points",
-                e.to_string(),
+                Chain(&e).to_string(),
             ));
             vec![None; pairs.len()]
         }

@@ -20,7 +20,6 @@ mod page;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -362,17 +361,6 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let parent = path.parent().expect("an index file has a directory");
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let name = path.file_name().expect("a file name").to_string_lossy();
-    let tmp = parent.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| -> std::io::Result<()> {
-        let mut file = fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("cannot write {}", path.display()));
-    }
-    Ok(())
+    dist_info::atomic_write::write_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -417,3 +417,19 @@ pub fn fails(out: &Output) -> String {
     );
     stdout(out)
 }
+
+/// A private copy of the example's kpack artifacts in `layout`.
+pub fn copy_of_artifacts(layout: Layout) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(format!(
+            "{}/.",
+            example().artifact_dir(ExampleMode::Kpack, layout).display()
+        ))
+        .arg(copy.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    copy
+}
