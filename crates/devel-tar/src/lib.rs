@@ -41,6 +41,7 @@ mod resolve;
 mod scan;
 mod site;
 mod stamp;
+mod tree_writer;
 mod unpack;
 mod warning;
 mod writer;
