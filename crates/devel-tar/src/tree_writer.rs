@@ -125,7 +125,9 @@ fn copy_by_reads(from: &File, offset: u64, len: u64, mut to: &File) -> io::Resul
     let mut buffer = vec![0u8; usize::try_from(len.min(1 << 20)).unwrap_or(1 << 20)];
     let mut done = 0;
     while done < len {
-        let want = buffer.len().min(usize::try_from(len - done).unwrap_or(usize::MAX));
+        let want = buffer
+            .len()
+            .min(usize::try_from(len - done).unwrap_or(usize::MAX));
         let n = read_at(from, &mut buffer[..want], offset + done)?;
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
@@ -198,11 +200,8 @@ mod unix {
 
         pub(super) fn create_file(&mut self, rel: &str, mode: u32) -> io::Result<File> {
             let (dir, name) = self.parent(rel)?;
-            let flags = OFlags::WRONLY
-                | OFlags::CREATE
-                | OFlags::EXCL
-                | OFlags::NOFOLLOW
-                | OFlags::CLOEXEC;
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(mode))?;
             Ok(File::from(fd))
         }
@@ -241,7 +240,9 @@ mod unix {
         }
         let mut start = open.last().map_or(0, |(top, _)| top.len() + 1);
         while start < parent.len() {
-            let end = parent[start..].find('/').map_or(parent.len(), |i| start + i);
+            let end = parent[start..]
+                .find('/')
+                .map_or(parent.len(), |i| start + i);
             let fd = {
                 let dir = open.last().map_or(root.as_fd(), |(_, fd)| fd.as_fd());
                 rustix::fs::openat(dir, &parent[start..end], DIR_FLAGS, Mode::empty())?
@@ -329,7 +330,9 @@ mod tests {
         }
         let out = File::create_new(dir.path().join("short")).unwrap();
         assert_eq!(
-            copy_range(&from, 2_999_000, 2_000, &out).unwrap_err().kind(),
+            copy_range(&from, 2_999_000, 2_000, &out)
+                .unwrap_err()
+                .kind(),
             io::ErrorKind::UnexpectedEof
         );
     }

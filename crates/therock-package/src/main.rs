@@ -14,6 +14,7 @@ mod native;
 mod python;
 mod shard;
 mod staging;
+mod timings;
 mod verify;
 
 use std::fmt::Write as _;

@@ -31,6 +31,7 @@ mod record;
 mod sdist;
 mod sink;
 mod source;
+pub mod timings;
 mod wheel;
 mod wheel_file;
 mod zip;
