@@ -12,6 +12,9 @@
 //! Everything generated lives in one directory that is removed at the end,
 //! also when a step fails.
 
+// Sizes and times are shown as floating point; they are far below 2^52.
+#![allow(clippy::cast_precision_loss, clippy::cast_sign_loss)]
+
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -86,7 +89,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         match arg.as_str() {
             "--gb" => {
                 let gb: f64 = value("--gb")?.parse().map_err(|e| format!("--gb: {e}"))?;
-                if !(gb > 0.0) {
+                if gb.is_nan() || gb <= 0.0 {
                     return Err("--gb must be positive".into());
                 }
                 options.largest_gb = Some(gb);

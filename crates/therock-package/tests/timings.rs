@@ -2,6 +2,7 @@
 //! that the measured bytes add up to what was written, that the CPU time
 //! of the phases fits inside their package's, and the text table. No
 //! assertion on how long anything took.
+#![allow(clippy::cast_precision_loss)]
 
 mod common;
 
