@@ -283,11 +283,11 @@ fn phase_table(binary: &Path, artifacts: &Path, dest: &Path) -> Result<String, S
         ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    Ok(text
-        .lines()
-        .skip_while(|l| !l.starts_with("timings ("))
-        .map(|l| format!("  {l}\n"))
-        .collect())
+    let mut table = String::new();
+    for line in text.lines().skip_while(|l| !l.starts_with("timings (")) {
+        let _ = writeln!(table, "  {line}");
+    }
+    Ok(table)
 }
 
 fn render(mode: ExampleMode, shape: &str, runs: &[Run], timings: &str) -> String {
@@ -402,7 +402,7 @@ fn clone_artifact(source: &Path, renames: &[(&str, &str)]) -> Result<(), String>
         // by a later pair.
         let mut out = text.to_owned();
         for (from, to) in renames {
-            out = out.replace(from, &format!("\u{0}{}\u{0}", to));
+            out = out.replace(from, &format!("\u{0}{to}\u{0}"));
         }
         out.replace('\u{0}', "")
     };
