@@ -10,6 +10,7 @@ mod example;
 mod fuzz;
 mod man;
 mod python;
+mod scale;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "bench",
         ci::bench,
         "run every benchmark (slow; installs baselines)",
+    ),
+    (
+        "scale",
+        scale::scale,
+        "build a synthetic full release at two sizes, 1 and 2 jobs [--gb N] [--mode kpack|legacy|both]",
     ),
     (
         "example",

@@ -1,11 +1,16 @@
-//! Writing the planned tree: regular files streamed from the archive's
-//! second pass, then links. Both fan out over worker threads (file creation
-//! is kernel-bound), while completions come back to the calling thread, which
-//! alone reports progress.
+//! Writing the planned tree: regular files, then links, each created
+//! relative to open directories (`tree_writer`). Both fan out over worker
+//! threads (file creation is kernel-bound), while completions come back to
+//! the calling thread, which alone reports progress.
+//!
+//! From an uncompressed tar the scan knows where each file's bytes are: the
+//! workers copy them straight from the open tarball (`copy_file_range`).
+//! A compressed tar is streamed a second time and files travel to the
+//! workers in memory (large ones are written by the reading thread).
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, SystemTime};
@@ -13,6 +18,7 @@ use std::time::{Duration, SystemTime};
 use crate::compression::TarCodec;
 use crate::error::Error;
 use crate::scan::{self, Kind, Model};
+use crate::tree_writer::{TreeWriter, copy_range};
 use crate::warning::Warning;
 
 /// Files larger than this are written by the reading thread itself, so
@@ -31,16 +37,161 @@ pub(crate) fn workers() -> usize {
 }
 
 struct Job {
-    dest: PathBuf,
+    rel: String,
     mode: u32,
     mtime: u64,
     data: Vec<u8>,
 }
 
-/// Streams the archive again and writes every regular file of `model`;
-/// `on_done` is called once per file written. Returns the count.
+/// A regular file of the model: path, mode, mtime, data offset, size.
+type FileEntry<'m> = (&'m str, u32, u64, u64, u64);
+
+/// Writes every regular file of `model` through `tree` from `tar` (open
+/// as `file`, the same file the scan read); `on_done` is called once per
+/// file written. Returns the count.
 pub(crate) fn write_files(
-    root: &Path,
+    tree: &TreeWriter,
+    tar: &Path,
+    file: &File,
+    compression: TarCodec,
+    model: &Model,
+    on_done: &mut dyn FnMut(),
+) -> Result<usize, Error> {
+    match compression {
+        TarCodec::None => copy_files(tree, tar, file, model, on_done),
+        _ => stream_files(tree, tar, compression, model, on_done),
+    }
+}
+
+/// Reports completions from workers to `on_done` until they all hang up;
+/// stops them at the first error.
+fn collect(
+    done_rx: &mpsc::Receiver<Result<usize, Error>>,
+    abort: &AtomicBool,
+    on_done: &mut dyn FnMut(),
+) -> Result<usize, Error> {
+    let mut first_error = None;
+    let mut files = 0;
+    for message in done_rx {
+        match message {
+            Ok(written) => {
+                for _ in 0..written {
+                    files += 1;
+                    on_done();
+                }
+            }
+            Err(e) => {
+                abort.store(true, Ordering::Relaxed);
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(files),
+    }
+}
+
+/// A worker's own handle on the tree, or the error to report.
+fn own_tree(tree: &TreeWriter) -> Result<TreeWriter, Error> {
+    tree.try_clone()
+        .map_err(|e| Error::read("open", tree.path(""), e))
+}
+
+/// The uncompressed case: each worker takes a run of files in path order
+/// and copies their bytes from the tarball at the offsets the scan found.
+fn copy_files(
+    tree: &TreeWriter,
+    tar: &Path,
+    file: &File,
+    model: &Model,
+    on_done: &mut dyn FnMut(),
+) -> Result<usize, Error> {
+    let stamp = |f: &File| f.metadata().map(|m| (m.len(), m.modified().ok()));
+    let before = stamp(file).map_err(|e| Error::read("inspect", tar, e))?;
+    let files: Vec<FileEntry<'_>> = model
+        .members
+        .iter()
+        .filter_map(|(rel, kind)| match kind {
+            Kind::File {
+                mode,
+                mtime,
+                offset,
+                size,
+            } => Some((rel.as_str(), *mode, *mtime, *offset, *size)),
+            _ => None,
+        })
+        .collect();
+    let abort = AtomicBool::new(false);
+    let (done_tx, done_rx) = mpsc::channel::<Result<usize, Error>>();
+    let written = std::thread::scope(|s| {
+        let share = files.len().div_ceil(workers()).max(1);
+        for part in files.chunks(share) {
+            let done = done_tx.clone();
+            let abort = &abort;
+            s.spawn(move || {
+                let mut tree = match own_tree(tree) {
+                    Ok(tree) => tree,
+                    Err(e) => {
+                        let _ = done.send(Err(e));
+                        return;
+                    }
+                };
+                for batch in part.chunks(BATCH_FILES) {
+                    if abort.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let result = batch.iter().try_fold(0, |written, entry| {
+                        copy_file(&mut tree, tar, file, entry).map(|()| written + 1)
+                    });
+                    if done.send(result).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        collect(&done_rx, &abort, on_done)
+    })?;
+    // The bytes copied are the bytes scanned only if the file stayed put.
+    let after = stamp(file).map_err(|e| Error::read("inspect", tar, e))?;
+    if after != before {
+        return Err(changed(tar, "the archive"));
+    }
+    Ok(written)
+}
+
+fn changed(tar: &Path, what: &str) -> Error {
+    Error::CorruptTar {
+        tar: tar.to_path_buf(),
+        reason: format!("{what} changed while unpacking"),
+    }
+}
+
+/// One file of an uncompressed tar: create, copy, mode, mtime.
+fn copy_file(
+    tree: &mut TreeWriter,
+    tar: &Path,
+    file: &File,
+    &(rel, mode, mtime, offset, size): &FileEntry<'_>,
+) -> Result<(), Error> {
+    let out = tree
+        .create_file(rel, mode)
+        .map_err(|e| Error::io("create", tree.path(rel), e))?;
+    copy_range(file, offset, size, &out).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            changed(tar, rel)
+        } else {
+            Error::io("write", tree.path(rel), e)
+        }
+    })?;
+    finish_metadata(&out, mode, mtime).map_err(|(action, e)| Error::io(action, tree.path(rel), e))
+}
+
+/// The compressed case: streams the archive again and writes every regular
+/// file of `model`.
+fn stream_files(
+    tree: &TreeWriter,
     tar: &Path,
     compression: TarCodec,
     model: &Model,
@@ -50,21 +201,21 @@ pub(crate) fn write_files(
     let (job_tx, job_rx) = mpsc::sync_channel::<Vec<Job>>(QUEUE);
     let job_rx = Mutex::new(job_rx);
     let (done_tx, done_rx) = mpsc::channel::<Result<usize, Error>>();
-    let mut first_error = None;
-    let mut files = 0;
     std::thread::scope(|s| {
         let reader_done = done_tx.clone();
         let abort_ref = &abort;
         s.spawn(move || {
-            let result = read_archive(
-                root,
-                tar,
-                compression,
-                model,
-                abort_ref,
-                &job_tx,
-                &reader_done,
-            );
+            let result = own_tree(tree).and_then(|mut own| {
+                read_archive(
+                    &mut own,
+                    tar,
+                    compression,
+                    model,
+                    abort_ref,
+                    &job_tx,
+                    &reader_done,
+                )
+            });
             if let Err(e) = result {
                 let _ = reader_done.send(Err(e));
             }
@@ -73,13 +224,20 @@ pub(crate) fn write_files(
             let done = done_tx.clone();
             let rx = &job_rx;
             s.spawn(move || {
+                let mut tree = match own_tree(tree) {
+                    Ok(tree) => tree,
+                    Err(e) => {
+                        let _ = done.send(Err(e));
+                        return;
+                    }
+                };
                 loop {
                     let batch = rx.lock().map(|r| r.recv());
                     let Ok(Ok(batch)) = batch else { break };
                     let result = batch.iter().try_fold(0, |written, job| {
-                        write_bytes(job)
+                        write_bytes(&mut tree, job)
                             .map(|()| written + 1)
-                            .map_err(|e| Error::io("write", &job.dest, e))
+                            .map_err(|e| Error::io("write", tree.path(&job.rel), e))
                     });
                     if done.send(result).is_err() {
                         break;
@@ -88,30 +246,13 @@ pub(crate) fn write_files(
             });
         }
         drop(done_tx);
-        for message in done_rx {
-            match message {
-                Ok(written) => {
-                    for _ in 0..written {
-                        files += 1;
-                        on_done();
-                    }
-                }
-                Err(e) => {
-                    abort.store(true, Ordering::Relaxed);
-                    first_error.get_or_insert(e);
-                }
-            }
-        }
-    });
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(files),
-    }
+        collect(&done_rx, &abort, on_done)
+    })
 }
 
 /// The reading side: sends small files to the workers, writes large ones.
 fn read_archive(
-    root: &Path,
+    tree: &mut TreeWriter,
     tar: &Path,
     compression: TarCodec,
     model: &Model,
@@ -147,15 +288,12 @@ fn read_archive(
             reason,
         })?;
         // The archive changed between the passes: refuse to go on.
-        let Some(Kind::File { mode, mtime }) = model.members.get(&rel) else {
-            return Err(Error::CorruptTar {
-                tar: tar.to_path_buf(),
-                reason: format!("{raw} changed while unpacking"),
-            });
+        let Some(Kind::File { mode, mtime, .. }) = model.members.get(&rel) else {
+            return Err(changed(tar, &raw));
         };
-        let dest = root.join(&rel);
         if entry.size() > IN_MEMORY_LIMIT {
-            write_file(&dest, *mode, *mtime, &mut entry).map_err(|e| e.into_error(&dest, tar))?;
+            write_file(tree, &rel, *mode, *mtime, &mut entry)
+                .map_err(|e| e.into_error(&tree.path(&rel), tar))?;
             let _ = done.send(Ok(1));
             continue;
         }
@@ -163,7 +301,7 @@ fn read_archive(
         entry.read_to_end(&mut data).map_err(corrupt)?;
         batch_bytes += data.len();
         batch.push(Job {
-            dest,
+            rel,
             mode: *mode,
             mtime: *mtime,
             data,
@@ -182,11 +320,10 @@ fn read_archive(
 }
 
 /// A small file from memory: create, write, mode, mtime.
-fn write_bytes(job: &Job) -> io::Result<()> {
-    let mut file = File::create_new(&job.dest)?;
+fn write_bytes(tree: &mut TreeWriter, job: &Job) -> io::Result<()> {
+    let mut file = tree.create_file(&job.rel, job.mode)?;
     file.write_all(&job.data)?;
-    set_mode(&file, job.mode)?;
-    file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(job.mtime))
+    finish_metadata(&file, job.mode, job.mtime).map_err(|(_, e)| e)
 }
 
 enum WriteError {
@@ -206,17 +343,16 @@ impl WriteError {
     }
 }
 
-fn write_file(dest: &Path, mode: u32, mtime: u64, from: &mut dyn Read) -> Result<(), WriteError> {
-    let file = File::create_new(dest).map_err(|e| WriteError::Write("create", e))?;
-    finish_file(file, mode, mtime, from)
-}
-
-fn finish_file(
-    mut file: File,
+fn write_file(
+    tree: &mut TreeWriter,
+    rel: &str,
     mode: u32,
     mtime: u64,
     from: &mut dyn Read,
 ) -> Result<(), WriteError> {
+    let mut file = tree
+        .create_file(rel, mode)
+        .map_err(|e| WriteError::Write("create", e))?;
     let mut buffer = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buffer) {
@@ -228,9 +364,14 @@ fn finish_file(
         file.write_all(&buffer[..n])
             .map_err(|e| WriteError::Write("write", e))?;
     }
-    set_mode(&file, mode).map_err(|e| WriteError::Write("set the mode of", e))?;
+    finish_metadata(&file, mode, mtime).map_err(|(action, e)| WriteError::Write(action, e))
+}
+
+/// The tar's mode bits and mtime on a written file.
+fn finish_metadata(file: &File, mode: u32, mtime: u64) -> Result<(), (&'static str, io::Error)> {
+    set_mode(file, mode).map_err(|e| ("set the mode of", e))?;
     file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime))
-        .map_err(|e| WriteError::Write("set the mtime of", e))
+        .map_err(|e| ("set the mtime of", e))
 }
 
 /// Gives a written file the tar's mode bits.
@@ -252,8 +393,13 @@ fn set_mode(file: &File, mode: u32) -> io::Result<()> {
 }
 
 #[cfg(unix)]
-fn symlink(text: &str, path: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(text, path)
+fn make_symlink(tree: &mut TreeWriter, link: &str, text: &str) -> io::Result<()> {
+    tree.symlink(text, link)
+}
+
+#[cfg(windows)]
+fn make_symlink(tree: &mut TreeWriter, link: &str, text: &str) -> io::Result<()> {
+    symlink(text, &tree.path(link))
 }
 
 /// Windows tells file links from directory links; the target exists by now
@@ -276,17 +422,15 @@ fn symlink(text: &str, path: &Path) -> io::Result<()> {
 /// between the two must not leave a dangling symlink, which `pip uninstall`
 /// does not remove (it skips paths that do not exist).
 pub(crate) fn make_links(
-    root: &Path,
+    tree: &TreeWriter,
     hard_links: &[(String, String)],
     symlinks: &[(String, String)],
     on_done: &mut dyn FnMut(),
 ) -> Result<Vec<Warning>, Error> {
-    let mut warnings = in_parallel(hard_links, on_done, |link, source| {
-        hard_link(root, link, source)
-    })?;
-    warnings.extend(in_parallel(symlinks, on_done, |link, text| {
-        let path = root.join(link);
-        symlink(text, &path).map_err(|e| Error::io("create symlink", &path, e))?;
+    let mut warnings = in_parallel(tree, hard_links, on_done, hard_link)?;
+    warnings.extend(in_parallel(tree, symlinks, on_done, |tree, link, text| {
+        make_symlink(tree, link, text)
+            .map_err(|e| Error::io("create symlink", tree.path(link), e))?;
         Ok(None)
     })?);
     // Threads finish in any order; report in path order.
@@ -297,9 +441,10 @@ pub(crate) fn make_links(
 /// Runs `make` over `jobs` on the writer threads; `on_done` is called once
 /// per job made. Stops at the first error.
 fn in_parallel(
+    tree: &TreeWriter,
     jobs: &[(String, String)],
     on_done: &mut dyn FnMut(),
-    make: impl Fn(&str, &str) -> Result<Option<Warning>, Error> + Sync,
+    make: impl Fn(&mut TreeWriter, &str, &str) -> Result<Option<Warning>, Error> + Sync,
 ) -> Result<Vec<Warning>, Error> {
     let chunk = jobs.len().div_ceil(workers()).max(1);
     // Each worker reports once per `BATCH_FILES` links: (links made, warnings).
@@ -313,6 +458,13 @@ fn in_parallel(
             let abort = &abort;
             let make = &make;
             s.spawn(move || {
+                let mut tree = match own_tree(tree) {
+                    Ok(tree) => tree,
+                    Err(e) => {
+                        let _ = done.send(Err(e));
+                        return;
+                    }
+                };
                 for batch in part.chunks(BATCH_FILES) {
                     if abort.load(Ordering::Relaxed) {
                         return;
@@ -320,7 +472,7 @@ fn in_parallel(
                     let result = batch.iter().try_fold(
                         (0, Vec::new()),
                         |(made, mut warnings), (link, other)| {
-                            warnings.extend(make(link, other)?);
+                            warnings.extend(make(&mut tree, link, other)?);
                             Ok((made + 1, warnings))
                         },
                     );
@@ -352,20 +504,29 @@ fn in_parallel(
     }
 }
 
-fn hard_link(root: &Path, link: &str, source: &str) -> Result<Option<Warning>, Error> {
-    let link_path = root.join(link);
-    let source_path = root.join(source);
-    match fs::hard_link(&source_path, &link_path) {
+fn hard_link(tree: &mut TreeWriter, link: &str, source: &str) -> Result<Option<Warning>, Error> {
+    match link_file(tree, source, link) {
         Ok(()) => Ok(None),
         Err(e) if can_copy_instead(&e) => {
+            let (source_path, link_path) = (tree.path(source), tree.path(link));
             fs::copy(&source_path, &link_path).map_err(|e| Error::io("copy", &link_path, e))?;
             Ok(Some(Warning::Copied {
                 path: link.to_owned(),
                 reason: e.to_string(),
             }))
         }
-        Err(e) => Err(Error::io("hard-link", &link_path, e)),
+        Err(e) => Err(Error::io("hard-link", tree.path(link), e)),
     }
+}
+
+#[cfg(unix)]
+fn link_file(tree: &mut TreeWriter, source: &str, link: &str) -> io::Result<()> {
+    tree.hard_link(source, link)
+}
+
+#[cfg(not(unix))]
+fn link_file(tree: &mut TreeWriter, source: &str, link: &str) -> io::Result<()> {
+    fs::hard_link(tree.path(source), tree.path(link))
 }
 
 /// Errors after which copying the file is the best we can do.
@@ -377,4 +538,57 @@ fn can_copy_instead(e: &io::Error) -> bool {
             | io::ErrorKind::Unsupported
             | io::ErrorKind::TooManyLinks
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree_names::TreeNames;
+
+    /// A model of one file whose bytes are `size` at `offset` of the tar.
+    fn one_file(offset: u64, size: u64) -> Model {
+        let names = TreeNames::new(&dist_info::nonce::Nonce::NONE);
+        let mut model = Model::new(names.clone());
+        model.members.insert(
+            format!("{}/f", names.root()),
+            Kind::File {
+                mode: 0o644,
+                mtime: 0,
+                offset,
+                size,
+            },
+        );
+        model
+    }
+
+    fn copy(tar_bytes: &[u8], model: &Model) -> (tempfile::TempDir, Result<usize, Error>) {
+        let site = tempfile::tempdir().unwrap();
+        let tar = site.path().join("t.tar");
+        fs::write(&tar, tar_bytes).unwrap();
+        let mut tree = TreeWriter::open(site.path()).unwrap();
+        tree.create_dir(model.names.root(), 0o755).unwrap();
+        let file = File::open(&tar).unwrap();
+        let result = write_files(&tree, &tar, &file, TarCodec::None, model, &mut || {});
+        (site, result)
+    }
+
+    #[test]
+    fn an_uncompressed_tar_is_copied_from_the_scanned_offsets() {
+        let model = one_file(3, 4);
+        let (site, result) = copy(b"abcdefghij", &model);
+        assert_eq!(result.unwrap(), 1);
+        let written = site.path().join(model.names.root()).join("f");
+        assert_eq!(fs::read(written).unwrap(), b"defg");
+    }
+
+    #[test]
+    fn a_tar_shorter_than_scanned_is_refused() {
+        let model = one_file(8, 10);
+        let (_site, result) = copy(b"abcdefghij", &model);
+        let error = result.unwrap_err();
+        assert!(
+            matches!(&error, Error::CorruptTar { reason, .. } if reason.ends_with("changed while unpacking")),
+            "{error}"
+        );
+    }
 }

@@ -40,6 +40,7 @@ mod scan;
 mod site;
 mod stamp;
 mod tree_names;
+mod tree_writer;
 mod unpack;
 mod warning;
 mod writer;

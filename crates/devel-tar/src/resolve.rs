@@ -132,6 +132,8 @@ mod tests {
                 Kind::File {
                     mode: 0o644,
                     mtime: 0,
+                    offset: 0,
+                    size: 0,
                 },
             ),
             (

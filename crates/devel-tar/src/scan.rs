@@ -21,9 +21,13 @@ pub(crate) enum Kind {
     Dir {
         mode: u32,
     },
+    /// A regular file; its data is `size` bytes at `offset` in the plain
+    /// tar stream (the file itself when the tar is uncompressed).
     File {
         mode: u32,
         mtime: u64,
+        offset: u64,
+        size: u64,
     },
     Symlink {
         target: String,
@@ -82,18 +86,18 @@ impl Model {
     }
 }
 
-/// Reads the whole archive at `tar`, whose members must all lie in the
-/// tree `names` gives, and returns its model, or the first reason to refuse
-/// it. The file must match `recorded`, its RECORD row: a mismatch is
-/// reported before any other finding, since a changed file explains them
-/// all.
+/// Reads the whole archive at `tar` (open as `file`, read from its
+/// start), whose members must all lie in the tree `names` gives, and
+/// returns its model, or the first reason to refuse it. The file must match
+/// `recorded`, its RECORD row: a mismatch is reported before any other
+/// finding, since a changed file explains them all.
 pub(crate) fn scan(
     tar: &Path,
+    file: File,
     compression: TarCodec,
     recorded: &Recorded,
     names: &TreeNames,
 ) -> Result<Model, Error> {
-    let file = File::open(tar).map_err(|e| Error::read("open", tar, e))?;
     let size = file
         .metadata()
         .map_err(|e| Error::read("inspect", tar, e))?
@@ -149,6 +153,8 @@ fn read_members(
                 tar::EntryType::Regular | tar::EntryType::Continuous => Kind::File {
                     mode: header_mode(header),
                     mtime: header.mtime().unwrap_or(0),
+                    offset: entry.raw_file_position(),
+                    size,
                 },
                 tar::EntryType::Symlink => {
                     let target = link_text(&entry).map_err(&unsafe_member)?;

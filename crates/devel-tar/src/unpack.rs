@@ -10,6 +10,7 @@
 //! last. The tar's presence means "not (fully) unpacked".
 
 use std::fs;
+use std::io::Write as _;
 use std::path::Path;
 
 use dist_info::devel_tree::{Resolved, resolve_link};
@@ -23,6 +24,7 @@ use crate::resolve::FinalTree;
 use crate::scan::{self, Kind, Model};
 use crate::site::Site;
 use crate::tree_names::{DEVEL_PACKAGE_DIR, is_compiler_symlink};
+use crate::tree_writer::TreeWriter;
 use crate::warning::Warning;
 
 /// The devel version the tree was unpacked from (`V` and a newline),
@@ -163,7 +165,11 @@ pub fn unpack(
         &tar,
         &format!("{DEVEL_PACKAGE_DIR}/{}", compression.file_name()),
     )?;
-    let model = scan::scan(&tar, compression, &recorded, &site.names)?;
+    // One open file for both passes: the bytes written are the bytes the
+    // scan checked against RECORD.
+    let file = fs::File::open(&tar).map_err(|e| Error::read("open", &tar, e))?;
+    let scanned = file.try_clone().map_err(|e| Error::read("open", &tar, e))?;
+    let model = scan::scan(&tar, scanned, compression, &recorded, &site.names)?;
     let plan = Plan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
@@ -186,18 +192,25 @@ pub fn unpack(
     // The root and its version file first: a file directly in the root,
     // listed in RECORD, makes pip remove the whole tree (empty directories
     // too) even when a crash left it half written.
+    let mut writer =
+        TreeWriter::open(&site.root).map_err(|e| Error::read("open", &site.root, e))?;
     let root_mode = model.dirs().first().map_or(0o755, |(_, mode)| *mode);
-    create_dir(&tree, root_mode).map_err(|e| Error::io("create directory", &tree, e))?;
-    let version_file = site.root.join(site.names.in_tree(TREE_VERSION_FILE));
-    fs::write(&version_file, format!("{}\n", site.version))
-        .map_err(|e| Error::io("write", &version_file, e))?;
+    writer
+        .create_dir(model.names.root(), root_mode)
+        .map_err(|e| Error::io("create directory", &tree, e))?;
+    let version_file = site.names.in_tree(TREE_VERSION_FILE);
+    writer
+        .create_file(&version_file, 0o666)
+        .and_then(|mut f| f.write_all(format!("{}\n", site.version).as_bytes()))
+        .map_err(|e| Error::io("write", writer.path(&version_file), e))?;
     for (dir, mode) in model
         .dirs()
         .into_iter()
         .filter(|(d, _)| *d != model.names.root())
     {
-        let path = site.root.join(dir);
-        create_dir(&path, mode).map_err(|e| Error::io("create directory", &path, e))?;
+        writer
+            .create_dir(dir, mode)
+            .map_err(|e| Error::io("create directory", writer.path(dir), e))?;
     }
 
     let total = plan.record.len();
@@ -206,16 +219,17 @@ pub fn unpack(
         done += 1;
         options.step(&Step::Wrote { done, total });
     };
-    let files = extract::write_files(&site.root, &tar, compression, &model, &mut progress)?;
+    let files = extract::write_files(&writer, &tar, &file, compression, &model, &mut progress)?;
     let mut warnings = plan.warnings;
     warnings.extend(extract::make_links(
-        &site.root,
+        &writer,
         &plan.hard_links,
         &plan.symlinks,
         &mut progress,
     )?);
 
     // The commit point: from now on the tree counts as complete.
+    drop(file);
     fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;
     options.step(&Step::Committed);
     tracing::info!(
@@ -314,19 +328,6 @@ impl Plan {
 
 /// Fails early, before RECORD or the tree change, when site-packages cannot
 /// be written.
-/// One directory of the tree, with the tar's mode.
-#[cfg(unix)]
-fn create_dir(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    fs::DirBuilder::new().mode(mode).create(path)
-}
-
-/// Windows has no mode bits.
-#[cfg(not(unix))]
-fn create_dir(path: &Path, _mode: u32) -> std::io::Result<()> {
-    fs::create_dir(path)
-}
-
 fn check_writable(root: &Path, record: &Path) -> Result<(), Error> {
     // An unnamed file (O_TMPFILE): a process killed here leaves nothing.
     tempfile::tempfile_in(root).map_err(|e| Error::io("write into", root, e))?;

@@ -19,6 +19,7 @@ use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
+use crate::timings::{BuildTimings, Stopwatch};
 use release_check::sha256_file;
 
 /// Test hook: a directory of FIFOs named for points of the commit
@@ -113,6 +114,10 @@ pub struct BuildArgs {
     /// sha256 (docs/formats.md).
     #[arg(long)]
     json: bool,
+    /// Measure wall and CPU time per build step, package and phase, and
+    /// add the table to the report (and `timings` to `--json`).
+    #[arg(long)]
+    timings: bool,
 }
 
 impl BuildArgs {
@@ -342,6 +347,9 @@ fn summary_of_plan(plan: &Plan) -> String {
 /// `therock-package build`.
 pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     let started = Instant::now();
+    let whole = Stopwatch::start();
+    let mut timings = args.timings.then(BuildTimings::default);
+    let mut step = Stopwatch::start();
     let compression = args.wheel_compression();
     let dir = args.plan.open_artifacts()?;
     if args.no_build_packages {
@@ -366,11 +374,19 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         std::fs::create_dir_all(&args.dest_dir)
             .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
         let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates.clone())?;
-        (dir.extract_archives(&staging.extracted())?, Some(staging))
+        let dir = dir.extract_archives(&staging.extracted())?;
+        if let Some(timings) = timings.as_mut() {
+            timings.step("extract", &step);
+            step = Stopwatch::start();
+        }
+        (dir, Some(staging))
     } else {
         (dir, None)
     };
     let plan = args.plan.plan_from(&dir)?;
+    if let Some(timings) = timings.as_mut() {
+        timings.step("plan", &step);
+    }
     let shard = args
         .shard
         .map(|id| Ok::<_, anyhow::Error>((id, ShardPlan::new(&plan, id.count)?)))
@@ -397,6 +413,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
         console: console.clone(),
         commit_gates,
+        timings: args.timings,
     };
     if args.jobs > 0 {
         // Ignore the error when a pool already exists (tests call build twice).
@@ -404,7 +421,8 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
             .num_threads(jobs)
             .build_global();
     }
-    let written = match &shard {
+    let step = Stopwatch::start();
+    let (written, executed) = match &shard {
         Some((id, shards)) => execute(
             &shards.select(&plan, *id),
             &python::sdist_files(),
@@ -413,6 +431,10 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         )?,
         None => execute(&plan, &python::sdist_files(), &options, staging)?,
     };
+    if let (Some(timings), Some(executed)) = (timings.as_mut(), executed) {
+        timings.step("packages", &step);
+        timings.extend(executed);
+    }
     let shard_manifest = match &shard {
         Some((id, shards)) => {
             let facts = BuildFacts {
@@ -432,12 +454,20 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         }
         None => None,
     };
+    let step = Stopwatch::start();
     let files = written
         .into_iter()
         .map(|w| written_file(w.path, w.size, args.json))
         .collect::<Result<_>>()?;
+    if let Some(timings) = timings.as_mut() {
+        if args.json {
+            timings.step("hash", &step);
+        }
+        timings.finish(&whole);
+    }
     let mut report = BuildReport::new(Outcome::Built, args.dest_dir.join("dist"), files, started);
     report.shard = shard_manifest;
+    report.timings = timings;
     Ok(report)
 }
 
@@ -485,6 +515,9 @@ pub struct BuildReport {
     /// With `--shard`: the shard and its manifest.
     #[serde(skip_serializing_if = "Option::is_none")]
     shard: Option<ShardRecord>,
+    /// With `--timings`: where the time went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timings: Option<BuildTimings>,
 }
 
 impl BuildReport {
@@ -498,6 +531,7 @@ impl BuildReport {
             files,
             seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
             shard: None,
+            timings: None,
         }
     }
 
@@ -525,6 +559,9 @@ impl BuildReport {
             human(self.total_size),
             self.seconds
         );
+        if let Some(timings) = &self.timings {
+            out.push_str(&timings.to_text());
+        }
         out
     }
 

@@ -25,6 +25,7 @@ use wheel_writer::{
 
 use crate::python::SdistFile;
 use crate::staging::Staging;
+use crate::timings::{BuildTimings, PackageClock, Stopwatch};
 
 /// How packages are written.
 #[derive(Debug, Clone)]
@@ -42,6 +43,8 @@ pub(crate) struct ExecuteOptions {
     pub(crate) console: Console,
     /// The test hook's directory of commit gates (docs/pipeline.md).
     pub(crate) commit_gates: Option<PathBuf>,
+    /// Measure packages and phases (`--timings`).
+    pub(crate) timings: bool,
 }
 
 /// One written package.
@@ -55,12 +58,15 @@ pub(crate) struct Written {
 
 /// Writes every package and selector of `plan` (into `staging`, or a new
 /// staging directory); on any error nothing in `dest_dir/dist` changes.
+/// With `options.timings`, also returns what each package and the commit
+/// took.
 pub(crate) fn execute(
     plan: &Plan,
     sdist_files: &[SdistFile],
     options: &ExecuteOptions,
     staging: Option<Staging>,
-) -> Result<Vec<Written>> {
+) -> Result<(Vec<Written>, Option<BuildTimings>)> {
+    let mut timings = options.timings.then(BuildTimings::default);
     let staging = match staging {
         Some(staging) => staging,
         None => Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?,
@@ -81,13 +87,32 @@ pub(crate) fn execute(
             package.files.len(),
             package.devel_tree.len()
         );
+        let clock = Stopwatch::start();
+        let phases = options.timings.then(PackageClock::default);
         let dir = staging.dir(&package.subdir)?;
-        let path = write_wheel(plan, package, &dir, &staging.scratch(), options, &cache)?;
+        let path = write_wheel(
+            plan,
+            package,
+            &dir,
+            &staging.scratch(),
+            options,
+            &cache,
+            phases.as_ref(),
+        )?;
+        if let Some(timings) = timings.as_mut() {
+            timings.package(
+                &package.dist_name,
+                &file_name(&path),
+                &clock,
+                phases.as_ref(),
+            );
+        }
         progress.item_done(&file_name(&path), size_of(&path)?, input);
         staged.push(path);
     }
     for selector in &plan.selectors {
         progress.start("rocm (sdist)");
+        let clock = Stopwatch::start();
         let dir = staging.dir(&selector.subdir)?;
         let path = write_sdist(
             &plan.version,
@@ -97,18 +122,26 @@ pub(crate) fn execute(
             &dir,
             &options.wheel,
         )?;
+        if let Some(timings) = timings.as_mut() {
+            timings.package("rocm", &file_name(&path), &clock, None);
+        }
         progress.item_done(&file_name(&path), size_of(&path)?, 0);
         staged.push(path);
     }
     progress.finish();
-    staging
+    let clock = Stopwatch::start();
+    let written = staging
         .commit(&staged)?
         .into_iter()
         .map(|path| {
             let size = size_of(&path)?;
             Ok(Written { path, size })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    if let Some(timings) = timings.as_mut() {
+        timings.step("commit", &clock);
+    }
+    Ok((written, timings))
 }
 
 fn size_of(path: &Path) -> Result<u64> {
@@ -152,6 +185,7 @@ fn write_wheel(
     scratch: &Path,
     options: &ExecuteOptions,
     cache: &CompressionCache,
+    clock: Option<&PackageClock>,
 ) -> Result<PathBuf> {
     let mut metadata = core_metadata(
         &plan.version,
@@ -168,7 +202,7 @@ fn write_wheel(
         .map(|file| {
             Ok((
                 file.dest.clone(),
-                member_source(plan, package, file, scratch, options)?,
+                member_source(plan, package, file, scratch, options, clock)?,
             ))
         })
         .collect::<Result<_>>()?;
@@ -179,7 +213,7 @@ fn write_wheel(
         wheel.add_console_script(name, object)?;
     }
     let written = wheel
-        .write(dir, &options.wheel, Some(cache))
+        .write_timed(dir, &options.wheel, Some(cache), clock.map(|c| &c.write))
         .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
     tracing::info!("wrote {}", written.path.display());
     Ok(written.path)
@@ -209,12 +243,14 @@ fn member_source(
     file: &PlannedFile,
     scratch: &Path,
     options: &ExecuteOptions,
+    clock: Option<&PackageClock>,
 ) -> Result<Arc<dyn MemberSource>> {
     let exec = file.executable;
     Ok(match &file.action {
         Action::Copy { source } => copy_source(source, exec),
         Action::PatchSearchPath { source, append } => {
             let request = SearchPathEdit::append(append.iter().map(String::as_str)).force_rpath();
+            let _span = clock.map(|c| c.elf_edit.span());
             edited_source(source, &request, exec)?
         }
         Action::Launcher { target } => {
@@ -232,7 +268,12 @@ fn member_source(
         }
         Action::DevelTar => {
             let names = TreeNames::new(&plan.nonce);
+            let mut span = clock.map(|c| c.devel_tar.span());
             let path = write_devel_tar(package, names, scratch, options)?;
+            if let Some(span) = span.as_mut() {
+                span.add_bytes(size_of(&path)?);
+            }
+            drop(span);
             Arc::new(
                 FileSource::new(&path)
                     .with_context(|| format!("devel tarball {}", path.display()))?,

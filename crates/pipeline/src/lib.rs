@@ -43,6 +43,7 @@ mod native;
 mod python;
 mod shard;
 mod staging;
+mod timings;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, FromArgMatches};

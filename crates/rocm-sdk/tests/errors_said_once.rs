@@ -18,7 +18,7 @@ use dist_info::document::{DistInfo, FILE_NAME};
 use dist_info::families::FamilyTable;
 use dist_info::nonce::Nonce;
 use dist_info::package::Mode;
-use dist_info::selector::{PlanInput, Selector};
+use dist_info::selector::{SelectorInput, Selector};
 use fixtures::privileges::without_permission_bypass;
 use fixtures::sentences::repeated_sentences;
 
@@ -68,7 +68,7 @@ fn document() -> Vec<u8> {
     let selector = Selector::plan(
         Mode::Kpack,
         &"7.1.0".parse().unwrap(),
-        &PlanInput::default(),
+        &SelectorInput::default(),
         FamilyTable::builtin(),
     )
     .unwrap();

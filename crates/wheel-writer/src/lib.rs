@@ -54,6 +54,7 @@ mod record;
 mod sdist;
 mod sink;
 mod source;
+pub mod timings;
 mod wheel;
 mod wheel_file;
 mod zip_writer;

@@ -9,6 +9,7 @@ use crate::member_path::validate_member_path;
 use crate::names::{WheelTag, escaped_dist_name, validate_build_tag, wheel_file_name};
 use crate::output::AtomicOutput;
 use crate::sink::ArchiveSink;
+use crate::timings::WriteTimings;
 use crate::wheel_file::{render_entry_points, render_wheel_file, validate_console_script};
 use crate::zip_writer::{CompressionCache, ZipSink};
 use crate::{BytesSource, CoreMetadata, Error, Member, MemberSource, WriteOptions};
@@ -312,13 +313,26 @@ impl WheelBuilder {
         options: &WriteOptions,
         cache: Option<&CompressionCache>,
     ) -> Result<WrittenPackage, Error> {
+        self.write_timed(dir, options, cache, None)
+    }
+
+    /// [`WheelBuilder::write`], adding the time each phase took to
+    /// `timings` when given.
+    pub fn write_timed(
+        &self,
+        dir: &Path,
+        options: &WriteOptions,
+        cache: Option<&CompressionCache>,
+        timings: Option<&WriteTimings>,
+    ) -> Result<WrittenPackage, Error> {
         let output = AtomicOutput::create(dir, &self.file_name())?;
         let mut sink = ZipSink::new(
             output.file()?,
             output.destination().to_owned(),
             options,
             cache,
-        )?;
+        )?
+        .with_timings(timings);
         let record = self.write_into(&mut sink)?;
         let offer = sink.finish()?;
         let path = output.commit()?;

@@ -22,6 +22,7 @@ use writer::{Reuse, Reused, ZipOutput};
 
 use crate::options::WriteOptions;
 use crate::sink::ArchiveSink;
+use crate::timings::{self, WritePhase, WriteTimings};
 use crate::{Error, Member, MemberDigest};
 
 /// Chunks in flight per thread; enough to keep every thread busy while the
@@ -69,6 +70,7 @@ pub(crate) struct ZipSink<'c> {
     /// Members compressed by this sink, offered to the cache once the
     /// archive is complete.
     new_blobs: Vec<(BlobKey, Blob)>,
+    timings: Option<&'c WriteTimings>,
 }
 
 impl std::fmt::Debug for ZipSink<'_> {
@@ -107,13 +109,24 @@ impl<'c> ZipSink<'c> {
             codec,
             cache,
             new_blobs: Vec::new(),
+            timings: None,
         })
+    }
+
+    /// Adds the time of each phase to `timings` when given.
+    pub(crate) fn with_timings(mut self, timings: Option<&'c WriteTimings>) -> Self {
+        self.timings = timings;
+        self
     }
 
     /// Writes the central directory and end records and flushes. Returns
     /// what the cache may learn once the caller has committed the file.
     pub(crate) fn finish(self) -> Result<CacheOffer<'c>, Error> {
-        self.out.finish()?;
+        let mut span = timings::span(self.timings, WritePhase::Write);
+        let written = self.out.finish()?;
+        if let Some(span) = span.as_mut() {
+            span.add_bytes(written);
+        }
         Ok(CacheOffer {
             cache: self.cache,
             blobs: self.new_blobs,
@@ -139,10 +152,11 @@ impl<'c> ZipSink<'c> {
                 digests: None,
             });
         };
+        let timings = self.timings;
         let digests = self.pool.install(|| {
             members
                 .par_iter()
-                .map(hash_member)
+                .map(|member| hash_member(member, timings))
                 .collect::<Result<Vec<_>, _>>()
         })?;
         let mut plan = Vec::with_capacity(members.len());
@@ -188,19 +202,20 @@ impl ArchiveSink for ZipSink<'_> {
         let permits = &Permits::new(window);
         let (tx, rx) = mpsc::channel();
         let codec = self.codec;
+        let timings = self.timings;
         let Self { out, pool, .. } = self;
         let first_member = out.entry_count();
         let reuse = &reuse;
         let result = std::thread::scope(|threads| {
             let writer = threads.spawn(move || {
-                let result = out.consume(rx, members, reuse, codec, permits);
+                let result = out.consume(rx, members, reuse, codec, permits, timings);
                 if result.is_err() {
                     permits.close();
                 }
                 result
             });
             pool.in_place_scope(|scope| {
-                producer::produce(scope, members, &plan, codec, permits, &tx);
+                producer::produce(scope, members, &plan, codec, permits, &tx, timings);
             });
             drop(tx);
             writer.join().expect("the zip writer thread panicked")

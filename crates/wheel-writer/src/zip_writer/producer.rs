@@ -15,6 +15,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::deflate::{Codec, WINDOW};
 use crate::sink::{check_size, read_member};
+use crate::timings::{WritePhase, WriteTimings, span};
 use crate::{Error, Member, MemberDigest};
 
 /// How each member is obtained.
@@ -131,6 +132,7 @@ pub(crate) fn produce<'s>(
     codec: Codec,
     permits: &'s Permits,
     tx: &Sender<Numbered>,
+    timings: Option<&'s WriteTimings>,
 ) {
     let mut seq = 0;
     for (index, (member, plan)) in members.iter().zip(plan).enumerate() {
@@ -146,24 +148,45 @@ pub(crate) fn produce<'s>(
             let tx = tx.clone();
             let number = seq;
             scope.spawn(move |_| {
-                let _ = tx.send((number, compress_whole(index, member, codec)));
+                let _ = tx.send((number, compress_whole(index, member, codec, timings)));
             });
             seq += 1;
-        } else if !produce_chunks(scope, index, member, codec, permits, tx, &mut seq) {
+        } else if !produce_chunks(scope, index, member, codec, permits, tx, &mut seq, timings) {
             return;
         }
     }
 }
 
-fn compress_whole(index: usize, member: &Member, codec: Codec) -> Result<Piece, Error> {
+fn compress_whole(
+    index: usize,
+    member: &Member,
+    codec: Codec,
+    timings: Option<&WriteTimings>,
+) -> Result<Piece, Error> {
+    let mut read = span(timings, WritePhase::Read);
     let bytes = read_member(member)?;
+    let size = bytes.len() as u64;
+    if let Some(read) = read.as_mut() {
+        read.add_bytes(size);
+    }
+    drop(read);
+    let mut hash = span(timings, WritePhase::Hash);
     let mut crc32 = Crc::new();
     crc32.update(&bytes);
     let digest = MemberDigest {
         sha256: Sha256::digest(&bytes).into(),
-        size: bytes.len() as u64,
+        size,
     };
+    if let Some(hash) = hash.as_mut() {
+        hash.add_bytes(size);
+    }
+    drop(hash);
+    let mut compress = span(timings, WritePhase::Compress);
     let data = codec.encode_member(member, &[], &bytes, true)?;
+    if let Some(compress) = compress.as_mut() {
+        compress.add_bytes(size);
+    }
+    drop(compress);
     Ok(Piece::Whole {
         member: index,
         data,
@@ -173,6 +196,7 @@ fn compress_whole(index: usize, member: &Member, codec: Codec) -> Result<Piece, 
 }
 
 /// Streams one large member in chunks; `false` when the write must stop.
+#[allow(clippy::too_many_arguments)]
 fn produce_chunks<'s>(
     scope: &rayon::Scope<'s>,
     index: usize,
@@ -181,6 +205,7 @@ fn produce_chunks<'s>(
     permits: &'s Permits,
     tx: &Sender<Numbered>,
     seq: &mut usize,
+    timings: Option<&'s WriteTimings>,
 ) -> bool {
     let fail = |seq: &mut usize, error: Error| {
         let _ = tx.send((*seq, Err(error)));
@@ -208,16 +233,26 @@ fn produce_chunks<'s>(
         }
         let want = codec.chunk.min(size - read_total);
         let mut buf = Vec::with_capacity(want as usize);
+        let mut read = span(timings, WritePhase::Read);
         if let Err(e) = (&mut reader).take(want).read_to_end(&mut buf) {
             permits.release();
             return fail(seq, io_error(e));
         }
+        if let Some(read) = read.as_mut() {
+            read.add_bytes(buf.len() as u64);
+        }
+        drop(read);
         read_total += buf.len() as u64;
         if buf.len() as u64 != want {
             permits.release();
             return fail(seq, size_error(member, read_total));
         }
+        let mut hash = span(timings, WritePhase::Hash);
         sha.update(&buf);
+        if let Some(hash) = hash.as_mut() {
+            hash.add_bytes(buf.len() as u64);
+        }
+        drop(hash);
         let dict = if codec.primes() {
             let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
             std::mem::replace(&mut dictionary, next_dictionary)
@@ -228,16 +263,25 @@ fn produce_chunks<'s>(
         let tx = tx.clone();
         let number = *seq;
         scope.spawn(move |_| {
+            let hash = span(timings, WritePhase::Hash);
             let mut crc32 = Crc::new();
             crc32.update(&buf);
+            drop(hash);
+            let mut compress = span(timings, WritePhase::Compress);
             let piece = codec
                 .encode_member(member, &dict, &buf, last)
+                .inspect(|_| {
+                    if let Some(compress) = compress.as_mut() {
+                        compress.add_bytes(buf.len() as u64);
+                    }
+                })
                 .map(|data| Piece::Chunk {
                     member: index,
                     index: chunk,
                     data,
                     crc32,
                 });
+            drop(compress);
             let _ = tx.send((number, piece));
         });
         *seq += 1;
@@ -268,7 +312,11 @@ fn size_error(member: &Member, actual: u64) -> Error {
 }
 
 /// Hashes a member without compressing it (for cache look-ups).
-pub(crate) fn hash_member(member: &Member) -> Result<MemberDigest, Error> {
+pub(crate) fn hash_member(
+    member: &Member,
+    timings: Option<&WriteTimings>,
+) -> Result<MemberDigest, Error> {
+    let mut lookup = span(timings, WritePhase::Lookup);
     let source = member.source();
     let io_error = |e| Error::Source {
         origin: source.origin(),
@@ -293,6 +341,9 @@ pub(crate) fn hash_member(member: &Member) -> Result<MemberDigest, Error> {
         }
     }
     check_size(member, total)?;
+    if let Some(lookup) = lookup.as_mut() {
+        lookup.add_bytes(total);
+    }
     Ok(MemberDigest {
         sha256: sha.finalize().into(),
         size: total,

@@ -16,6 +16,7 @@ use super::deflate::Codec;
 use super::format::{DosDateTime, EntryHeader, end_records, needs_zip64};
 use super::producer::{Numbered, Permits, Piece};
 use crate::positioned::{read_exact_at, write_all_at};
+use crate::timings::{WritePhase, WriteTimings, span};
 use crate::{Error, Member, MemberDigest};
 
 /// Where a reused member's compressed bytes are.
@@ -146,6 +147,7 @@ impl ZipOutput {
         reuse: &[Option<Reused>],
         codec: Codec,
         permits: &Permits,
+        timings: Option<&WriteTimings>,
     ) -> Result<Vec<MemberDigest>, Error> {
         let base = self.entries.len();
         let mut digests: Vec<Option<MemberDigest>> = vec![None; members.len()];
@@ -158,6 +160,8 @@ impl ZipOutput {
                 next += 1;
                 let piece = piece?;
                 let holds_permit = piece.holds_permit();
+                let mut write = span(timings, WritePhase::Write);
+                let start = self.pos;
                 match piece {
                     Piece::Whole {
                         member,
@@ -234,6 +238,10 @@ impl ZipOutput {
                         digests[member] = Some(reused.digest);
                     }
                 }
+                if let Some(write) = write.as_mut() {
+                    write.add_bytes(self.pos - start);
+                }
+                drop(write);
                 if holds_permit {
                     permits.release();
                 }
@@ -267,8 +275,9 @@ impl ZipOutput {
         Ok(())
     }
 
-    /// Writes the central directory and the end records.
-    pub(crate) fn finish(mut self) -> Result<(), Error> {
+    /// Writes the central directory and the end records; returns how many
+    /// bytes that took.
+    pub(crate) fn finish(mut self) -> Result<u64, Error> {
         let cd_offset = self.pos;
         let entries = std::mem::take(&mut self.entries);
         for entry in &entries {
@@ -276,6 +285,7 @@ impl ZipOutput {
         }
         let cd_size = self.pos - cd_offset;
         self.write(&end_records(entries.len(), cd_offset, cd_size))?;
-        self.flush()
+        self.flush()?;
+        Ok(self.pos - cd_offset)
     }
 }
