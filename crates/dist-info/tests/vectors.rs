@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use dist_info::error_chain::Chain;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorError, SelectorInput};
@@ -70,7 +71,7 @@ fn evaluate(v: &Vector) -> Value {
         Ok(s) => s,
         Err(e) => {
             return json!({
-                "error": { "stage": "build", "kind": build_error_kind(&e), "message": e.to_string() }
+                "error": { "stage": "build", "kind": build_error_kind(&e), "message": Chain(&e).to_string() }
             });
         }
     };

@@ -97,12 +97,13 @@ mod tests {
         ));
         // A bad manifest value does not matter when the flag is given.
         assert!(choose_version(Some("banana"), Some("7.1.0")).is_ok());
-        let msg = choose_version(Some("banana"), None)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            msg.contains("therock_manifest.json") && msg.contains("banana"),
-            "{msg}"
+        // The message names the source; the cause follows in the chain.
+        let err = choose_version(Some("banana"), None).unwrap_err();
+        assert_eq!(
+            crate::error_chain::Chain(&err).to_string(),
+            "therock_manifest.json \"version\" (pass --version to override it): version \
+             `banana` is not a valid PEP 440 version: it must start with a release number; use \
+             a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`"
         );
     }
 }
