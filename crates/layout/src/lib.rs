@@ -31,6 +31,6 @@ pub use error::Error;
 pub use facts::{Facts, FileClass};
 pub use plan::{
     Action, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile, SelectorPlan,
-    SonameAlias, SourceRef,
+    SonameAlias, SourceRef, windows_executable,
 };
 pub use search_path::{core_dependency_dirs, search_path_entries};
