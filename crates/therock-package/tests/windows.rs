@@ -51,7 +51,7 @@ const FAMILY: &str = "gfx110X-all";
 fn wheel_paths(dist: &Path) -> BTreeMap<String, PathBuf> {
     files_under(dist)
         .into_keys()
-        .filter(|rel| rel.ends_with(".whl"))
+        .filter(|rel| Path::new(rel).extension().is_some_and(|e| e == "whl"))
         .map(|rel| (rel.clone(), dist.join(&rel)))
         .collect()
 }
