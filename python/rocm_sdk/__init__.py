@@ -70,6 +70,47 @@ _ALL_CDLLS: dict[str, Any] = {}
 #: the package has no record).
 _RECORDS: dict[Path, LibraryRecord | None] = {}
 
+#: Directories added to the DLL search path on Windows, with the handles
+#: `os.add_dll_directory` returned: closing a handle would remove its
+#: directory again, so they live as long as the process.
+_DLL_DIRECTORIES: dict[Path, Any] = {}
+
+
+def _add_dll_directory(directory: Path) -> None:
+    """On Windows, adds `directory` to the process's DLL search path (once).
+
+    A DLL's imports are found in its own directory, but not in another
+    package's: `rocblas.dll` in the libraries package imports
+    `amdhip64_7.dll` from core's `bin`, and a framework's own DLLs import
+    both. Elsewhere the loader follows each library's RPATH instead.
+    """
+    if sys.platform != "win32":
+        return
+    if directory in _DLL_DIRECTORIES or not directory.is_dir():
+        return
+    _DLL_DIRECTORIES[directory] = os.add_dll_directory(str(directory))
+
+
+def _add_package_dll_directories() -> None:
+    """On Windows, adds the DLL directory of every installed package of
+    this release that ships table libraries and is not target specific
+    (core, and libraries in a kpack release); a target-specific package's
+    directory is added when one of its libraries is located."""
+    if sys.platform != "win32":
+        return
+    from . import _dist_info as di
+
+    contents = set(di.DOCUMENT.get("contents", ())) | {"core"}
+    for entry in di.ALL_LIBRARIES.values():
+        package = entry.package
+        if not entry.dll_pattern or package.is_target_specific:
+            continue
+        if package.logical_name not in contents:
+            continue
+        root = package.get_py_package_path()
+        if root is not None:
+            _add_dll_directory(root / entry.windows_relpath)
+
 
 def _install_hint(extras: Iterable[str], version: str) -> str:
     return f'pip install "rocm[{",".join(sorted(set(extras)))}]=={version}"'
@@ -88,7 +129,9 @@ def find_libraries(*shortnames: str) -> list[Path]:
     the package lacks the file (its `_libraries.json` says the build did not
     produce it, or the installation is incomplete). Messages start with the
     reference's words (docs/drop-in.md). On Windows, libraries that have no
-    DLL are skipped, as are optional libraries (`rocdxg`) the build lacks.
+    DLL are skipped, as are optional libraries (`rocdxg`) the build lacks,
+    and the directory of each DLL found is added to the DLL search path
+    (`os.add_dll_directory`), so that DLLs importing it load too.
     """
     return [path for _, path in _locate(shortnames)]
 
@@ -129,6 +172,7 @@ def _locate(shortnames: Iterable[str]) -> list[tuple[str, Path]]:
         directory = root / (entry.windows_relpath if windows else entry.posix_relpath)
         path = _library_file(di, entry, shortname, root, target, directory, pattern)
         if path is not None:
+            _add_dll_directory(path.parent)
             paths.append((shortname, path))
     if missing:
         names = [s for libs in missing.values() for s in libs]
@@ -308,10 +352,15 @@ def initialize_process(
       naming the variable.
     - Other keywords are accepted and ignored, so callers written for a
       newer `rocm_sdk` keep working.
+
+    On Windows it first adds the DLL directories of the installed packages
+    to the DLL search path (`os.add_dll_directory`), so the caller's own
+    DLLs find the ROCm DLLs they import.
     """
     del kwargs
     if check_version:
         _check_version(check_version, fail_on_version_mismatch)
+    _add_package_dll_directories()
     if preload_shortnames:
         preload_libraries(*preload_shortnames, rtld_global=rtld_global)
     if env_override:

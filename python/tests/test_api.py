@@ -71,6 +71,72 @@ class FindLibrariesTest(SiteTest):
         self.assertIn("does not include", p.stderr)
 
 
+#: Code run first in a child that takes the Windows branch on any host:
+#: `sys.platform` says win32, `os.add_dll_directory` records its calls, and
+#: `ctypes.CDLL` records loads in the same list (a `.dll` cannot load here).
+WINDOWS_PRELUDE = """
+import ctypes, os, sys
+sys.platform = "win32"
+events = []
+def add_dll_directory(path):
+    events.append(("dir", path))
+    return object()
+os.add_dll_directory = add_dll_directory
+ctypes.CDLL = lambda path, mode=0: events.append(("load", path))
+import rocm_sdk
+"""
+
+
+class WindowsDllDirectoriesTest(SiteTest):
+    def setUp(self) -> None:
+        super().setUp()
+        self.touch("_rocm_sdk_core/bin/amdhip64_7.dll")
+        self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
+        self.touch("_rocm_sdk_libraries/bin/hipfft.dll")
+        self.core_bin = str(self.site / "_rocm_sdk_core" / "bin")
+        self.libraries_bin = str(self.site / "_rocm_sdk_libraries" / "bin")
+
+    def events(self, code: str) -> list[tuple[str, str]]:
+        out = self.ok(WINDOWS_PRELUDE + code + "\nimport json; print(json.dumps(events))\n")
+        return [tuple(e) for e in json.loads(out.splitlines()[-1])]
+
+    def test_find_libraries_finds_dlls_and_adds_their_directory_once(self) -> None:
+        out = self.ok(
+            WINDOWS_PRELUDE + "print(rocm_sdk.find_libraries('amdhip64', 'amdhip64')[0])\n"
+            "print(events)\n"
+        )
+        found, events = out.splitlines()
+        self.assertEqual(found, str(self.site / "_rocm_sdk_core/bin/amdhip64_7.dll"))
+        self.assertEqual(events, str([("dir", self.core_bin)]))
+
+    def test_preload_adds_every_directory_before_the_first_load(self) -> None:
+        self.touch("_rocm_sdk_libraries/bin/hipblas.dll")
+        events = self.events("rocm_sdk.preload_libraries('hipblas', 'amdhip64')")
+        # hipblas.dll imports amdhip64_7.dll from another package's bin.
+        self.assertEqual(
+            events,
+            [
+                ("dir", self.libraries_bin),
+                ("dir", self.core_bin),
+                ("load", str(self.site / "_rocm_sdk_libraries/bin/hipblas.dll")),
+                ("load", str(self.site / "_rocm_sdk_core/bin/amdhip64_7.dll")),
+            ],
+        )
+
+    def test_initialize_process_adds_the_installed_packages_directories(self) -> None:
+        events = self.events("rocm_sdk.initialize_process()")
+        self.assertEqual(sorted(events), [("dir", self.core_bin), ("dir", self.libraries_bin)])
+
+    def test_nothing_is_added_off_windows(self) -> None:
+        out = self.ok(
+            "import os, rocm_sdk\n"
+            "os.add_dll_directory = lambda p: print('added', p)\n"
+            "rocm_sdk.initialize_process()\n"
+            "print(rocm_sdk.find_libraries('amdhip64')[0])\n"
+        )
+        self.assertEqual(out, str(self.site / "_rocm_sdk_core/lib/libamdhip64.so.7") + "\n")
+
+
 class LegacyTest(SiteTest):
     mode = "legacy"
 

@@ -23,6 +23,7 @@ const TEST_PACKAGES: &[&str] = &[
     "python3",
     "python3-venv",
     "gcc-mingw-w64-x86-64",
+    "wine64",
     // `script` runs the programs on a pseudo-terminal (progress display
     // tests); `groff` checks the man pages.
     "bsdutils",
@@ -31,6 +32,9 @@ const TEST_PACKAGES: &[&str] = &[
 
 /// The Rust target of the Windows program and the Windows check.
 const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
+
+/// The Wine loader of Debian's `wine64` package.
+const WINE64: &str = "/usr/lib/wine/wine64";
 
 /// Seconds each fuzz target runs in CI (six targets: two minutes, plus
 /// a quick build of them).
@@ -50,6 +54,19 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
             "--",
             "-D",
             "warnings",
+        ],
+    )?;
+    // The Windows `therock-package.exe` the Wine tests run, built once here
+    // (the tests' own build of it is then a no-op).
+    run(
+        "cargo",
+        &[
+            "build",
+            "--locked",
+            "-p",
+            "therock-package",
+            "--target",
+            WINDOWS_TARGET,
         ],
     )?;
     run("cargo", &["test", "--workspace", "--locked"])?;
@@ -96,8 +113,25 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
 /// any is missing.
 pub(crate) fn setup(_args: &[String]) -> Result<(), String> {
     install_packages()?;
+    check_wine()?;
     // Idempotent and quick when the target is there already.
     run("rustup", &["target", "add", WINDOWS_TARGET])
+}
+
+/// The Windows tests need a Wine that runs; they never skip without one.
+fn check_wine() -> Result<(), String> {
+    let works = std::process::Command::new(WINE64)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if works {
+        Ok(())
+    } else {
+        Err(format!(
+            "{WINE64} does not run: the tests run the Windows programs under Wine; install \
+             Debian's wine64 package (apt-get install wine64) and run again"
+        ))
+    }
 }
 
 fn install_packages() -> Result<(), String> {

@@ -6,7 +6,7 @@ use std::process::Command;
 use crate::cmd::root;
 
 /// `cargo xtask example [--out DIR]`: writes both modes, in all three
-/// layouts, into DIR (default `example/`, git-ignored).
+/// layouts, and the Windows tree into DIR (default `example/`, git-ignored).
 pub(crate) fn example(args: &[String]) -> Result<(), String> {
     let out = match args {
         [] => root().join("example"),
@@ -19,6 +19,8 @@ pub(crate) fn example(args: &[String]) -> Result<(), String> {
             eprintln!("wrote {}", example.artifact_dir(mode, layout).display());
         }
     }
+    let windows = fixtures::generate_windows(&out).map_err(|e| e.to_string())?;
+    eprintln!("wrote {}", windows.display());
     Ok(())
 }
 

@@ -26,7 +26,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "setup",
         ci::setup,
-        "install what the tests need (Debian packages)",
+        "install what the tests need (Debian packages incl. mingw-w64 and Wine, the Windows Rust target)",
     ),
     (
         "slow",

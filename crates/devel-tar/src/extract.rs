@@ -402,15 +402,27 @@ fn make_symlink(tree: &mut TreeWriter, link: &str, text: &str) -> io::Result<()>
     symlink(text, &tree.path(link))
 }
 
-/// Windows tells file links from directory links; the target exists by now
-/// (links come after every file and directory).
+/// Windows creates symlinks only with a privilege (developer mode or an
+/// administrator), so a kept link becomes what needs none: a hard link to a
+/// file (a copy where hard links fail), and for a directory a directory of
+/// such links to its contents. The target exists by now (links come after
+/// every file and directory).
 #[cfg(windows)]
 fn symlink(text: &str, path: &Path) -> io::Result<()> {
-    let target = path.parent().unwrap_or(path).join(text);
-    if target.is_dir() {
-        std::os::windows::fs::symlink_dir(text, path)
+    link_or_copy(&path.parent().unwrap_or(path).join(text), path)
+}
+
+#[cfg(windows)]
+fn link_or_copy(from: &Path, to: &Path) -> io::Result<()> {
+    if fs::metadata(from)?.is_dir() {
+        fs::create_dir(to)?;
+        for entry in fs::read_dir(from)? {
+            let entry = entry?;
+            link_or_copy(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        Ok(())
     } else {
-        std::os::windows::fs::symlink_file(text, path)
+        fs::hard_link(from, to).or_else(|_| fs::copy(from, to).map(drop))
     }
 }
 

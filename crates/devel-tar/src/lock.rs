@@ -19,9 +19,50 @@ pub(crate) struct SiteLock {
 
 impl SiteLock {
     /// Blocks until the exclusive lock on `dir` is held.
+    #[cfg(unix)]
     pub(crate) fn acquire(dir: &Path) -> Result<Self, Error> {
         let file = File::open(dir).map_err(|e| Error::read("open for locking", dir, e))?;
         file.lock().map_err(|e| Error::read("lock", dir, e))?;
         Ok(Self { _dir: file })
     }
+
+    /// Windows locks files, not directories: the lock is on
+    /// `dir/LOCK_FILE`, created delete-on-close, so it is gone once the
+    /// last process holding it closes it (or dies) and nothing is left
+    /// for `pip uninstall` to miss.
+    #[cfg(windows)]
+    pub(crate) fn acquire(dir: &Path) -> Result<Self, Error> {
+        use std::os::windows::fs::OpenOptionsExt;
+        /// `FILE_FLAG_DELETE_ON_CLOSE`.
+        const DELETE_ON_CLOSE: u32 = 0x0400_0000;
+        /// `FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE`.
+        const SHARE_ALL: u32 = 0x7;
+        let path = dir.join(LOCK_FILE);
+        let mut attempts = 0;
+        let file = loop {
+            let opened = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .share_mode(SHARE_ALL)
+                .custom_flags(DELETE_ON_CLOSE)
+                .open(&path);
+            match opened {
+                Ok(file) => break file,
+                // The previous holder's file is being deleted: open anew.
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && attempts < 100 => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(e) => return Err(Error::read("open for locking", &path, e)),
+            }
+        };
+        file.lock().map_err(|e| Error::read("lock", &path, e))?;
+        Ok(Self { _dir: file })
+    }
 }
+
+/// The lock file inside the devel package directory on Windows.
+#[cfg(windows)]
+const LOCK_FILE: &str = ".rocm-sdk.lock";

@@ -34,7 +34,7 @@ impl Site {
     /// The site-packages holding the executable at `exe`
     /// (`SP/rocm_sdk_core/_bin/rocm-sdk`, links resolved).
     pub fn from_executable(exe: &Path) -> Result<Self, Error> {
-        let exe = fs::canonicalize(exe).unwrap_or_else(|_| exe.to_path_buf());
+        let exe = fs::canonicalize(exe).map_or_else(|_| exe.to_path_buf(), plain);
         let depth = BINARY_RELPATH.split('/').count();
         match exe.ancestors().nth(depth) {
             Some(root) if exe.ends_with(BINARY_RELPATH) => Ok(Self::new(root)),
@@ -146,6 +146,21 @@ impl Site {
         let report = devel_tar::ensure_with(&self.root, options)?;
         Ok((self.devel_root()?, report))
     }
+}
+
+/// Windows' canonical paths are verbatim (`\\?\C:\...`), which many tools
+/// (and people) do not accept; a path on a drive is given the plain way.
+#[cfg(windows)]
+fn plain(path: PathBuf) -> PathBuf {
+    match path.to_str().and_then(|p| p.strip_prefix(r"\\?\")) {
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => PathBuf::from(rest),
+        _ => path,
+    }
+}
+
+#[cfg(not(windows))]
+fn plain(path: PathBuf) -> PathBuf {
+    path
 }
 
 /// Reads and parses one `_dist_info.json`.

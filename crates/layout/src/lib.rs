@@ -30,7 +30,7 @@ pub use error::Error;
 pub use facts::{Facts, FileClass};
 pub use plan::{
     Action, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile, SelectorPlan,
-    SonameAlias, SourceRef,
+    SonameAlias, SourceRef, windows_executable,
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};

@@ -36,6 +36,21 @@ impl SourceRef {
     }
 }
 
+/// Whether a file is a program to Windows, which has no mode bits: by its
+/// extension (`.exe`, `.bat`, `.cmd`, `.com`, any case), as Python's
+/// `os.stat` reports it there, and so as the wheels the reference writes
+/// on Windows mark it. Builds for a Windows tag decide every file's mode
+/// by this, so the same tree gives the same bytes on a Linux and a
+/// Windows host (docs/windows.md).
+pub fn windows_executable(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').is_some_and(|(_, extension)| {
+        ["exe", "bat", "cmd", "com"]
+            .iter()
+            .any(|e| extension.eq_ignore_ascii_case(e))
+    })
+}
+
 /// How a runtime file is produced.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case", tag = "action")]
@@ -236,5 +251,32 @@ impl Plan {
     /// The plan as pretty JSON (what `therock-package plan --json` prints).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("plans serialise to JSON")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::windows_executable;
+
+    #[test]
+    fn windows_programs_are_told_by_extension() {
+        for program in [
+            "bin/hipcc.exe",
+            "bin/HIPINFO.EXE",
+            "x.bat",
+            "lib/llvm/bin/a.Cmd",
+            "b.com",
+        ] {
+            assert!(windows_executable(program), "{program}");
+        }
+        for data in [
+            "bin/amdhip64_7.dll",
+            "lib/amdhip64.lib",
+            "bin/hipconfig",
+            "exe",
+            "bin.exe/x",
+        ] {
+            assert!(!windows_executable(data), "{data}");
+        }
     }
 }

@@ -20,7 +20,9 @@ use crate::devel::{RuntimeIndex, plan_devel};
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::libraries::check_runtime_libraries;
-use crate::plan::{Action, PackagePlan, Plan, PlannedFile, SelectorPlan};
+use crate::plan::{
+    Action, DevelEntry, PackagePlan, Plan, PlannedFile, SelectorPlan, windows_executable,
+};
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
 use dist_info::error_chain::Chain;
@@ -322,6 +324,11 @@ impl Planner<'_, '_> {
             rt.add_profiler_names(!self.input.is_windows());
         }
         let mut files = rt.files(&platform);
+        if self.input.is_windows() {
+            for file in &mut files {
+                file.executable = windows_executable(&file.dest);
+            }
+        }
         if kind == PackageKind::Device {
             let target = target.expect("device packages have a target");
             let doc = DevelLinks::new(&self.version, &platform, rt.shipped.keys().cloned());
@@ -362,7 +369,18 @@ impl Planner<'_, '_> {
         family: Option<(&String, &str)>,
     ) -> PackagePlan {
         let names = TreeNames::new(&self.input.nonce);
-        let (tree, dropped) = plan_devel(catalog, &self.facts, index, &names);
+        let (mut tree, dropped) = plan_devel(catalog, &self.facts, index, &names);
+        if self.input.is_windows() {
+            for entry in &mut tree {
+                if let DevelEntry::File { source, .. } = entry {
+                    source.mode = if windows_executable(&source.relpath) {
+                        0o755
+                    } else {
+                        0o644
+                    };
+                }
+            }
+        }
         PackagePlan {
             kind: PackageKind::Devel,
             dist_name: self.dist_name(PackageKind::Devel, None),

@@ -8,9 +8,24 @@ pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<us
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
 }
 
+/// Windows' positioned calls move the file cursor (unlike `pread`), and a
+/// wheel is written sequentially through the same handle it patches and
+/// reads back from, so the cursor is put back where it was.
 #[cfg(windows)]
 pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+    keeping_cursor(file, |file| {
+        std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+    })
+}
+
+#[cfg(windows)]
+fn keeping_cursor<T>(file: &File, op: impl FnOnce(&File) -> io::Result<T>) -> io::Result<T> {
+    use std::io::{Seek, SeekFrom};
+    let mut handle = file;
+    let cursor = handle.stream_position()?;
+    let result = op(file);
+    handle.seek(SeekFrom::Start(cursor))?;
+    result
 }
 
 #[cfg(unix)]
@@ -20,12 +35,14 @@ pub(crate) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> io::Result<(
 
 #[cfg(windows)]
 pub(crate) fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        let n = std::os::windows::fs::FileExt::seek_write(file, buf, offset)?;
-        buf = &buf[n..];
-        offset += n as u64;
-    }
-    Ok(())
+    keeping_cursor(file, |file| {
+        while !buf.is_empty() {
+            let n = std::os::windows::fs::FileExt::seek_write(file, buf, offset)?;
+            buf = &buf[n..];
+            offset += n as u64;
+        }
+        Ok(())
+    })
 }
 
 /// Fills `buf` from `offset`, failing on a short file.

@@ -79,6 +79,8 @@ impl Loadability {
     }
 }
 
+/// Windows loads DLLs instead (`dlls.rs`).
+#[cfg_attr(windows, allow(dead_code))]
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let libraries = shared_libraries(&runtime_dirs(cx));
     if libraries.is_empty() {
@@ -163,7 +165,7 @@ pub(crate) fn shared_libraries(dirs: &[PathBuf]) -> Vec<PathBuf> {
         .collect()
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

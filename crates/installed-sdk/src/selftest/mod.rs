@@ -6,6 +6,8 @@
 //! them stops the others, so one run names every problem.
 
 mod devel;
+#[cfg(windows)]
+mod dlls;
 mod libraries;
 mod needed;
 mod packages;
@@ -131,7 +133,11 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     packages::check(&cx, &mut checks);
     versions::check(&cx, &mut checks);
     records::check(&cx, &mut checks);
+    // ELF libraries load through the Python probe; DLLs load in-process.
+    #[cfg(not(windows))]
     libraries::check(&cx, &mut checks);
+    #[cfg(windows)]
+    dlls::check(&cx, &mut checks);
     preload::check(&cx, &mut checks);
     needed::check(&cx, &mut checks);
     scripts::check(&cx, &mut checks);

@@ -9,6 +9,8 @@ use std::sync::OnceLock;
 
 use fixtures::{Example, ExampleMode, Layout};
 
+pub mod wine;
+
 /// The example, generated once per test binary.
 pub fn example() -> &'static Example {
     fixtures::shared()

@@ -1,0 +1,274 @@
+//! A Windows build: the example's Windows tree (real PE DLLs, programs and
+//! import libraries) packaged on Linux into `win_amd64` wheels, the same
+//! build run by `therock-package.exe` under Wine, and the Windows
+//! `rocm-sdk.exe` used under Wine in an installed layout (docs/windows.md).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::wine::{Wine, therock_package_exe, windows_path};
+use common::{Build, ok};
+
+/// `IMAGE_FILE_MACHINE_AMD64`.
+const PE_AMD64: u16 = 0x8664;
+
+fn build_on_linux() -> &'static Build {
+    static BUILD: std::sync::OnceLock<Build> = std::sync::OnceLock::new();
+    BUILD.get_or_init(|| {
+        Build::from_artifacts(fixtures::shared_windows(), &["--platform-tag", "win_amd64"])
+    })
+}
+
+/// Every file below `root`, relative with `/`, with its bytes.
+fn files_under(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            assert!(!meta.file_type().is_symlink(), "{}", path.display());
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().to_str().unwrap();
+                out.insert(rel.replace('\\', "/"), fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The family whose devel wheel the installed layout takes (a legacy
+/// build with several families puts each devel wheel in a sub-directory).
+const FAMILY: &str = "gfx110X-all";
+
+/// Every wheel below `dist`, by its path relative to `dist`.
+fn wheel_paths(dist: &Path) -> BTreeMap<String, PathBuf> {
+    files_under(dist)
+        .into_keys()
+        .filter(|rel| Path::new(rel).extension().is_some_and(|e| e == "whl"))
+        .map(|rel| (rel.clone(), dist.join(&rel)))
+        .collect()
+}
+
+/// Unzips `wheels` into `dest`, as an installer lays out site-packages
+/// (the `.dist-info` directories included).
+fn unpack_wheels(wheels: &[&Path], dest: &Path) {
+    ok(&Command::new("python3")
+        .args([
+            "-c",
+            "import sys, zipfile\n\
+             for w in sys.argv[2:]:\n\
+             \x20   zipfile.ZipFile(w).extractall(sys.argv[1])\n",
+        ])
+        .arg(dest)
+        .args(wheels)
+        .output()
+        .unwrap());
+}
+
+/// Wheel path (relative to `dist`) → its members.
+fn wheels(dist: &Path) -> BTreeMap<String, BTreeMap<String, Vec<u8>>> {
+    wheel_paths(dist)
+        .into_iter()
+        .map(|(name, path)| {
+            let dir = tempfile::tempdir().unwrap();
+            unpack_wheels(&[&path], dir.path());
+            (name, files_under(dir.path()))
+        })
+        .collect()
+}
+
+/// The machine of a PE image, `None` when the bytes are not one.
+fn pe_machine(bytes: &[u8]) -> Option<u16> {
+    if !bytes.starts_with(b"MZ") || bytes.len() < 0x40 {
+        return None;
+    }
+    let at = u32::from_le_bytes(bytes[0x3c..0x40].try_into().unwrap()) as usize;
+    (bytes.get(at..at + 4)? == b"PE\0\0")
+        .then(|| u16::from_le_bytes([bytes[at + 4], bytes[at + 5]]))
+}
+
+/// The wheel whose path starts with `prefix`.
+fn wheel<'a>(
+    wheels: &'a BTreeMap<String, BTreeMap<String, Vec<u8>>>,
+    prefix: &str,
+) -> &'a BTreeMap<String, Vec<u8>> {
+    wheels
+        .iter()
+        .find(|(name, _)| name.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix}* wheel in {:?}", wheels.keys()))
+        .1
+}
+
+#[test]
+fn a_windows_tree_packages_on_linux_into_windows_wheels() {
+    let build = build_on_linux();
+    let wheels = wheels(&build.dist());
+    for name in wheels.keys() {
+        assert!(
+            name.ends_with("-win_amd64.whl") || name.ends_with("-any.whl"),
+            "{name}"
+        );
+    }
+    let source = files_under(fixtures::shared_windows());
+    let source_of = |name: &str| -> &Vec<u8> {
+        source
+            .iter()
+            .find(|(rel, _)| rel.ends_with(&format!("/stage/{name}")))
+            .unwrap_or_else(|| panic!("no {name} in the Windows tree"))
+            .1
+    };
+    let core = wheel(&wheels, "rocm_sdk_core-");
+    // DLLs and programs where the reference puts them on Windows, with
+    // their bytes unchanged (no ELF surgery, no launchers).
+    for shipped in [
+        "bin/amdhip64_7.dll",
+        "bin/hiprtc0701.dll",
+        "bin/amd_comgr0701.dll",
+        "bin/hipInfo.exe",
+        "bin/hipconfig.exe",
+        "lib/llvm/bin/clang.exe",
+        "lib/llvm/bin/clang++.exe",
+    ] {
+        let bytes = core
+            .get(&format!("_rocm_sdk_core/{shipped}"))
+            .unwrap_or_else(|| panic!("core lacks {shipped}: {:?}", core.keys()));
+        assert_eq!(bytes, source_of(shipped), "{shipped} was changed");
+        assert_eq!(pe_machine(bytes), Some(PE_AMD64), "{shipped}");
+    }
+    let program = &core["rocm_sdk_core/_bin/rocm-sdk.exe"];
+    assert_eq!(pe_machine(program), Some(PE_AMD64));
+    assert!(!core.contains_key("rocm_sdk_core/_bin/rocm-sdk"));
+    let record = String::from_utf8(core["_rocm_sdk_core/_libraries.json"].clone()).unwrap();
+    for dll in [
+        "bin/amdhip64_7.dll",
+        "bin/hiprtc0701.dll",
+        "bin/amd_comgr0701.dll",
+    ] {
+        assert!(record.contains(dll), "{record}");
+    }
+    let libraries = wheel(&wheels, "rocm_sdk_libraries_gfx110x_all-");
+    let blas = libraries
+        .iter()
+        .find(|(rel, _)| rel.ends_with("/bin/rocblas.dll"))
+        .unwrap_or_else(|| panic!("no rocblas.dll: {:?}", libraries.keys()));
+    assert_eq!(blas.1, source_of("bin/rocblas.dll"));
+    // Import libraries stay in `lib/`, beside the headers.
+    assert_eq!(
+        core["_rocm_sdk_core/lib/amdhip64.lib"],
+        *source_of("lib/amdhip64.lib")
+    );
+    let devel = wheel(&wheels, &format!("{FAMILY}/rocm_sdk_devel-"));
+    assert!(
+        devel.keys().any(|k| k.contains("/_devel.tar")),
+        "{:?}",
+        devel.keys()
+    );
+}
+
+/// `therock-package.exe build` of the same tree under Wine.
+fn build_under_wine() -> (tempfile::TempDir, Output) {
+    let dest = tempfile::tempdir().unwrap();
+    let out = Wine::get().run(
+        therock_package_exe(),
+        &[
+            "build",
+            "--artifact-dir",
+            &windows_path(fixtures::shared_windows()),
+            "--dest-dir",
+            &windows_path(dest.path()),
+            "--platform-tag",
+            "win_amd64",
+        ],
+    );
+    (dest, out)
+}
+
+#[test]
+fn under_wine_the_windows_build_gives_byte_identical_wheels() {
+    let (dest, out) = build_under_wine();
+    ok(&out);
+    let on_windows = files_under(&dest.path().join("dist"));
+    let on_linux = files_under(&build_on_linux().dist());
+    assert_eq!(
+        on_windows.keys().collect::<Vec<_>>(),
+        on_linux.keys().collect::<Vec<_>>()
+    );
+    for (name, bytes) in &on_linux {
+        assert!(
+            on_windows[name] == *bytes,
+            "{name} differs between the hosts"
+        );
+    }
+}
+
+/// The Linux build's wheels unpacked as an installer would into
+/// `venv/Lib/site-packages` (the Windows venv layout).
+fn installed() -> (tempfile::TempDir, PathBuf) {
+    let venv = tempfile::tempdir().unwrap();
+    let site = venv.path().join("Lib").join("site-packages");
+    fs::create_dir_all(&site).unwrap();
+    let dist = build_on_linux().dist();
+    let wheels = wheel_paths(&dist);
+    let chosen: Vec<&Path> = wheels
+        .iter()
+        .filter(|(rel, _)| !rel.contains('/') || rel.starts_with(&format!("{FAMILY}/")))
+        .map(|(_, path)| path.as_path())
+        .collect();
+    unpack_wheels(&chosen, &site);
+    (venv, site)
+}
+
+fn rocm_sdk(site: &Path, args: &[&str]) -> Output {
+    Wine::get().run(&site.join("rocm_sdk_core/_bin/rocm-sdk.exe"), args)
+}
+
+#[test]
+fn under_wine_rocm_sdk_works_in_an_installed_windows_layout() {
+    let (_venv, site) = installed();
+    assert_eq!(ok(&rocm_sdk(&site, &["version"])).trim(), fixtures::VERSION);
+    assert_eq!(
+        ok(&rocm_sdk(&site, &["targets"])).trim(),
+        "gfx942;gfx1100;gfx1101"
+    );
+    let init = ok(&rocm_sdk(&site, &["init"]));
+    assert!(init.starts_with("devel tree ready: "), "{init}");
+    let root = ok(&rocm_sdk(&site, &["path", "--root"]));
+    let root = root.trim();
+    assert!(
+        root.starts_with("Z:\\") && root.ends_with("_rocm_sdk_devel"),
+        "{root}"
+    );
+    // The devel tree came out without symlinks: the runtime files it shares
+    // with core are hard links to core's.
+    let devel = site.join("_rocm_sdk_devel");
+    let tree = files_under(&devel);
+    assert_eq!(
+        tree["bin/amdhip64_7.dll"],
+        fs::read(site.join("_rocm_sdk_core/bin/amdhip64_7.dll")).unwrap()
+    );
+    assert!(tree.contains_key("lib/amdhip64.lib"), "{:?}", tree.keys());
+    let test = rocm_sdk(&site, &["test"]);
+    let report = String::from_utf8_lossy(&test.stdout);
+    for dll in [
+        "_rocm_sdk_core\\bin\\amdhip64_7.dll",
+        "_rocm_sdk_core\\bin\\amd_comgr0701.dll",
+        "_rocm_sdk_core\\bin\\hiprtc0701.dll",
+        "_rocm_sdk_libraries_gfx110X_all\\bin\\rocblas.dll",
+        "_rocm_sdk_libraries_gfx110X_all\\bin\\hipfft.dll",
+    ] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l == format!("PASS libraries: {dll} (loads)")),
+            "{dll} not reported as loading:\n{report}\n{}",
+            String::from_utf8_lossy(&test.stderr)
+        );
+    }
+}
