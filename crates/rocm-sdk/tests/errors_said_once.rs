@@ -18,7 +18,7 @@ use dist_info::document::{DistInfo, FILE_NAME};
 use dist_info::families::FamilyTable;
 use dist_info::nonce::Nonce;
 use dist_info::package::Mode;
-use dist_info::selector::{SelectorInput, Selector};
+use dist_info::selector::{Selector, SelectorInput};
 use fixtures::privileges::without_permission_bypass;
 use fixtures::sentences::repeated_sentences;
 
