@@ -421,7 +421,6 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
             .num_threads(jobs)
             .build_global();
     }
-    let step = Stopwatch::start();
     let (written, executed) = match &shard {
         Some((id, shards)) => execute(
             &shards.select(&plan, *id),
@@ -432,7 +431,6 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         None => execute(&plan, &python::sdist_files(), &options, staging)?,
     };
     if let (Some(timings), Some(executed)) = (timings.as_mut(), executed) {
-        timings.step("packages", &step);
         timings.extend(executed);
     }
     let shard_manifest = match &shard {

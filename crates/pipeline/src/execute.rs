@@ -67,6 +67,7 @@ pub(crate) fn execute(
     staging: Option<Staging>,
 ) -> Result<(Vec<Written>, Option<BuildTimings>)> {
     let mut timings = options.timings.then(BuildTimings::default);
+    let packages_clock = Stopwatch::start();
     let staging = match staging {
         Some(staging) => staging,
         None => Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?,
@@ -129,6 +130,9 @@ pub(crate) fn execute(
         staged.push(path);
     }
     progress.finish();
+    if let Some(timings) = timings.as_mut() {
+        timings.step("packages", &packages_clock);
+    }
     let clock = Stopwatch::start();
     let written = staging
         .commit(&staged)?
