@@ -122,43 +122,16 @@ fn copy_files(
             _ => None,
         })
         .collect();
-    let abort = AtomicBool::new(false);
-    let (done_tx, done_rx) = mpsc::channel::<Result<usize, Error>>();
-    let written = std::thread::scope(|s| {
-        let share = files.len().div_ceil(workers()).max(1);
-        for part in files.chunks(share) {
-            let done = done_tx.clone();
-            let abort = &abort;
-            s.spawn(move || {
-                let mut tree = match own_tree(tree) {
-                    Ok(tree) => tree,
-                    Err(e) => {
-                        let _ = done.send(Err(e));
-                        return;
-                    }
-                };
-                for batch in part.chunks(BATCH_FILES) {
-                    if abort.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let result = batch.iter().try_fold(0, |written, entry| {
-                        copy_file(&mut tree, tar, file, entry).map(|()| written + 1)
-                    });
-                    if done.send(result).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        collect(&done_rx, &abort, on_done)
+    let copied = in_parallel(tree, &files, on_done, |tree, entry| {
+        copy_file(tree, tar, file, entry).map(|()| None)
     })?;
+    debug_assert!(copied.is_empty(), "copying a file warns of nothing");
     // The bytes copied are the bytes scanned only if the file stayed put.
     let after = stamp(file).map_err(|e| Error::read("inspect", tar, e))?;
     if after != before {
         return Err(changed(tar, "the archive"));
     }
-    Ok(written)
+    Ok(files.len())
 }
 
 fn changed(tar: &Path, what: &str) -> Error {
@@ -440,11 +413,16 @@ pub(crate) fn make_links(
     on_done: &mut dyn FnMut(),
 ) -> Result<Vec<Warning>, Error> {
     let mut warnings = in_parallel(tree, hard_links, on_done, hard_link)?;
-    warnings.extend(in_parallel(tree, symlinks, on_done, |tree, link, text| {
-        make_symlink(tree, link, text)
-            .map_err(|e| Error::io("create symlink", tree.path(link), e))?;
-        Ok(None)
-    })?);
+    warnings.extend(in_parallel(
+        tree,
+        symlinks,
+        on_done,
+        |tree, (link, text)| {
+            make_symlink(tree, link, text)
+                .map_err(|e| Error::io("create symlink", tree.path(link), e))?;
+            Ok(None)
+        },
+    )?);
     // Threads finish in any order; report in path order.
     warnings.sort_by(|a, b| format!("{a}").cmp(&format!("{b}")));
     Ok(warnings)
@@ -452,11 +430,11 @@ pub(crate) fn make_links(
 
 /// Runs `make` over `jobs` on the writer threads; `on_done` is called once
 /// per job made. Stops at the first error.
-fn in_parallel(
+fn in_parallel<J: Sync>(
     tree: &TreeWriter,
-    jobs: &[(String, String)],
+    jobs: &[J],
     on_done: &mut dyn FnMut(),
-    make: impl Fn(&mut TreeWriter, &str, &str) -> Result<Option<Warning>, Error> + Sync,
+    make: impl Fn(&mut TreeWriter, &J) -> Result<Option<Warning>, Error> + Sync,
 ) -> Result<Vec<Warning>, Error> {
     let chunk = jobs.len().div_ceil(workers()).max(1);
     // Each worker reports once per `BATCH_FILES` links: (links made, warnings).
@@ -481,13 +459,13 @@ fn in_parallel(
                     if abort.load(Ordering::Relaxed) {
                         return;
                     }
-                    let result = batch.iter().try_fold(
-                        (0, Vec::new()),
-                        |(made, mut warnings), (link, other)| {
-                            warnings.extend(make(&mut tree, link, other)?);
-                            Ok((made + 1, warnings))
-                        },
-                    );
+                    let result =
+                        batch
+                            .iter()
+                            .try_fold((0, Vec::new()), |(made, mut warnings), job| {
+                                warnings.extend(make(&mut tree, job)?);
+                                Ok((made + 1, warnings))
+                            });
                     if done.send(result).is_err() {
                         return;
                     }
@@ -516,7 +494,10 @@ fn in_parallel(
     }
 }
 
-fn hard_link(tree: &mut TreeWriter, link: &str, source: &str) -> Result<Option<Warning>, Error> {
+fn hard_link(
+    tree: &mut TreeWriter,
+    (link, source): &(String, String),
+) -> Result<Option<Warning>, Error> {
     match link_file(tree, source, link) {
         Ok(()) => Ok(None),
         Err(e) if can_copy_instead(&e) => {

@@ -19,7 +19,7 @@ use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
-use crate::timings::{BuildTimings, Stopwatch};
+use crate::timings::{BuildTimings, Stopwatch, human_bytes};
 use release_check::sha256_file;
 
 /// Test hook: a directory of FIFOs named for points of the commit
@@ -548,13 +548,13 @@ impl BuildReport {
             );
         }
         for f in &self.files {
-            let _ = writeln!(out, "{:>12}  {}", human(f.size), f.path.display());
+            let _ = writeln!(out, "{:>12}  {}", human_bytes(f.size), f.path.display());
         }
         let _ = writeln!(
             out,
             "{} packages, {} in {:.1}s",
             self.packages,
-            human(self.total_size),
+            human_bytes(self.total_size),
             self.seconds
         );
         if let Some(timings) = &self.timings {
@@ -612,16 +612,4 @@ fn host_platform_tag() -> String {
         ("windows", _) => "win_amd64".into(),
         (os, arch) => format!("{os}_{arch}"),
     }
-}
-
-#[allow(clippy::cast_precision_loss)]
-fn human(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }

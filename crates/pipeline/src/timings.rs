@@ -216,8 +216,9 @@ impl BuildTimings {
     }
 }
 
+/// `bytes` in the largest binary unit that keeps the number at least 1.
 #[allow(clippy::cast_precision_loss)]
-fn human_bytes(bytes: u64) -> String {
+pub(crate) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
