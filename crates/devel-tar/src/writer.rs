@@ -30,7 +30,7 @@ impl Default for TarOptions {
     fn default() -> Self {
         Self {
             compression: TarCodec::None,
-            mtime: 315_532_800,
+            mtime: dist_info::epoch::ZIP_EPOCH,
             names: TreeNames::new(&Nonce::NONE),
         }
     }

@@ -31,6 +31,7 @@ pub mod console_scripts;
 pub mod devel_links;
 pub mod devel_tree;
 pub mod document;
+pub mod epoch;
 pub mod error_chain;
 pub mod families;
 pub mod file_hash;

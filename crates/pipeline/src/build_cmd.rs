@@ -13,7 +13,7 @@ use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
 use serde::Serialize;
-use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH};
+use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
@@ -410,7 +410,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         dest_dir: args.dest_dir.clone(),
         wheel,
         devel: args.plan.devel_compression(),
-        mtime: epoch.unwrap_or(ZIP_EPOCH).max(ZIP_EPOCH),
+        mtime: dist_info::epoch::member_mtime(epoch),
         console: console.clone(),
         commit_gates,
         timings: args.timings,
