@@ -1,8 +1,8 @@
 //! The command line itself, without an installation: usage errors, the
 //! `--version` flag's error path, and the man pages (`cargo xtask man`).
 
+use fixtures::man_page::assert_valid_roff;
 use std::fs;
-use std::path::Path;
 use std::process::{Command, Output};
 
 fn rocm_sdk(args: &[&str]) -> Output {
@@ -40,16 +40,6 @@ fn version_flag_fails_as_the_version_command_does() {
     assert_eq!(flag.status.code(), command.status.code());
     assert_eq!(stderr(&flag), stderr(&command));
     assert!(stderr(&flag).starts_with("rocm-sdk: "), "{flag:?}");
-}
-
-fn assert_valid_roff(page: &Path) {
-    let out = Command::new("groff")
-        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
-        .arg(page)
-        .output()
-        .expect("groff (groff-base) runs");
-    assert!(out.status.success(), "{}: {out:?}", page.display());
-    assert_eq!(stderr(&out), "", "{}", page.display());
 }
 
 #[test]

@@ -13,6 +13,7 @@ use std::process::{Command, Output};
 
 use common::{artifacts, ok, therock_package};
 use fixtures::ExampleMode;
+use fixtures::man_page::assert_valid_roff;
 
 /// `build` of the kpack example into `dest` with `extra` flags, stderr a pipe.
 fn build(dest: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
@@ -270,22 +271,6 @@ fn completions_are_valid_shell() {
         therock_package(&["completions", "tcsh"]).status.code(),
         Some(2)
     );
-}
-
-/// Checks one man page with groff: it must render with no warning.
-fn assert_valid_roff(page: &Path) {
-    let text = fs::read_to_string(page).unwrap();
-    assert!(
-        text.starts_with(".ie \\n(.g .ds Aq") || text.contains("\n.TH "),
-        "{text}"
-    );
-    let out = Command::new("groff")
-        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
-        .arg(page)
-        .output()
-        .expect("groff (groff-base) runs");
-    assert!(out.status.success(), "{}: {out:?}", page.display());
-    assert_eq!(stderr(&out), "", "{}", page.display());
 }
 
 #[test]
