@@ -12,14 +12,13 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
 use dist_info::document::{DistInfo, FILE_NAME};
 use dist_info::families::FamilyTable;
 use dist_info::nonce::Nonce;
 use dist_info::package::Mode;
 use dist_info::selector::{Selector, SelectorInput};
-use fixtures::privileges::without_permission_bypass;
+use fixtures::privileges::{without_permission_bypass, wrapped_command};
 use fixtures::sentences::repeated_sentences;
 
 /// Runs `rocm-sdk --site-packages sp args…`, without the capabilities
@@ -31,14 +30,7 @@ fn run(sp: &Path, args: &[&str], drop_caps: bool) -> (Option<i32>, String) {
     } else {
         &[]
     };
-    let mut command = match wrapper.split_first() {
-        Some((program, rest)) => {
-            let mut c = Command::new(program);
-            c.args(rest).arg(binary);
-            c
-        }
-        None => Command::new(binary),
-    };
+    let mut command = wrapped_command(wrapper, binary);
     let out = command
         .arg("--site-packages")
         .arg(sp)

@@ -12,8 +12,8 @@ mod common;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
 
+use fixtures::privileges::wrapped_command;
 use fixtures::sentences::repeated_sentences;
 
 const HIP: &str = "core-hip_lib_generic";
@@ -25,14 +25,7 @@ const MANIFEST: &str =
 /// arguments, empty for none) and returns its exit code and stderr.
 fn run(wrapper: &[&str], args: &[&Path]) -> (Option<i32>, String) {
     let binary = env!("CARGO_BIN_EXE_therock-package");
-    let mut command = match wrapper.split_first() {
-        Some((program, rest)) => {
-            let mut c = Command::new(program);
-            c.args(rest).arg(binary);
-            c
-        }
-        None => Command::new(binary),
-    };
+    let mut command = wrapped_command(wrapper, binary);
     let out = command
         .args(args)
         .env_remove("SOURCE_DATE_EPOCH")
