@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind};
+use crate::extract::{ExtractError, ExtractRoot};
 use crate::manifest::{MANIFEST_FILE, parse_manifest};
 use crate::{ArchiveFormat, ArtifactName, Error, Result};
 
@@ -336,10 +337,13 @@ struct Seen {
 
 /// Reads the manifest (the first member), indexes every other member and
 /// reads the stream to its end.
+/// With `extract`, every file member's data is written below it on the way
+/// (`ArtifactDir::open_extracting`).
 pub(crate) fn index_archive(
     name: ArtifactName,
     path: PathBuf,
     format: ArchiveFormat,
+    extract: Option<&Path>,
 ) -> Result<Artifact> {
     let (file, meta) = open_archive_file(&path)?;
     let identity = FileIdentity::of(&path, &file, &meta)?;
@@ -353,7 +357,10 @@ pub(crate) fn index_archive(
         inner: decompress(file, &archive)?,
         count: 0,
     };
-    let index = index_members(name, &archive, &mut stream)?;
+    let mut extract = extract
+        .map(|into| ExtractRoot::create(into, &name, &archive.path))
+        .transpose()?;
+    let index = index_members(name, &archive, &mut stream, extract.as_mut())?;
     let path = &archive.path;
     // Without its marker, a tar cut at a member boundary looks complete.
     if stream.count < index.end_of_last + BLOCK {
@@ -381,6 +388,7 @@ fn index_members(
     name: ArtifactName,
     archive: &Arc<ArchiveRef>,
     stream: &mut Counting<Box<dyn Read + Send>>,
+    mut extract: Option<&mut ExtractRoot>,
 ) -> Result<Indexed> {
     let path = archive.path.clone();
     let bad = |reason: &str| Error::BadArchive {
@@ -414,7 +422,7 @@ fn index_members(
     let mut members = Vec::new();
     let mut present = vec![false; prefixes.len()];
     for entry in entries {
-        let entry = entry.map_err(io)?;
+        let mut entry = entry.map_err(io)?;
         end_of_last = data_end(&entry);
         let header = entry.header();
         let entry_type = header.entry_type();
@@ -447,15 +455,26 @@ fn index_members(
         let mode = header.mode().map_err(io)? & 0o7777;
         let this = if entry_type.is_file() || entry_type.is_contiguous() {
             let size = entry.size();
+            let offset = entry.raw_file_position();
+            let source = match extract.as_deref_mut() {
+                Some(root) => EntrySource::File(
+                    root.write(&full, offset, size, &mut entry)
+                        .map_err(|e| match e {
+                            ExtractError::Read(e) => io(e),
+                            ExtractError::Write(e) => e,
+                        })?,
+                ),
+                None => EntrySource::ArchiveMember {
+                    archive: Arc::clone(archive),
+                    offset,
+                    size,
+                },
+            };
             Seen {
                 kind: MemberKind::File,
                 mode,
                 size,
-                source: Some(EntrySource::ArchiveMember {
-                    archive: Arc::clone(archive),
-                    offset: entry.raw_file_position(),
-                    size,
-                }),
+                source: Some(source),
             }
         } else if entry_type.is_dir() {
             Seen {

@@ -103,6 +103,16 @@ impl ArtifactDir {
     /// Discovers the artifacts in `path` and indexes those the filter takes
     /// (in parallel; archives are decompressed once each).
     pub fn open_filtered(path: &Path, filter: &ArtifactFilter) -> Result<Self> {
+        Self::discover(path, filter, None)
+    }
+
+    /// Discovers and indexes; with `extract`, archives' file members are
+    /// written below it while they are indexed (`open_extracting`).
+    pub(crate) fn discover(
+        path: &Path,
+        filter: &ArtifactFilter,
+        extract: Option<&Path>,
+    ) -> Result<Self> {
         let meta = fs::metadata(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::NotADirectory {
                 path: path.to_path_buf(),
@@ -173,7 +183,9 @@ impl ArtifactDir {
             .into_par_iter()
             .map(|(name, what)| match what {
                 Found::Dir(d) => crate::scan_dir::index_dir(name, &d),
-                Found::Archive(p, format) => crate::archive::index_archive(name, p, format),
+                Found::Archive(p, format) => {
+                    crate::archive::index_archive(name, p, format, extract)
+                }
             })
             .collect();
         let artifacts = indexed.into_iter().collect::<Result<Vec<_>>>()?;

@@ -12,9 +12,9 @@
 //!   build's description;
 //! - [`Catalog::for_each_file`] / [`read_sources`] stream every file's bytes,
 //!   decompressing each archive once, in parallel;
-//! - [`ArtifactDir::extract_archives`] writes the file members of every
-//!   archive to a directory the caller owns, once, for a reader that wants
-//!   each file at its own time (a build).
+//! - [`ArtifactDir::open_extracting`] also writes the file members of every
+//!   archive to a directory the caller owns while indexing it (one pass),
+//!   for a reader that wants each file at its own time (a build).
 //!
 //! Safety: manifest lines and archive members cannot leave the artifact,
 //! and a manifest line is reached through real directories only;

@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read};
+use std::sync::{Mutex, PoisonError};
 
 use artifacts::{Entry, EntrySource};
 use elf_surgery::{ElfFile, ElfKind};
-use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::Error;
@@ -98,11 +98,22 @@ impl Facts {
             .collect();
         todo.sort_by(|a, b| a.0.cmp(&b.0));
         todo.dedup_by(|a, b| a.0 == b.0);
-        let found: Vec<(String, FileClass)> = todo
-            .into_par_iter()
-            .map(|(k, source)| classify_source(source).map(|c| (k, c)))
-            .collect::<Result<_, _>>()?;
-        self.classes.extend(found);
+        // One pass per archive (members in offset order), files in
+        // parallel: reading archive members one by one would decompress
+        // the archive from its start for each.
+        let items: Vec<((String, &EntrySource), &EntrySource)> =
+            todo.into_iter().map(|(k, s)| ((k, s), s)).collect();
+        let found = Mutex::new(Vec::with_capacity(items.len()));
+        artifacts::read_sources(&items, |(key, source), reader| {
+            let class = classify(source, reader)?;
+            found
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((key.clone(), class));
+            Ok::<(), Error>(())
+        })?;
+        self.classes
+            .extend(found.into_inner().unwrap_or_else(PoisonError::into_inner));
         Ok(())
     }
 
@@ -123,19 +134,23 @@ impl Facts {
 }
 
 fn classify_source(source: &EntrySource) -> Result<FileClass, Error> {
+    classify(source, &mut source.open()?)
+}
+
+/// The class of `source`, whose bytes `reader` yields.
+fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<FileClass, Error> {
     let io = |e: std::io::Error| Error::Read {
         path: source.path().to_path_buf(),
         source: e,
     };
-    let mut reader = source.open()?;
     let mut head = [0u8; 4];
-    let n = read_up_to(&mut reader, &mut head).map_err(io)?;
+    let n = read_up_to(reader, &mut head).map_err(io)?;
     let head = &head[..n];
     if head.starts_with(b"#!") {
         return Ok(FileClass::Script);
     }
     if head.starts_with(b"MZ") {
-        return windows_image(head, &mut reader).map_err(io);
+        return windows_image(head, reader).map_err(io);
     }
     if head != b"\x7fELF" {
         return Ok(FileClass::Data);

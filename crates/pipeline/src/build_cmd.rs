@@ -1,11 +1,11 @@
 //! `therock-package build` and `plan`: flags → plan → packages.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use artifacts::ArtifactDir;
+use artifacts::{ArtifactDir, ArtifactFilter};
 use clap::{Args, ValueEnum};
 use cli_output::Console;
 use dist_info::console_scripts::all_console_scripts;
@@ -232,7 +232,21 @@ impl PlanArgs {
 
     /// Discovers and indexes the artifacts.
     fn open_artifacts(&self) -> Result<ArtifactDir> {
-        let dir = ArtifactDir::open(&self.artifact_dir)?;
+        Self::noticed(ArtifactDir::open(&self.artifact_dir)?)
+    }
+
+    /// Discovers and indexes the artifacts, extracting the file members of
+    /// archives below `into` on the way (a build reads each member at its
+    /// own time).
+    fn open_artifacts_extracting(&self, into: &Path) -> Result<ArtifactDir> {
+        Self::noticed(ArtifactDir::open_extracting(
+            &self.artifact_dir,
+            &ArtifactFilter::new(),
+            into,
+        )?)
+    }
+
+    fn noticed(dir: ArtifactDir) -> Result<ArtifactDir> {
         for notice in dir.notices() {
             tracing::info!("{notice}");
         }
@@ -351,9 +365,8 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     let mut timings = args.timings.then(BuildTimings::default);
     let mut step = Stopwatch::start();
     let compression = args.wheel_compression();
-    let dir = args.plan.open_artifacts()?;
     if args.no_build_packages {
-        let plan = args.plan.plan_from(&dir)?;
+        let plan = args.plan.plan()?;
         std::fs::create_dir_all(&args.dest_dir)
             .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
         let path = args.dest_dir.join("plan.json");
@@ -369,20 +382,18 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         ));
     }
     let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
-    // Archives are read once, into the staging directory (docs/artifacts.md).
-    let (dir, staging) = if dir.has_archives() {
-        std::fs::create_dir_all(&args.dest_dir)
-            .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
-        let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates.clone())?;
-        let dir = dir.extract_archives(&staging.extracted())?;
-        if let Some(timings) = timings.as_mut() {
-            timings.step("extract", &step);
-            step = Stopwatch::start();
-        }
-        (dir, Some(staging))
-    } else {
-        (dir, None)
-    };
+    std::fs::create_dir_all(&args.dest_dir)
+        .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+    let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates)?;
+    // Archives are read once, extracted into the staging directory while
+    // they are indexed (docs/artifacts.md).
+    let dir = args.plan.open_artifacts_extracting(&staging.extracted())?;
+    if dir.has_archives()
+        && let Some(timings) = timings.as_mut()
+    {
+        timings.step("extract", &step);
+        step = Stopwatch::start();
+    }
     let plan = args.plan.plan_from(&dir)?;
     if let Some(timings) = timings.as_mut() {
         timings.step("plan", &step);
@@ -407,12 +418,10 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     }
     tracing::info!("using {jobs} compression threads");
     let options = ExecuteOptions {
-        dest_dir: args.dest_dir.clone(),
         wheel,
         devel: args.plan.devel_compression(),
         mtime: dist_info::epoch::member_mtime(epoch),
         console: console.clone(),
-        commit_gates,
         timings: args.timings,
     };
     if args.jobs > 0 {

@@ -30,8 +30,6 @@ use crate::timings::{BuildTimings, PackageClock, Stopwatch};
 /// How packages are written.
 #[derive(Debug, Clone)]
 pub(crate) struct ExecuteOptions {
-    /// Where packages go (`dist/` below it).
-    pub(crate) dest_dir: PathBuf,
     /// Wheel codec, threads and timestamp.
     pub(crate) wheel: WriteOptions,
     /// The devel tarball codec.
@@ -41,8 +39,6 @@ pub(crate) struct ExecuteOptions {
     /// Where progress goes (a live display on a terminal, one line per
     /// package elsewhere, nothing with `-q`).
     pub(crate) console: Console,
-    /// The test hook's directory of commit gates (docs/pipeline.md).
-    pub(crate) commit_gates: Option<PathBuf>,
     /// Measure packages and phases (`--timings`).
     pub(crate) timings: bool,
 }
@@ -56,22 +52,18 @@ pub(crate) struct Written {
     pub(crate) size: u64,
 }
 
-/// Writes every package and selector of `plan` (into `staging`, or a new
-/// staging directory); on any error nothing in `dest_dir/dist` changes.
+/// Writes every package and selector of `plan` into `staging`; on any
+/// error nothing in `dest_dir/dist` changes.
 /// With `options.timings`, also returns what each package and the commit
 /// took.
 pub(crate) fn execute(
     plan: &Plan,
     sdist_files: &[SdistFile],
     options: &ExecuteOptions,
-    staging: Option<Staging>,
+    staging: Staging,
 ) -> Result<(Vec<Written>, Option<BuildTimings>)> {
     let mut timings = options.timings.then(BuildTimings::default);
     let packages_clock = Stopwatch::start();
-    let staging = match staging {
-        Some(staging) => staging,
-        None => Staging::create(&options.dest_dir.join("dist"), options.commit_gates.clone())?,
-    };
     let cache = CompressionCache::new();
     let mut staged = Vec::new();
     let inputs: Vec<u64> = plan.packages.iter().map(input_bytes).collect();

@@ -163,6 +163,97 @@ fn cached_path_gives_identical_bytes_and_skips_work() {
     assert_eq!(read(&first.path), read(&three.path));
 }
 
+/// A source that counts how often it is opened and can change its bytes
+/// after the first open.
+fn counted_source(
+    first: Vec<u8>,
+    later: Vec<u8>,
+    opens: &Arc<std::sync::atomic::AtomicUsize>,
+) -> Arc<dyn wheel_writer::MemberSource> {
+    assert_eq!(first.len(), later.len());
+    let size = first.len() as u64;
+    let opens = Arc::clone(opens);
+    Arc::new(ReaderSource::new(
+        move || {
+            let n = opens.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(std::io::Cursor::new(if n == 0 {
+                first.clone()
+            } else {
+                later.clone()
+            }))
+        },
+        size,
+        false,
+        "a counted source",
+    ))
+}
+
+#[test]
+fn only_members_that_could_be_reused_are_read_before_compressing() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CompressionCache::new();
+    // No member of the sample is 777 bytes long, and nothing is cached yet.
+    let unique = Arc::new(AtomicUsize::new(0));
+    let mut wheel = sample_wheel(&ALL);
+    let data = structured(777, 1);
+    wheel
+        .add_file("pkg/unique.bin", counted_source(data.clone(), data, &unique))
+        .unwrap();
+    let first = wheel.write(dir.path(), &options(), Some(&cache)).unwrap();
+    assert_eq!(unique.load(Ordering::SeqCst), 1, "read once: compressed");
+
+    // The cache now holds a 777-byte member: one of that size is looked up
+    // (read once) and copied (not read again).
+    let second_dir = dir.path().join("second");
+    std::fs::create_dir(&second_dir).unwrap();
+    let same = Arc::new(AtomicUsize::new(0));
+    let mut wheel = sample_wheel(&ALL);
+    let data = structured(777, 1);
+    wheel
+        .add_file("pkg/unique.bin", counted_source(data.clone(), data, &same))
+        .unwrap();
+    let second = wheel.write(&second_dir, &options(), Some(&cache)).unwrap();
+    assert_eq!(same.load(Ordering::SeqCst), 1, "read once: copied");
+    assert_eq!(read(&first.path), read(&second.path));
+    assert!(
+        WheelReader::open(&second.path)
+            .unwrap()
+            .verify()
+            .unwrap()
+            .is_valid()
+    );
+}
+
+#[test]
+fn a_member_that_changes_after_its_lookup_is_an_error() {
+    use std::sync::atomic::AtomicUsize;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = CompressionCache::new();
+    let mut wheel = sample_wheel(&ALL);
+    // Two members of one size are both looked up; the second's bytes change
+    // before it is compressed, so its RECORD hash would be wrong.
+    let opens = Arc::new(AtomicUsize::new(0));
+    wheel
+        .add_file(
+            "pkg/steady.bin",
+            counted_source(structured(4096, 1), structured(4096, 1), &Arc::default()),
+        )
+        .unwrap();
+    wheel
+        .add_file(
+            "pkg/changing.bin",
+            counted_source(structured(4096, 4), structured(4096, 6), &opens),
+        )
+        .unwrap();
+    let err = wheel
+        .write(dir.path(), &options(), Some(&cache))
+        .unwrap_err();
+    assert!(matches!(err, Error::ContentChanged { .. }), "{err}");
+    assert!(err.to_string().contains("pkg/changing.bin"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
 #[test]
 fn stored_wheels_are_valid_too() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,6 @@
 //! Content-keyed reuse of compressed members across wheels.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -27,6 +27,15 @@ pub(crate) struct Blob {
     pub(crate) crc32: u32,
 }
 
+/// The cache's contents: blobs by key, and which sizes they have.
+#[derive(Debug, Default)]
+struct Blobs {
+    by_key: HashMap<BlobKey, Blob>,
+    /// `(size, codec)` of every key: a member of another size cannot be in
+    /// the cache, so it need not be hashed before it is compressed.
+    sizes: HashSet<(u64, Codec)>,
+}
+
 /// Compressed members shared between wheel writes, keyed by content hash.
 ///
 /// Pass the same cache to every [`crate::WheelBuilder::write`] of a run:
@@ -37,7 +46,7 @@ pub(crate) struct Blob {
 /// compressed bytes stay in the wheels themselves.
 #[derive(Debug, Default)]
 pub struct CompressionCache {
-    blobs: Mutex<HashMap<BlobKey, Blob>>,
+    blobs: Mutex<Blobs>,
     hits: AtomicU64,
     bytes_reused: AtomicU64,
 }
@@ -62,14 +71,14 @@ impl CompressionCache {
     /// Current counters.
     pub fn stats(&self) -> CacheStats {
         CacheStats {
-            entries: self.lock().len(),
+            entries: self.lock().by_key.len(),
             hits: self.hits.load(Ordering::Relaxed),
             bytes_reused: self.bytes_reused.load(Ordering::Relaxed),
         }
     }
 
     pub(crate) fn get(&self, key: &BlobKey) -> Option<Blob> {
-        let blob = self.lock().get(key).cloned();
+        let blob = self.lock().by_key.get(key).cloned();
         if blob.is_some() {
             self.hits.fetch_add(1, Ordering::Relaxed);
             self.bytes_reused.fetch_add(key.size, Ordering::Relaxed);
@@ -77,14 +86,21 @@ impl CompressionCache {
         blob
     }
 
+    /// Whether a member of `size` bytes compressed by `codec` may be in the
+    /// cache (one of that size is); `false` is certain.
+    pub(crate) fn may_hold(&self, size: u64, codec: Codec) -> bool {
+        self.lock().sizes.contains(&(size, codec))
+    }
+
     pub(crate) fn insert_all(&self, blobs: impl IntoIterator<Item = (BlobKey, Blob)>) {
         let mut map = self.lock();
         for (key, blob) in blobs {
-            map.entry(key).or_insert(blob);
+            map.sizes.insert((key.size, key.codec));
+            map.by_key.entry(key).or_insert(blob);
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<BlobKey, Blob>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Blobs> {
         // The map is only inserted into whole; a panic elsewhere cannot tear it.
         self.blobs.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -7,6 +7,7 @@ mod format;
 mod producer;
 mod writer;
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, mpsc};
@@ -39,9 +40,9 @@ struct MemberPlans {
     plans: Vec<MemberPlan>,
     /// Where a reused member's compressed bytes are.
     reused: Vec<Option<Reused>>,
-    /// With a cache: each member's digest from the first read, which the
-    /// written bytes must match.
-    digests: Option<Vec<MemberDigest>>,
+    /// The digest of each member hashed before writing (see `plan`), which
+    /// the written bytes must match.
+    digests: Vec<Option<MemberDigest>>,
 }
 
 /// Members of a finished archive, for the cache once the file is in place.
@@ -141,51 +142,72 @@ impl<'c> ZipSink<'c> {
         }
     }
 
-    /// With a cache: hash every member first (in parallel) and decide which
-    /// ones can be copied; identical members in one archive are compressed
-    /// once. Without: compress everything.
+    /// With a cache: hash first (in parallel) every member that could be
+    /// copied, and decide which ones are; identical members in one archive
+    /// are compressed once. A member can only be copied if the cache holds
+    /// one of its size or another member of the archive has its size;
+    /// every other member is compressed without the extra read. Without a
+    /// cache: compress everything.
     fn plan(&mut self, members: &[Member]) -> Result<MemberPlans, Error> {
         let Some(cache) = self.cache else {
             return Ok(MemberPlans {
                 plans: vec![MemberPlan::Compress; members.len()],
                 reused: vec![None; members.len()],
-                digests: None,
+                digests: vec![None; members.len()],
             });
+        };
+        let mut members_of_size = HashMap::<u64, usize>::new();
+        for member in members {
+            *members_of_size.entry(member.source().size()).or_default() += 1;
+        }
+        let codec = self.codec;
+        let candidate = |member: &Member| {
+            let size = member.source().size();
+            members_of_size[&size] > 1 || cache.may_hold(size, codec)
         };
         let timings = self.timings;
         let digests = self.pool.install(|| {
             members
                 .par_iter()
-                .map(|member| hash_member(member, timings))
+                .map(|member| {
+                    candidate(member)
+                        .then(|| hash_member(member, timings))
+                        .transpose()
+                })
                 .collect::<Result<Vec<_>, _>>()
         })?;
-        let mut plan = Vec::with_capacity(members.len());
-        let mut reuse = Vec::with_capacity(members.len());
-        let mut first_in_archive = std::collections::HashMap::new();
+        let mut plans = Vec::with_capacity(members.len());
+        let mut reused = Vec::with_capacity(members.len());
+        let mut first_in_archive = HashMap::new();
         for (index, digest) in digests.iter().enumerate() {
+            let Some(digest) = digest else {
+                plans.push(MemberPlan::Compress);
+                reused.push(None);
+                continue;
+            };
             let key = self.key(digest);
-            if let Some(blob) = cache.get(&key) {
-                plan.push(MemberPlan::Reuse);
-                reuse.push(Some(Reused {
-                    from: Reuse::Blob(blob),
-                    digest: *digest,
-                }));
+            let from = if let Some(blob) = cache.get(&key) {
+                Some(Reuse::Blob(blob))
             } else if let Some(&earlier) = first_in_archive.get(&key) {
-                plan.push(MemberPlan::Reuse);
-                reuse.push(Some(Reused {
-                    from: Reuse::Member(earlier),
-                    digest: *digest,
-                }));
+                Some(Reuse::Member(earlier))
             } else {
                 first_in_archive.insert(key, index);
-                plan.push(MemberPlan::Compress);
-                reuse.push(None);
-            }
+                None
+            };
+            plans.push(if from.is_some() {
+                MemberPlan::Reuse
+            } else {
+                MemberPlan::Compress
+            });
+            reused.push(from.map(|from| Reused {
+                from,
+                digest: *digest,
+            }));
         }
         Ok(MemberPlans {
-            plans: plan,
-            reused: reuse,
-            digests: Some(digests),
+            plans,
+            reused,
+            digests,
         })
     }
 }
@@ -221,14 +243,12 @@ impl ArchiveSink for ZipSink<'_> {
             writer.join().expect("the zip writer thread panicked")
         });
         let digests = result?;
-        if let Some(expected) = expected {
-            for ((member, got), want) in members.iter().zip(&digests).zip(&expected) {
-                if got != want {
-                    return Err(Error::ContentChanged {
-                        origin: member.source().origin(),
-                        member: member.path().to_owned(),
-                    });
-                }
+        for ((member, got), want) in members.iter().zip(&digests).zip(&expected) {
+            if want.is_some_and(|want| want != *got) {
+                return Err(Error::ContentChanged {
+                    origin: member.source().origin(),
+                    member: member.path().to_owned(),
+                });
             }
         }
         if self.cache.is_some() {
