@@ -457,13 +457,14 @@ fn index_members(
             let size = entry.size();
             let offset = entry.raw_file_position();
             let source = match extract.as_deref_mut() {
-                Some(root) => EntrySource::File(
-                    root.write(&full, offset, size, &mut entry)
-                        .map_err(|e| match e {
+                Some(root) => {
+                    EntrySource::File(root.write(&full, offset, size, &mut entry).map_err(|e| {
+                        match e {
                             ExtractError::Read(e) => io(e),
                             ExtractError::Write(e) => e,
-                        })?,
-                ),
+                        }
+                    })?)
+                }
                 None => EntrySource::ArchiveMember {
                     archive: Arc::clone(archive),
                     offset,

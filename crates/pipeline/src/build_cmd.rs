@@ -232,25 +232,26 @@ impl PlanArgs {
 
     /// Discovers and indexes the artifacts.
     fn open_artifacts(&self) -> Result<ArtifactDir> {
-        Self::noticed(ArtifactDir::open(&self.artifact_dir)?)
+        Ok(Self::noticed(ArtifactDir::open(&self.artifact_dir)?))
     }
 
     /// Discovers and indexes the artifacts, extracting the file members of
     /// archives below `into` on the way (a build reads each member at its
     /// own time).
     fn open_artifacts_extracting(&self, into: &Path) -> Result<ArtifactDir> {
-        Self::noticed(ArtifactDir::open_extracting(
+        Ok(Self::noticed(ArtifactDir::open_extracting(
             &self.artifact_dir,
             &ArtifactFilter::new(),
             into,
-        )?)
+        )?))
     }
 
-    fn noticed(dir: ArtifactDir) -> Result<ArtifactDir> {
+    /// Logs the directory's notices.
+    fn noticed(dir: ArtifactDir) -> ArtifactDir {
         for notice in dir.notices() {
             tracing::info!("{notice}");
         }
-        Ok(dir)
+        dir
     }
 
     /// Makes the plan from indexed artifacts.

@@ -198,7 +198,10 @@ fn only_members_that_could_be_reused_are_read_before_compressing() {
     let mut wheel = sample_wheel(&ALL);
     let data = structured(777, 1);
     wheel
-        .add_file("pkg/unique.bin", counted_source(data.clone(), data, &unique))
+        .add_file(
+            "pkg/unique.bin",
+            counted_source(data.clone(), data, &unique),
+        )
         .unwrap();
     let first = wheel.write(dir.path(), &options(), Some(&cache)).unwrap();
     assert_eq!(unique.load(Ordering::SeqCst), 1, "read once: compressed");
