@@ -54,12 +54,8 @@ impl TheRockManifest {
 
     /// Parses the document; `origin` names it in errors.
     pub fn parse(bytes: &[u8], origin: &Path) -> Result<Self> {
-        let bad = |reason: String| Error::BadJson {
-            path: origin.to_path_buf(),
-            reason,
-        };
-        let doc: Value =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let bad = bad_json(origin);
+        let doc = parse_json(bytes, origin)?;
         let Value::Object(top) = &doc else {
             return Err(bad("expected a JSON object at the top level".into()));
         };
@@ -82,6 +78,19 @@ impl TheRockManifest {
             version,
         })
     }
+}
+
+/// The error for `origin`, a JSON document that is not what it should be.
+fn bad_json(origin: &Path) -> impl Fn(String) -> Error + '_ {
+    |reason| Error::BadJson {
+        path: origin.to_path_buf(),
+        reason,
+    }
+}
+
+/// `bytes` as JSON, or the error naming `origin`.
+fn parse_json(bytes: &[u8], origin: &Path) -> Result<Value> {
+    serde_json::from_slice(bytes).map_err(|e| bad_json(origin)(format!("not valid JSON: {e}")))
 }
 
 /// JSON truthiness, except that strings follow CMake (the flags come from
@@ -116,12 +125,8 @@ pub struct DistInfoJson {
 impl DistInfoJson {
     /// Parses the document; `origin` names it in errors.
     pub fn parse(bytes: &[u8], origin: &Path) -> Result<Self> {
-        let bad = |reason: String| Error::BadJson {
-            path: origin.to_path_buf(),
-            reason,
-        };
-        let doc: Value =
-            serde_json::from_slice(bytes).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        let bad = bad_json(origin);
+        let doc = parse_json(bytes, origin)?;
         let raw = match doc.get("dist_amdgpu_targets") {
             Some(Value::String(s)) => s.clone(),
             _ => return Err(bad("expected a string \"dist_amdgpu_targets\"".into())),

@@ -19,7 +19,7 @@ use crate::compression::TarCodec;
 use crate::error::Error;
 use crate::scan::{self, Kind, Model};
 use crate::tree_writer::{TreeWriter, copy_range};
-use crate::warning::Warning;
+use crate::warning::DevelWarning;
 
 /// Files larger than this are written by the reading thread itself, so
 /// memory in flight stays bounded (`QUEUE` × this at most).
@@ -70,32 +70,57 @@ fn collect(
     abort: &AtomicBool,
     on_done: &mut dyn FnMut(),
 ) -> Result<usize, Error> {
-    let mut first_error = None;
     let mut files = 0;
-    for message in done_rx {
-        match message {
-            Ok(written) => {
-                for _ in 0..written {
-                    files += 1;
-                    on_done();
-                }
-            }
+    drain(done_rx, abort, |written| {
+        for _ in 0..written {
+            files += 1;
+            on_done();
+        }
+    })?;
+    Ok(files)
+}
+
+/// Hands every worker report to `each` until the workers all hang up; the
+/// first error raises `abort` (the other workers stop at their next batch)
+/// and is returned once they have.
+fn drain<T>(
+    reports: &mpsc::Receiver<Result<T, Error>>,
+    abort: &AtomicBool,
+    mut each: impl FnMut(T),
+) -> Result<(), Error> {
+    let mut first_error = None;
+    for report in reports {
+        match report {
+            Ok(value) => each(value),
             Err(e) => {
                 abort.store(true, Ordering::Relaxed);
                 first_error.get_or_insert(e);
             }
         }
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(files),
-    }
+    first_error.map_or(Ok(()), Err)
 }
 
 /// A worker's own handle on the tree, or the error to report.
 fn own_tree(tree: &TreeWriter) -> Result<TreeWriter, Error> {
     tree.try_clone()
         .map_err(|e| Error::read("open", tree.path(""), e))
+}
+
+/// A worker's own handle on the tree; when there is none, the error goes
+/// to the collector and the worker stops.
+fn own_tree_or_report<T>(
+    tree: &TreeWriter,
+    done: &mpsc::Sender<Result<T, Error>>,
+) -> Option<TreeWriter> {
+    match own_tree(tree) {
+        Ok(tree) => Some(tree),
+        Err(e) => {
+            // A collector that has hung up already has an error to report.
+            let _ = done.send(Err(e));
+            None
+        }
+    }
 }
 
 /// The uncompressed case: each worker takes a run of files in path order
@@ -197,12 +222,8 @@ fn stream_files(
             let done = done_tx.clone();
             let rx = &job_rx;
             s.spawn(move || {
-                let mut tree = match own_tree(tree) {
-                    Ok(tree) => tree,
-                    Err(e) => {
-                        let _ = done.send(Err(e));
-                        return;
-                    }
+                let Some(mut tree) = own_tree_or_report(tree, &done) else {
+                    return;
                 };
                 loop {
                     let batch = rx.lock().map(|r| r.recv());
@@ -411,7 +432,7 @@ pub(crate) fn make_links(
     hard_links: &[(String, String)],
     symlinks: &[(String, String)],
     on_done: &mut dyn FnMut(),
-) -> Result<Vec<Warning>, Error> {
+) -> Result<Vec<DevelWarning>, Error> {
     let mut warnings = in_parallel(tree, hard_links, on_done, hard_link)?;
     warnings.extend(in_parallel(
         tree,
@@ -434,26 +455,21 @@ fn in_parallel<J: Sync>(
     tree: &TreeWriter,
     jobs: &[J],
     on_done: &mut dyn FnMut(),
-    make: impl Fn(&mut TreeWriter, &J) -> Result<Option<Warning>, Error> + Sync,
-) -> Result<Vec<Warning>, Error> {
+    make: impl Fn(&mut TreeWriter, &J) -> Result<Option<DevelWarning>, Error> + Sync,
+) -> Result<Vec<DevelWarning>, Error> {
     let chunk = jobs.len().div_ceil(workers()).max(1);
     // Each worker reports once per `BATCH_FILES` links: (links made, warnings).
-    let (done_tx, done_rx) = mpsc::channel::<Result<(usize, Vec<Warning>), Error>>();
+    let (done_tx, done_rx) = mpsc::channel::<Result<(usize, Vec<DevelWarning>), Error>>();
     let abort = AtomicBool::new(false);
     let mut warnings = Vec::new();
-    let mut first_error = None;
     std::thread::scope(|s| {
         for part in jobs.chunks(chunk) {
             let done = done_tx.clone();
             let abort = &abort;
             let make = &make;
             s.spawn(move || {
-                let mut tree = match own_tree(tree) {
-                    Ok(tree) => tree,
-                    Err(e) => {
-                        let _ = done.send(Err(e));
-                        return;
-                    }
+                let Some(mut tree) = own_tree_or_report(tree, &done) else {
+                    return;
                 };
                 for batch in part.chunks(BATCH_FILES) {
                     if abort.load(Ordering::Relaxed) {
@@ -473,37 +489,26 @@ fn in_parallel<J: Sync>(
             });
         }
         drop(done_tx);
-        for message in done_rx {
-            match message {
-                Ok((made, found)) => {
-                    warnings.extend(found);
-                    for _ in 0..made {
-                        on_done();
-                    }
-                }
-                Err(e) => {
-                    abort.store(true, Ordering::Relaxed);
-                    first_error.get_or_insert(e);
-                }
+        drain(&done_rx, &abort, |(made, found)| {
+            warnings.extend(found);
+            for _ in 0..made {
+                on_done();
             }
-        }
-    });
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(warnings),
-    }
+        })
+    })?;
+    Ok(warnings)
 }
 
 fn hard_link(
     tree: &mut TreeWriter,
     (link, source): &(String, String),
-) -> Result<Option<Warning>, Error> {
+) -> Result<Option<DevelWarning>, Error> {
     match link_file(tree, source, link) {
         Ok(()) => Ok(None),
         Err(e) if can_copy_instead(&e) => {
             let (source_path, link_path) = (tree.path(source), tree.path(link));
             fs::copy(&source_path, &link_path).map_err(|e| Error::io("copy", &link_path, e))?;
-            Ok(Some(Warning::Copied {
+            Ok(Some(DevelWarning::Copied {
                 path: link.to_owned(),
                 reason: e.to_string(),
             }))

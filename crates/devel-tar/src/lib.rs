@@ -29,6 +29,7 @@
 //! ```
 
 mod compression;
+mod counting;
 mod error;
 mod extract;
 mod integrity;
@@ -57,5 +58,5 @@ pub use unpack::{
     EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackReport, ensure,
     ensure_with, unpack,
 };
-pub use warning::Warning;
+pub use warning::DevelWarning;
 pub use writer::{DevelTarWriter, PendingFile, TarOptions};

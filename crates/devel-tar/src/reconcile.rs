@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
+use dist_info::atomic_write::write_atomic_via;
 use dist_info::devel_links::DevelLinks;
 use dist_info::devel_tree::device_link_source;
 use serde::{Deserialize, Serialize};
@@ -15,10 +16,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::lock::SiteLock;
 use crate::record;
-use crate::site::{Site, device_dist_infos, dist_version};
+use crate::site::{InstalledDevel, device_dist_infos, dist_version};
 use crate::stamp::{DEVICE_LINKS_STAMP, lines, stamp_is_current};
 use crate::tree_names::TreeNames;
-use crate::warning::Warning;
+use crate::warning::DevelWarning;
 
 /// What the last reconcile linked, per device dist-info directory; owned by
 /// the devel distribution. Relative to the tree.
@@ -66,14 +67,14 @@ pub struct ReconcileReport {
     /// Links removed because their device distribution is gone.
     pub removed: usize,
     /// Skipped distributions and missing files.
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<DevelWarning>,
 }
 
 /// Brings the device links of the unpacked devel tree in `site_packages` in
 /// line with the installed `rocm_sdk_device_*` distributions. Idempotent and
 /// safe to run concurrently; cheap when nothing changed.
 pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, Error> {
-    let site = Site::open(site_packages)?;
+    let site = InstalledDevel::open(site_packages)?;
     if let Some((tar, _)) = site.tar() {
         return Err(Error::NotUnpacked { tar });
     }
@@ -109,7 +110,7 @@ fn fast_path_holds(root: &Path, names: &TreeNames) -> bool {
         .all(|link| fs::symlink_metadata(root.join(link)).is_ok())
 }
 
-fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
+fn slow_path(site: &InstalledDevel) -> Result<ReconcileReport, Error> {
     let root = &site.root;
     let installed = device_dist_infos(root)?;
     let names = &site.names;
@@ -119,13 +120,13 @@ fn slow_path(site: &Site) -> Result<ReconcileReport, Error> {
     let mut wanted = BTreeSet::new();
     for name in &installed {
         let theirs = dist_version(name);
-        if dist_info::version::matches_ignoring_post(&site.version, theirs) {
+        if dist_info::version::matches_ignoring_post(&site.version, &theirs) {
             wanted.insert(name.clone());
         } else {
-            report.warnings.push(Warning::VersionMismatch {
+            report.warnings.push(DevelWarning::VersionMismatch {
                 distribution: name.clone(),
                 ours: site.version.clone(),
-                theirs: theirs.to_owned(),
+                theirs,
             });
         }
     }
@@ -172,7 +173,7 @@ fn link_device(
 ) -> Result<DeviceState, Error> {
     let record_path = root.join(name).join("RECORD");
     if !record_path.is_file() {
-        report.warnings.push(Warning::MissingDeviceFile {
+        report.warnings.push(DevelWarning::MissingDeviceFile {
             distribution: name.to_owned(),
             path: format!("{name}/RECORD"),
         });
@@ -226,7 +227,7 @@ fn link_device(
         let source_meta = match fs::symlink_metadata(&source_path) {
             Ok(m) if m.is_file() => m,
             _ => {
-                report.warnings.push(Warning::MissingDeviceFile {
+                report.warnings.push(DevelWarning::MissingDeviceFile {
                     distribution: name.to_owned(),
                     path: source.clone(),
                 });
@@ -244,7 +245,7 @@ fn link_device(
         }
         if let Err(e) = fs::hard_link(&source_path, &dest_path) {
             fs::copy(&source_path, &dest_path).map_err(|e| Error::io("copy", &dest_path, e))?;
-            report.warnings.push(Warning::Copied {
+            report.warnings.push(DevelWarning::Copied {
                 path: dest.clone(),
                 reason: e.to_string(),
             });
@@ -342,12 +343,12 @@ fn read_state(root: &Path, names: &TreeNames) -> Option<State> {
 }
 
 /// Replaces `rel` atomically through its fixed temporary name `{rel}.tmp`
-/// (listed in RECORD too; the lock makes the fixed name safe).
+/// (listed in RECORD too, [`devel_owned_files`]; the lock makes the fixed
+/// name safe).
 fn write_replacing(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
-    let temp = root.join(format!("{rel}.tmp"));
     let dest = root.join(rel);
-    fs::write(&temp, text).map_err(|e| Error::io("write", &temp, e))?;
-    fs::rename(&temp, &dest).map_err(|e| Error::io("rename into place", &dest, e))
+    write_atomic_via(&dest, &root.join(format!("{rel}.tmp")), text.as_bytes())
+        .map_err(|e| Error::io("write", &dest, e))
 }
 
 /// Writes a marker in place (it is informational; its existence is what

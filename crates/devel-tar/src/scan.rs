@@ -11,6 +11,7 @@ use std::path::Path;
 use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 
 use crate::compression::{READ_BUFFER, TarCodec};
+use crate::counting::CountingReader;
 use crate::error::Error;
 use crate::integrity::{HashingReader, Recorded};
 use crate::tree_names::TreeNames;
@@ -126,10 +127,7 @@ fn read_members(
     let reader = compression
         .decoder(BufReader::with_capacity(READ_BUFFER, raw))
         .map_err(|e| corrupt(e.to_string()))?;
-    let mut counted = Counting {
-        inner: reader,
-        count: 0,
-    };
+    let mut counted = CountingReader::new(reader);
     let mut model = Model::new(names.clone());
     let mut end_of_last = 0u64;
     {
@@ -195,7 +193,7 @@ fn read_members(
     }
     // The end-of-archive block must have been read: a plain tar cut at a
     // member boundary otherwise looks complete.
-    if counted.count < end_of_last + 512 {
+    if counted.count() < end_of_last + 512 {
         return Err(corrupt("the end-of-archive marker is missing".into()));
     }
     // Drain to the end so a codec verifies its trailer and checksum.
@@ -278,18 +276,4 @@ fn link_text<R: Read>(entry: &tar::Entry<'_, R>) -> Result<String, String> {
         .link_name_bytes()
         .ok_or_else(|| "link without a target".to_owned())?;
     String::from_utf8(bytes.into_owned()).map_err(|_| "link target is not UTF-8".to_owned())
-}
-
-/// Counts the bytes of the plain tar stream handed to the tar reader.
-struct Counting<R> {
-    inner: R,
-    count: u64,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
 }

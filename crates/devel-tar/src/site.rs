@@ -4,17 +4,18 @@
 
 use std::path::{Path, PathBuf};
 
+use dist_info::filename::DistInfoDir;
+
 use crate::compression::TarCodec;
 use crate::error::Error;
 use crate::tree_names::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
 
 const DEVEL_DIST_PREFIX: &str = "rocm_sdk_devel-";
 const DEVICE_DIST_PREFIX: &str = "rocm_sdk_device_";
-const DIST_INFO_SUFFIX: &str = ".dist-info";
 
 /// The devel distribution as installed in one site-packages.
 #[derive(Debug)]
-pub(crate) struct Site {
+pub(crate) struct InstalledDevel {
     pub(crate) root: PathBuf,
     pub(crate) dist_info: PathBuf,
     pub(crate) version: String,
@@ -22,13 +23,13 @@ pub(crate) struct Site {
     pub(crate) names: TreeNames,
 }
 
-impl Site {
+impl InstalledDevel {
     /// Finds `rocm_sdk_devel-{V}.dist-info/RECORD` in `root`.
     pub(crate) fn open(root: &Path) -> Result<Self, Error> {
         let names = list_dir(root)?;
         let mut candidates: Vec<&String> = names
             .iter()
-            .filter(|n| n.starts_with(DEVEL_DIST_PREFIX) && n.ends_with(DIST_INFO_SUFFIX))
+            .filter(|n| n.starts_with(DEVEL_DIST_PREFIX) && n.ends_with(DistInfoDir::SUFFIX))
             .collect();
         candidates.sort();
         let Some(name) = candidates.first() else {
@@ -53,7 +54,7 @@ impl Site {
         }
         Ok(Self {
             root: root.to_path_buf(),
-            version: dist_version(name).to_owned(),
+            version: dist_version(name),
             dist_info,
             names: installed_tree_names(root)?,
         })
@@ -90,19 +91,19 @@ impl Site {
 pub(crate) fn device_dist_infos(root: &Path) -> Result<Vec<String>, Error> {
     let mut names: Vec<String> = list_dir(root)?
         .into_iter()
-        .filter(|n| n.starts_with(DEVICE_DIST_PREFIX) && n.ends_with(DIST_INFO_SUFFIX))
+        .filter(|n| n.starts_with(DEVICE_DIST_PREFIX) && n.ends_with(DistInfoDir::SUFFIX))
         .collect();
     names.sort();
     Ok(names)
 }
 
-/// The version part of `{name}-{version}.dist-info` (pip writes the name
-/// with `_`, and a canonical version has no `-`).
-pub(crate) fn dist_version(dist_info_name: &str) -> &str {
-    let stem = dist_info_name
-        .strip_suffix(DIST_INFO_SUFFIX)
-        .unwrap_or(dist_info_name);
-    stem.rsplit_once('-').map_or("", |(_, v)| v)
+/// The version part of `{name}-{version}.dist-info`; empty when the
+/// directory name is not of that form (it then matches no version).
+pub(crate) fn dist_version(dist_info_name: &str) -> String {
+    dist_info_name
+        .parse::<DistInfoDir>()
+        .map(|dir| dir.version)
+        .unwrap_or_default()
 }
 
 fn list_dir(root: &Path) -> Result<Vec<String>, Error> {

@@ -22,10 +22,10 @@ use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
 use crate::resolve::FinalTree;
 use crate::scan::{self, Kind, Model};
-use crate::site::Site;
+use crate::site::InstalledDevel;
 use crate::tree_names::{DEVEL_PACKAGE_DIR, is_compiler_symlink};
 use crate::tree_writer::TreeWriter;
-use crate::warning::Warning;
+use crate::warning::DevelWarning;
 
 /// The devel version the tree was unpacked from (`V` and a newline),
 /// relative to the tree.
@@ -101,7 +101,7 @@ pub struct UnpackReport {
     /// What happened.
     pub outcome: UnpackOutcome,
     /// Conditions handled along the way.
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<DevelWarning>,
 }
 
 /// The result of [`ensure`].
@@ -112,7 +112,7 @@ pub struct EnsureReport {
     /// The device-link reconcile that followed.
     pub reconcile: ReconcileReport,
     /// Both reports' warnings, in order.
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<DevelWarning>,
 }
 
 /// Unpacks the devel tree in `site_packages` if it is not complete yet, then
@@ -151,7 +151,7 @@ pub fn unpack(
     site_packages: &Path,
     options: &mut UnpackOptions<'_>,
 ) -> Result<UnpackReport, Error> {
-    let site = Site::open(site_packages)?;
+    let site = InstalledDevel::open(site_packages)?;
     if site.tar().is_none() {
         return already_unpacked(&site);
     }
@@ -170,7 +170,7 @@ pub fn unpack(
     let file = fs::File::open(&tar).map_err(|e| Error::read("open", &tar, e))?;
     let scanned = file.try_clone().map_err(|e| Error::read("open", &tar, e))?;
     let model = scan::scan(&tar, scanned, compression, &recorded, &site.names)?;
-    let plan = Plan::build(&model, &site, &tar)?;
+    let plan = UnpackPlan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
     });
@@ -249,7 +249,7 @@ pub fn unpack(
     })
 }
 
-fn already_unpacked(site: &Site) -> Result<UnpackReport, Error> {
+fn already_unpacked(site: &InstalledDevel) -> Result<UnpackReport, Error> {
     if site.tree().is_dir() {
         Ok(UnpackReport {
             outcome: UnpackOutcome::AlreadyUnpacked,
@@ -261,19 +261,19 @@ fn already_unpacked(site: &Site) -> Result<UnpackReport, Error> {
 }
 
 /// Every link of the archive, decided against the final tree.
-struct Plan {
+struct UnpackPlan {
     /// (link, source file), both site-packages-relative, sorted by link.
     hard_links: Vec<(String, String)>,
     /// (link, verbatim target), sorted by link.
     symlinks: Vec<(String, String)>,
     /// Every path that will exist, sorted: what RECORD must list.
     record: Vec<String>,
-    warnings: Vec<Warning>,
+    warnings: Vec<DevelWarning>,
 }
 
-impl Plan {
-    fn build(model: &Model, site: &Site, tar: &Path) -> Result<Self, Error> {
-        let mut plan = Plan {
+impl UnpackPlan {
+    fn build(model: &Model, site: &InstalledDevel, tar: &Path) -> Result<Self, Error> {
+        let mut plan = UnpackPlan {
             hard_links: Vec::new(),
             symlinks: Vec::new(),
             record: Vec::new(),
@@ -303,7 +303,7 @@ impl Plan {
             let relpath = model.names.relpath(path).unwrap_or(path);
             match resolved {
                 Resolved::Missing => {
-                    plan.warnings.push(Warning::DanglingLink {
+                    plan.warnings.push(DevelWarning::DanglingLink {
                         path: path.clone(),
                         target: target.clone(),
                     });

@@ -5,7 +5,7 @@ use std::fmt;
 /// A condition that was handled but should be reported (the binary logs
 /// these; the library never prints).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Warning {
+pub enum DevelWarning {
     /// A devel link whose target does not exist (e.g. it points into a
     /// runtime package that is not installed) was not created.
     DanglingLink {
@@ -41,17 +41,17 @@ pub enum Warning {
     },
 }
 
-impl fmt::Display for Warning {
+impl fmt::Display for DevelWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::DanglingLink { path, target } => write!(
+            DevelWarning::DanglingLink { path, target } => write!(
                 f,
                 "skipped devel link {path} -> {target}: the target is not installed (install the package that ships it, then reinstall rocm-sdk-devel)"
             ),
-            Warning::Copied { path, reason } => {
+            DevelWarning::Copied { path, reason } => {
                 write!(f, "copied {path} because a hard link failed: {reason}")
             }
-            Warning::VersionMismatch {
+            DevelWarning::VersionMismatch {
                 distribution,
                 ours,
                 theirs,
@@ -59,7 +59,7 @@ impl fmt::Display for Warning {
                 f,
                 "skipped device links of {distribution}: its version {theirs} does not match rocm-sdk-devel {ours}; install matching versions"
             ),
-            Warning::MissingDeviceFile { distribution, path } => write!(
+            DevelWarning::MissingDeviceFile { distribution, path } => write!(
                 f,
                 "{distribution} lists {path} for the devel tree but the file is missing; reinstall that device wheel"
             ),

@@ -9,6 +9,7 @@ use dist_info::devel_tree::{check_link_text, check_relpath};
 use dist_info::nonce::Nonce;
 
 use crate::compression::{Encoder, TarCodec};
+use crate::counting::CountingReader;
 use crate::error::Error;
 use crate::tree_names::TreeNames;
 
@@ -133,17 +134,14 @@ impl<W: Write> DevelTarWriter<W> {
         let mode = if mode & 0o111 == 0 { 0o644 } else { 0o755 };
         let mut header = self.header(tar::EntryType::Regular, mode);
         header.set_size(size);
-        let mut counted = Counted {
-            inner: source.take(size),
-            count: 0,
-        };
+        let mut counted = CountingReader::new(source.take(size));
         self.append(&mut header, &name, &mut counted)?;
-        if counted.count != size {
+        if counted.count() != size {
             self.poisoned = true;
             return Err(Error::SizeMismatch {
                 path: relpath.to_owned(),
                 expected: size,
-                actual: counted.count,
+                actual: counted.count(),
             });
         }
         Ok(())
@@ -253,21 +251,6 @@ fn poisoned() -> Error {
         "<devel tar>",
         io::Error::other("an earlier member failed; the tar is unusable"),
     )
-}
-
-/// Counts the bytes a reader yields, to catch a source shorter than its
-/// announced size.
-struct Counted<R> {
-    inner: R,
-    count: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.count += n as u64;
-        Ok(n)
-    }
 }
 
 /// A tar being written under a temporary name next to its destination.

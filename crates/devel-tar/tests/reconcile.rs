@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 
-use common::{Site, VERSION, pip_uninstall, record_paths, snapshot, unpack_concurrently};
+use common::{SitePackages, VERSION, pip_uninstall, record_paths, snapshot, unpack_concurrently};
 use devel_tar::{
-    DEVICE_LINKS_STAMP, Error, Warning, device_links_stamp_is_current, ensure,
+    DEVICE_LINKS_STAMP, DevelWarning, Error, device_links_stamp_is_current, ensure,
     reconcile_device_links,
 };
 
@@ -26,7 +26,7 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 
 #[test]
 fn device_added_then_removed_after_the_first_unpack() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     ensure(&site.sp).unwrap();
     let sp = &site.sp;
     let before = snapshot(&sp.join("_rocm_sdk_devel"));
@@ -75,11 +75,11 @@ fn device_added_then_removed_after_the_first_unpack() {
 
 #[test]
 fn links_of_a_device_removed_without_pip_are_removed() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     site.install_device("gfx942", VERSION, GFX942);
     ensure(&site.sp).unwrap();
     let before_device = {
-        let other = Site::standard();
+        let other = SitePackages::standard();
         ensure(&other.sp).unwrap();
         snapshot(&other.sp.join("_rocm_sdk_devel"))
     };
@@ -91,7 +91,7 @@ fn links_of_a_device_removed_without_pip_are_removed() {
 
 #[test]
 fn versions_must_match_up_to_a_post_release() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     site.install_device("gfx942", "7.1.0.post1", GFX942);
     site.install_device("gfx1100", "7.2.0", &[("lib/k_gfx1100.co", b"x")]);
     let report = ensure(&site.sp).unwrap();
@@ -99,11 +99,11 @@ fn versions_must_match_up_to_a_post_release() {
     assert_eq!(
         report.warnings,
         [
-            Warning::DanglingLink {
+            DevelWarning::DanglingLink {
                 path: "_rocm_sdk_devel/lib/libmissing.so.1".into(),
                 target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into()
             },
-            Warning::VersionMismatch {
+            DevelWarning::VersionMismatch {
                 distribution: "rocm_sdk_device_gfx1100-7.2.0.dist-info".into(),
                 ours: VERSION.into(),
                 theirs: "7.2.0".into()
@@ -118,7 +118,7 @@ fn versions_must_match_up_to_a_post_release() {
 
 #[test]
 fn reconcile_needs_the_unpacked_tree_and_refuses_escaping_documents() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     let err = reconcile_device_links(&site.sp).unwrap_err();
     assert!(matches!(err, Error::NotUnpacked { .. }), "{err}");
 
@@ -135,7 +135,7 @@ fn reconcile_needs_the_unpacked_tree_and_refuses_escaping_documents() {
 
 #[test]
 fn concurrent_inits_with_a_device_all_succeed_and_record_once() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     site.install_device("gfx942", VERSION, GFX942);
     unpack_concurrently(&site.sp, 8);
     for dist in ["rocm_sdk_devel", "rocm_sdk_device_gfx942"] {
@@ -161,7 +161,7 @@ fn uninstall_leaves_nothing_in_either_order() {
         [g942, devel, g1100],
         [g1100, g942, devel],
     ] {
-        let site = Site::standard();
+        let site = SitePackages::standard();
         site.install_dist(
             "rocm_sdk_libraries",
             VERSION,

@@ -13,10 +13,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{
-    Entry, Node, Site, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
+    Entry, Node, SitePackages, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
     unpack_concurrently, unpack_example, unpack_within, write_tar,
 };
-use devel_tar::{Error, TarCodec, UnpackOptions, UnpackOutcome, Warning, ensure, unpack};
+use devel_tar::{DevelWarning, Error, TarCodec, UnpackOptions, UnpackOutcome, ensure, unpack};
 
 fn ino(path: &std::path::Path) -> (u64, u64) {
     let m = fs::symlink_metadata(path).unwrap();
@@ -30,7 +30,7 @@ fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
         TarCodec::Zstd { level: 3 },
         TarCodec::Xz { preset: 1 },
     ] {
-        let site = Site::with_devel(
+        let site = SitePackages::with_devel(
             &write_tar(&devel_entries(), compression),
             compression.file_name(),
         );
@@ -84,7 +84,7 @@ fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
         assert!(fs::symlink_metadata(d.join("lib/libmissing.so.1")).is_err());
         assert_eq!(
             report.warnings,
-            [Warning::DanglingLink {
+            [DevelWarning::DanglingLink {
                 path: "_rocm_sdk_devel/lib/libmissing.so.1".into(),
                 target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into()
             }]
@@ -112,7 +112,7 @@ fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
 
 #[test]
 fn record_keeps_its_crlf_line_endings() {
-    let site = Site::empty();
+    let site = SitePackages::empty();
     site.install_core();
     site.install_devel(
         &write_tar(&devel_entries(), TarCodec::None),
@@ -195,7 +195,7 @@ fn result_does_not_depend_on_member_order() {
     rotated.rotate_left(5);
     let mut snapshots = Vec::new();
     for order in [&members, &reversed, &rotated] {
-        let site = Site::with_devel(&raw_tar(order), "_devel.tar");
+        let site = SitePackages::with_devel(&raw_tar(order), "_devel.tar");
         ensure(&site.sp).unwrap();
         snapshots.push(snapshot(&site.sp.join("_rocm_sdk_devel")));
     }
@@ -222,7 +222,7 @@ fn result_does_not_depend_on_member_order() {
 }
 
 fn assert_refused(members: &[(&str, tar::EntryType, &[u8], &str)], what: &str) {
-    let site = Site::with_devel(&raw_tar(members), "_devel.tar");
+    let site = SitePackages::with_devel(&raw_tar(members), "_devel.tar");
     let before = snapshot(&site.sp);
     let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::UnsafeMember { .. }), "{what}: {err}");
@@ -343,7 +343,7 @@ fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
         ),
     ];
     for (what, members, reason) in cases {
-        let site = Site::with_devel(&raw_tar(&members), "_devel.tar");
+        let site = SitePackages::with_devel(&raw_tar(&members), "_devel.tar");
         let before = snapshot(&site.sp);
         for attempt in 1..=2 {
             let out = unpack_within(&site.sp, Duration::from_mins(1));
@@ -391,7 +391,7 @@ fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
         ("no row", None, Some(String::new()), "RECORD"),
     ];
     for (what, bytes, new_row, reason) in cases {
-        let site = Site::with_devel(&tar, "_devel.tar");
+        let site = SitePackages::with_devel(&tar, "_devel.tar");
         let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
         if let Some(bytes) = bytes {
             fs::write(&tar_path, bytes).unwrap();
@@ -445,7 +445,7 @@ fn corrupt_and_truncated_tars_are_reported_without_writing() {
         ("xz cut", xz[..xz.len() - 20].to_vec(), "_devel.tar.xz"),
     ];
     for (what, bytes, name) in cases {
-        let site = Site::with_devel(&bytes, name);
+        let site = SitePackages::with_devel(&bytes, name);
         let before = snapshot(&site.sp);
         let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
         assert!(matches!(err, Error::CorruptTar { .. }), "{what}: {err}");
@@ -456,18 +456,18 @@ fn corrupt_and_truncated_tars_are_reported_without_writing() {
 
 #[test]
 fn missing_record_and_missing_devel_say_what_to_do() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     fs::remove_file(site.dist_info("rocm_sdk_devel").join("RECORD")).unwrap();
     let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NoRecord { .. }), "{err}");
     assert!(err.to_string().contains("virtual environment"));
 
-    let site = Site::standard();
+    let site = SitePackages::standard();
     fs::remove_dir_all(site.dist_info("rocm_sdk_devel")).unwrap();
     let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NoRecord { .. }), "{err}");
 
-    let site = Site::empty();
+    let site = SitePackages::empty();
     let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::DevelNotInstalled { .. }), "{err}");
     assert!(err.to_string().contains("pip install rocm[devel]"));
@@ -477,7 +477,7 @@ fn missing_record_and_missing_devel_say_what_to_do() {
 /// runs as root, which ignores permissions).
 #[test]
 fn read_only_site_packages_is_a_clear_error() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     let can_switch = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
         .status()
@@ -500,8 +500,8 @@ fn read_only_site_packages_is_a_clear_error() {
 }
 
 /// The tree a clean, uninterrupted unpack produces, for comparisons.
-fn reference_tree() -> (Site, std::collections::BTreeMap<String, Node>) {
-    let site = Site::standard();
+fn reference_tree() -> (SitePackages, std::collections::BTreeMap<String, Node>) {
+    let site = SitePackages::standard();
     ensure(&site.sp).unwrap();
     let snap = snapshot(&site.sp);
     (site, snap)
@@ -510,7 +510,7 @@ fn reference_tree() -> (Site, std::collections::BTreeMap<String, Node>) {
 #[test]
 fn eight_concurrent_unpacks_all_succeed_with_the_complete_tree() {
     let (_reference, expected) = reference_tree();
-    let site = Site::standard();
+    let site = SitePackages::standard();
     unpack_concurrently(&site.sp, 8);
     assert_eq!(normalised(&snapshot(&site.sp)), normalised(&expected));
 }
@@ -525,7 +525,7 @@ fn normalised(s: &std::collections::BTreeMap<String, Node>) -> Vec<(String, Node
 /// unpack yields the reference tree, and that pip can still uninstall
 /// everything after the crash.
 fn crash_at(n: usize, expected: &std::collections::BTreeMap<String, Node>) {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     let status = Command::new(unpack_example())
         .arg(&site.sp)
         .args(["--kill-at", &n.to_string()])
@@ -534,7 +534,7 @@ fn crash_at(n: usize, expected: &std::collections::BTreeMap<String, Node>) {
         .unwrap();
     assert!(!status.success(), "step {n} never came");
     // Uninstall straight after the crash leaves nothing behind ...
-    let copy = Site::empty();
+    let copy = SitePackages::empty();
     copy_tree(&site.sp, &copy.sp);
     for dist in ["rocm_sdk_devel", "rocm_sdk_core"] {
         pip_uninstall(&copy.sp, dist);
@@ -582,7 +582,7 @@ fn crash_at_every_step() {
 fn sigkill_after_varying_delays_recovers() {
     let (_reference, expected) = reference_tree();
     for delay_us in [0u64, 200, 500, 1000, 2000, 5000] {
-        let site = Site::standard();
+        let site = SitePackages::standard();
         let mut child = Command::new(unpack_example())
             .arg(&site.sp)
             .spawn()
@@ -597,7 +597,7 @@ fn sigkill_after_varying_delays_recovers() {
 
 #[test]
 fn uninstall_after_unpack_leaves_nothing() {
-    let site = Site::standard();
+    let site = SitePackages::standard();
     ensure(&site.sp).unwrap();
     for dist in ["rocm_sdk_devel", "rocm_sdk_core"] {
         pip_uninstall(&site.sp, dist);

@@ -8,6 +8,11 @@
 //! and on Windows). On an error, or when an [`AtomicFile`] is dropped
 //! without [`AtomicFile::commit`], the temporary file is removed.
 //!
+//! A file whose temporary must have a name known in advance (listed in an
+//! installed distribution's `RECORD`, so that even a killed writer leaves
+//! only listed files) goes through [`write_atomic_via`] instead, with the
+//! same guarantees.
+//!
 //! ```
 //! use std::io::Write;
 //! use dist_info::atomic_write::{AtomicFile, write_atomic};
@@ -104,6 +109,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     file.commit().map(drop)
 }
 
+/// Writes `bytes` to `path` atomically through the fixed temporary path
+/// `temp`, which must be in the same directory: written, synced, renamed
+/// over `path`, and removed if any step fails.
+///
+/// The fixed name is for temporaries that must be known in advance (listed
+/// in a `RECORD`); the caller makes sure no one else writes `temp` at the
+/// same time (a lock), since a second writer would share it.
+pub fn write_atomic_via(path: &Path, temp: &Path, bytes: &[u8]) -> io::Result<()> {
+    let write = || -> io::Result<()> {
+        let mut file = File::create(temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(temp, path)
+    };
+    write().inspect_err(|_| {
+        // Best effort: the error that matters is the one returned.
+        let _ = std::fs::remove_file(temp);
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +179,25 @@ mod tests {
         fs::write(path.join("inside"), "x").unwrap();
         assert!(write_atomic(&path, b"new").is_err());
         assert_eq!(entries(dir.path()), ["a-dir"]);
+    }
+
+    #[test]
+    fn a_fixed_temporary_is_used_and_never_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let temp = dir.path().join("state.json.tmp");
+        // A temporary left by an earlier, killed writer is simply replaced.
+        fs::write(&temp, "stale").unwrap();
+        write_atomic_via(&path, &temp, b"new").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert_eq!(entries(dir.path()), ["state.json"]);
+
+        let blocked = dir.path().join("a-dir");
+        fs::create_dir(&blocked).unwrap();
+        fs::write(blocked.join("inside"), "x").unwrap();
+        let temp = dir.path().join("a-dir.tmp");
+        assert!(write_atomic_via(&blocked, &temp, b"new").is_err());
+        assert_eq!(entries(dir.path()), ["a-dir", "state.json"]);
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Requirement {
     /// The same requirement behind `extra` (normalised per PEP 685).
     #[must_use]
     pub fn for_extra(mut self, extra: &str) -> Self {
-        self.extra = Some(normalize_extra(extra));
+        self.extra = Some(crate::dist_name::normalize(extra));
         self
     }
 
@@ -101,29 +101,6 @@ impl fmt::Display for Requirement {
     }
 }
 
-/// PEP 685 extra-name normalisation: lower case, runs of `-`, `_`, `.`
-/// become one `-`.
-///
-/// ```
-/// assert_eq!(dist_info::requirement::normalize_extra("Device__GFX942"), "device-gfx942");
-/// ```
-pub fn normalize_extra(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_separator = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !in_separator {
-                out.push('-');
-            }
-            in_separator = true;
-        } else {
-            out.push(c.to_ascii_lowercase());
-            in_separator = false;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,9 +128,16 @@ mod tests {
 
     #[test]
     fn extra_normalisation() {
-        assert_eq!(normalize_extra("device-gfx942"), "device-gfx942");
-        assert_eq!(normalize_extra("Device.-_All"), "device-all");
-        assert_eq!(normalize_extra("libraries"), "libraries");
+        for (extra, normalised) in [
+            ("device-gfx942", "device-gfx942"),
+            ("Device.-_All", "device-all"),
+            ("libraries", "libraries"),
+        ] {
+            assert_eq!(
+                Requirement::pin("a", "1").for_extra(extra).extra.as_deref(),
+                Some(normalised)
+            );
+        }
         assert_eq!(
             Requirement::pin("a", "1")
                 .for_extra("DEVICE_gfx1100")

@@ -5,9 +5,11 @@
 //! versions, and the install side must compare a device wheel's version with
 //! ours without any Python present.
 
+mod canonical;
 mod choice;
 mod forms;
 
+pub use canonical::{CanonicalVersion, CanonicalVersionError};
 pub use choice::{ChosenVersion, VersionChoiceError, VersionSource, choose_version};
 pub use forms::{VersionForm, compose};
 
@@ -257,7 +259,7 @@ pub fn canonicalize(input: &str) -> Result<String, VersionError> {
 
 /// True when `input` is valid PEP 440 and already in canonical form.
 pub fn is_canonical(input: &str) -> bool {
-    Version::parse(input).is_ok_and(|v| v.to_string() == input)
+    input.parse::<CanonicalVersion>().is_ok()
 }
 
 /// True when the two versions are equal once a `.postN` segment is removed

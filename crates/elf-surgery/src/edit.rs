@@ -7,6 +7,8 @@ use std::fs;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use dist_info::atomic_write::AtomicFile;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::ReadAt;
 
@@ -241,8 +243,9 @@ impl Edit {
         }
     }
 
-    /// Writes the edited file to `dest` atomically: a temporary file in the
-    /// same directory, renamed over `dest` once complete. On error nothing
+    /// Writes the edited file to `dest` atomically
+    /// (`dist_info::atomic_write`: a temporary file beside `dest`, synced,
+    /// renamed over it once complete, removed on error). On error nothing
     /// appears at `dest`. `dest` may be the source's own path.
     pub fn write_atomically<R: Read + Seek>(
         &self,
@@ -262,19 +265,12 @@ impl Edit {
     ) -> Result<()> {
         let actual = source.seek(SeekFrom::End(0))?;
         self.check_len(actual)?;
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = dest
-            .file_name()
-            .map_or_else(|| "elf".into(), |n| n.to_string_lossy().into_owned());
-        let mut tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(dir)?;
+        let temp = AtomicFile::create(dest)?;
         {
-            let out = tmp.as_file_mut();
+            // Written through the `File` itself, so `io::copy` can hand the
+            // unchanged ranges to the kernel (`copy_file_range`).
+            let mut file = temp.file();
+            let out = &mut file;
             for piece in self.pieces() {
                 match piece {
                     Piece::Source { offset, len } => {
@@ -293,9 +289,9 @@ impl Edit {
                 }
             }
             out.flush()?;
-            out.set_permissions(permissions)?;
         }
-        tmp.persist(dest).map_err(|e| e.error)?;
+        temp.file().set_permissions(permissions)?;
+        temp.commit()?;
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use dist_info::document::{DistInfo, PackageRecord};
+use dist_info::filename::DistInfoDir;
 use dist_info::package::{PackageKind, TARGET_PLACEHOLDER};
 
 use crate::error::Error;
@@ -44,7 +45,7 @@ pub fn installed(site_packages: &Path, document: &DistInfo) -> Result<Vec<Distri
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".dist-info"))
+        .filter(|n| n.ends_with(DistInfoDir::SUFFIX))
         .collect();
     names.sort();
     let mut found = Vec::new();
@@ -112,7 +113,9 @@ struct NameMatch {
 }
 
 /// Lower case with `_` and `.` as `-`: PEP 503 equality for names without
-/// runs of separators, which all ROCm distribution names are.
+/// runs of separators, which all ROCm distribution names are. Unlike
+/// `dist_info::dist_name::normalize` it keeps the length, so the target can
+/// be cut from the display name at the template's offsets.
 fn fold(name: &str) -> String {
     name.chars()
         .map(|c| match c {

@@ -122,7 +122,7 @@ impl Site {
 
     /// Unpacks the devel tree if needed and reconciles device links; the
     /// devel root and the warnings to show.
-    pub fn ensure_devel(&self) -> Result<(PathBuf, Vec<devel_tar::Warning>), Error> {
+    pub fn ensure_devel(&self) -> Result<(PathBuf, Vec<devel_tar::DevelWarning>), Error> {
         let (root, report) = self.ensure_devel_with(&mut devel_tar::UnpackOptions::default())?;
         Ok((root, report.warnings))
     }

@@ -143,14 +143,16 @@ fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<FileClass, Er
         path: source.path().to_path_buf(),
         source: e,
     };
-    let mut head = [0u8; 4];
-    let n = read_up_to(reader, &mut head).map_err(io)?;
-    let head = &head[..n];
+    // The first four bytes, fewer when the file is shorter.
+    let mut head = Vec::with_capacity(4);
+    Read::take(&mut *reader, 4)
+        .read_to_end(&mut head)
+        .map_err(io)?;
     if head.starts_with(b"#!") {
         return Ok(FileClass::Script);
     }
     if head.starts_with(b"MZ") {
-        return windows_image(head, reader).map_err(io);
+        return windows_image(&head, reader).map_err(io);
     }
     if head != b"\x7fELF" {
         return Ok(FileClass::Data);
@@ -160,7 +162,7 @@ fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<FileClass, Er
         EntrySource::ArchiveMember { .. } => {
             // Archive members cannot seek: parse from memory (host ELF in
             // archives is read whole once here).
-            let mut bytes = head.to_vec();
+            let mut bytes = head;
             reader.read_to_end(&mut bytes).map_err(io)?;
             ElfFile::parse(&mut Cursor::new(bytes))
         }
@@ -193,10 +195,10 @@ const IMAGE_FILE_DLL: u16 = 0x2000;
 /// A file starting with `MZ`: a PE image when `e_lfanew` (at 0x3c) points
 /// at `PE\0\0` followed by a whole COFF header; data otherwise.
 fn windows_image(head: &[u8], reader: &mut dyn Read) -> std::io::Result<FileClass> {
-    let mut dos = [0u8; 64];
-    dos[..head.len()].copy_from_slice(head);
-    let got = head.len() + read_up_to(reader, &mut dos[head.len()..])?;
-    if got < dos.len() {
+    const DOS_HEADER: usize = 64;
+    let mut dos = head.to_vec();
+    Read::take(&mut *reader, (DOS_HEADER - head.len()) as u64).read_to_end(&mut dos)?;
+    if dos.len() < DOS_HEADER {
         return Ok(FileClass::Data);
     }
     let e_lfanew = u32::from_le_bytes(dos[0x3c..0x40].try_into().expect("4 bytes"));
@@ -207,8 +209,10 @@ fn windows_image(head: &[u8], reader: &mut dyn Read) -> std::io::Result<FileClas
         return Ok(FileClass::Data);
     }
     // Signature (4) + COFF header (20).
-    let mut rest = vec![0u8; at - dos.len() + 24];
-    if read_up_to(reader, &mut rest)? < rest.len() {
+    let wanted = at - dos.len() + 24;
+    let mut rest = Vec::with_capacity(wanted);
+    Read::take(reader, wanted as u64).read_to_end(&mut rest)?;
+    if rest.len() < wanted {
         return Ok(FileClass::Data);
     }
     let pe = &rest[at - dos.len()..];
@@ -219,19 +223,6 @@ fn windows_image(head: &[u8], reader: &mut dyn Read) -> std::io::Result<FileClas
     Ok(FileClass::WindowsImage {
         dll: characteristics & IMAGE_FILE_DLL != 0,
     })
-}
-
-fn read_up_to(reader: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 #[cfg(test)]

@@ -131,8 +131,7 @@ type Group<'a> = Option<(Vec<&'a str>, Parsed)>;
 /// `None` for a file that is not ELF.
 fn parse_file(path: &Path, facts: Facts) -> Result<Option<Parsed>, Error> {
     let mut file = File::open(path).map_err(Error::io(path))?;
-    let mut magic = [0u8; 4];
-    if read_full(&mut file, &mut magic).map_err(Error::io(path))? < 4 || magic != ELF_MAGIC {
+    if !starts_with_elf_magic(&mut file).map_err(Error::io(path))? {
         return Ok(None);
     }
     file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
@@ -141,15 +140,12 @@ fn parse_file(path: &Path, facts: Facts) -> Result<Option<Parsed>, Error> {
     ))
 }
 
-pub(crate) fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
+/// Reads the first four bytes (fewer from a shorter file): are they the
+/// ELF magic?
+pub(crate) fn starts_with_elf_magic(reader: &mut impl Read) -> std::io::Result<bool> {
+    let mut magic = Vec::with_capacity(ELF_MAGIC.len());
+    reader
+        .take(ELF_MAGIC.len() as u64)
+        .read_to_end(&mut magic)?;
+    Ok(magic == ELF_MAGIC)
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::dir_tree::read_full;
+use crate::dir_tree::starts_with_elf_magic;
 use crate::report::Unreadable;
 use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf};
 use dist_info::error_chain::Chain;
@@ -146,13 +146,11 @@ fn scan_wheel(
             continue;
         };
         // Only the first bytes of a non-ELF member are decompressed.
-        let mut magic = [0u8; 4];
-        let n = read_full(&mut member, &mut magic).map_err(Error::io(wheel))?;
-        if n < 4 || magic != ELF_MAGIC {
+        if !starts_with_elf_magic(&mut member).map_err(Error::io(wheel))? {
             continue;
         }
         let mut bytes = Vec::with_capacity(usize::try_from(member.size()).unwrap_or(0));
-        bytes.extend_from_slice(&magic);
+        bytes.extend_from_slice(&ELF_MAGIC);
         member
             .read_to_end(&mut bytes)
             .map_err(Error::io(wheel.join(&name)))?;

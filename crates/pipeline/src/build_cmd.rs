@@ -332,11 +332,17 @@ pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String
     })
 }
 
-fn summary_of_plan(plan: &Plan) -> String {
-    let mut out = format!(
-        "{:?} build, version {}, {}\n",
+/// The first line of every plan summary: `Kpack build, version V, TAG`.
+pub(crate) fn plan_heading(plan: &Plan) -> String {
+    format!(
+        "{:?} build, version {}, {}",
         plan.mode, plan.version, plan.platform_tag
-    );
+    )
+}
+
+fn summary_of_plan(plan: &Plan) -> String {
+    let mut out = plan_heading(plan);
+    out.push('\n');
     for p in &plan.packages {
         let _ = writeln!(
             out,

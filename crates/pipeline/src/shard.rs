@@ -228,10 +228,8 @@ impl ShardPlan {
     /// The text `plan --shards N` prints.
     pub(crate) fn to_text(&self, plan: &Plan) -> String {
         let mut out = format!(
-            "{:?} build, version {}, {}, plan {}\n",
-            plan.mode,
-            plan.version,
-            plan.platform_tag,
+            "{}, plan {}\n",
+            crate::build_cmd::plan_heading(plan),
             self.include.first().map_or("", |s| s.plan.as_str())
         );
         for shard in &self.include {

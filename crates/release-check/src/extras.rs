@@ -3,9 +3,8 @@
 //! sdist's requirements (computed from its `_dist_info.json`, as the sdist
 //! does at install time) for that platform.
 
+use dist_info::dist_name::normalize;
 use dist_info::package::Mode;
-use dist_info::requirement::normalize_extra;
-use wheel_writer::normalized_name;
 
 use super::Release;
 use super::release::Kind;
@@ -50,7 +49,7 @@ pub(crate) fn check(release: &Release) -> Vec<String> {
             let target = &w.name[DEVICE_PREFIX.len()..];
             for &platform in &w.platforms {
                 for extra in [format!("device-{target}"), "device-all".to_owned()] {
-                    let extra = normalize_extra(&extra);
+                    let extra = normalize(&extra);
                     let Some(found) = metadata.extras.iter().find(|e| e.name == extra) else {
                         problems.push(format!(
                             "{}: rocm[{extra}] does not exist, so {} is unreachable on {}; \
@@ -64,7 +63,7 @@ pub(crate) fn check(release: &Release) -> Vec<String> {
                         continue;
                     };
                     let reaches = found.requirements.iter().any(|r| {
-                        normalized_name(&r.name) == w.name
+                        normalize(&r.name) == w.name
                             && r.platform.is_none_or(|p| p == platform)
                             && r.version == w.version
                     });

@@ -2,10 +2,10 @@
 //! platform's list has its device wheel (kpack), or every family its
 //! libraries wheel (legacy).
 
+use dist_info::dist_name::normalize;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
-use wheel_writer::normalized_name;
 
 use super::Release;
 use super::extras::DEVICE_PREFIX;
@@ -71,7 +71,7 @@ pub(crate) fn check(
                 let names = families
                     .iter()
                     .filter_map(|f| package.dist_name(Some(f)).ok())
-                    .map(|n| normalized_name(&n))
+                    .map(|n| normalize(&n))
                     .collect();
                 (families.clone(), names)
             }

@@ -7,12 +7,15 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 
+use dist_info::dist_name::normalize;
 use dist_info::document::DistInfo;
 use dist_info::error_chain::Chain;
+use dist_info::filename::{SdistFilename, WheelFilename};
 use dist_info::requirement::Platform;
 use sha2::{Digest, Sha256};
-use wheel_writer::{WheelReader, escaped_dist_name, normalized_name, sdist_top_directory};
+use wheel_writer::WheelReader;
 
 use super::pep508::Requirement;
 
@@ -158,11 +161,14 @@ pub(crate) fn read_package(
         }
     };
     let mut local = Vec::new();
-    let kind = if let Some(stem) = file_name.strip_suffix(".whl") {
-        read_wheel(path, stem, &mut local).map(Kind::Wheel)
+    // Wheel and sdist names are lower-case by specification.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    let kind = if file_name.ends_with(".whl") {
+        read_wheel(path, &file_name, &mut local).map(Kind::Wheel)
+    } else if file_name.ends_with(".tar.gz") {
+        read_sdist(path, &file_name, &mut local).map(Kind::Sdist)
     } else {
-        let stem = file_name.strip_suffix(".tar.gz")?;
-        read_sdist(path, stem, &mut local).map(Kind::Sdist)
+        return None;
     };
     problems.extend(local.into_iter().map(|p| format!("{display}: {p}")));
     Some(DistFile {
@@ -238,22 +244,29 @@ fn all_headers<'a>(headers: &'a [(String, String)], key: &'a str) -> impl Iterat
         .map(|(_, v)| v.as_str())
 }
 
-fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Wheel> {
-    let parts: Vec<&str> = stem.split('-').collect();
-    let (name, version, tags) = match parts.as_slice() {
-        [n, v, py, abi, plat] | [n, v, _, py, abi, plat] => (*n, *v, (*py, *abi, *plat)),
-        _ => {
-            problems.push(
-                "not a wheel file name ({name}-{version}[-{build}]-{python}-{abi}-{platform}.whl)"
-                    .into(),
-            );
-            return None;
-        }
-    };
+/// The parsed file name, or `None` with the rule it breaks noted.
+fn parse_file_name<T: FromStr>(file_name: &str, problems: &mut Vec<String>) -> Option<T>
+where
+    T::Err: std::fmt::Display,
+{
+    file_name
+        .parse()
+        .map_err(|e: T::Err| problems.push(e.to_string()))
+        .ok()
+}
+
+fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Option<Wheel> {
+    let filename: WheelFilename = parse_file_name(file_name, problems)?;
+    let (name, version) = (filename.name.as_str(), filename.version.as_str());
     let mut wheel = Wheel {
-        name: normalized_name(name),
+        name: filename.name.normalized(),
         version: version.to_owned(),
-        platform_tags: tags.2.split('.').map(str::to_owned).collect(),
+        platform_tags: filename
+            .tag
+            .platform()
+            .split('.')
+            .map(str::to_owned)
+            .collect(),
         ..Wheel::default()
     };
     wheel.platforms = wheel
@@ -263,10 +276,10 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    if escaped_dist_name(name) != name {
+    if !filename.name.is_escaped() {
         problems.push(format!(
             "the name in the file name is not escaped (expected {})",
-            escaped_dist_name(name)
+            filename.name.escaped()
         ));
     }
     let mut reader = match WheelReader::open(path) {
@@ -295,9 +308,10 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
             .collect();
     }
     let dist_info = reader.dist_info_dir().to_owned();
-    if dist_info != format!("{name}-{version}.dist-info") {
+    let expected = filename.dist_info_dir().to_string();
+    if dist_info != expected {
         problems.push(format!(
-            "its .dist-info directory is {dist_info}, expected {name}-{version}.dist-info"
+            "its .dist-info directory is {dist_info}, expected {expected}"
         ));
     }
     match reader.read_member(&format!("{dist_info}/METADATA")) {
@@ -305,7 +319,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
             let h = headers(&String::from_utf8_lossy(&bytes));
             let meta_name = header(&h, "Name").unwrap_or_default();
             let meta_version = header(&h, "Version").unwrap_or_default();
-            if normalized_name(meta_name) != wheel.name {
+            if normalize(meta_name) != wheel.name {
                 problems.push(format!(
                     "METADATA Name {meta_name:?} does not match the file name ({name})"
                 ));
@@ -322,7 +336,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
                 }
             }
             wheel.provides_extra = all_headers(&h, "Provides-Extra")
-                .map(dist_info::requirement::normalize_extra)
+                .map(dist_info::dist_name::normalize)
                 .collect();
         }
         Err(e) => problems.push(Chain(&e).to_string()),
@@ -331,14 +345,7 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
         Ok(bytes) => {
             let h = headers(&String::from_utf8_lossy(&bytes));
             let declared: BTreeSet<&str> = all_headers(&h, "Tag").collect();
-            let (py, abi, plat) = tags;
-            let expected: BTreeSet<String> = py
-                .split('.')
-                .flat_map(|p| {
-                    abi.split('.')
-                        .flat_map(move |a| plat.split('.').map(move |pl| format!("{p}-{a}-{pl}")))
-                })
-                .collect();
+            let expected: BTreeSet<String> = filename.tag.expanded().into_iter().collect();
             let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
             if declared != expected {
                 problems.push(format!(
@@ -353,18 +360,16 @@ fn read_wheel(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Whe
     Some(wheel)
 }
 
-fn read_sdist(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Sdist> {
-    let Some((name, version)) = stem.rsplit_once('-') else {
-        problems.push("not an sdist file name ({name}-{version}.tar.gz)".into());
-        return None;
-    };
+fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Option<Sdist> {
+    let filename: SdistFilename = parse_file_name(file_name, problems)?;
+    let (name, version) = (filename.name.as_str(), filename.version.as_str());
     let mut sdist = Sdist {
-        name: normalized_name(name),
+        name: filename.name.normalized(),
         version: version.to_owned(),
         ..Sdist::default()
     };
-    let top = sdist_top_directory(name, version);
-    if top != stem {
+    let top = filename.top_directory();
+    if !filename.name.is_escaped() {
         problems.push(format!(
             "the name in the file name is not escaped (expected {top})"
         ));
@@ -441,7 +446,7 @@ fn read_sdist(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Sdi
             let h = headers(&String::from_utf8_lossy(&bytes));
             let meta_name = header(&h, "Name").unwrap_or_default();
             let meta_version = header(&h, "Version").unwrap_or_default();
-            if normalized_name(meta_name) != sdist.name {
+            if normalize(meta_name) != sdist.name {
                 problems.push(format!(
                     "PKG-INFO Name {meta_name:?} does not match the file name ({name})"
                 ));
@@ -471,4 +476,47 @@ fn read_sdist(path: &Path, stem: &str, problems: &mut Vec<String>) -> Option<Sdi
         }
     }
     Some(sdist)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads a file named `name` whose bytes are no archive at all.
+    fn read(name: &str) -> (Option<DistFile>, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, b"not an archive").unwrap();
+        let mut problems = Vec::new();
+        let file = read_package(name.to_owned(), name.to_owned(), &path, &mut problems);
+        (file, problems)
+    }
+
+    #[test]
+    fn a_malformed_file_name_is_one_problem_naming_the_rule() {
+        let (file, problems) = read("rocm_sdk_core-7.1.0RC1-py3-none-linux_x86_64.whl");
+        assert!(file.is_none());
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_reported(&problems, "canonical spelling is `7.1.0rc1`");
+        let (file, problems) = read("rocm-7.1.0-any.whl");
+        assert!(file.is_none());
+        assert_reported(&problems, "3 `-`-separated parts");
+    }
+
+    fn assert_reported(problems: &[String], text: &str) {
+        assert!(
+            problems.iter().any(|p| p.contains(text)),
+            "{text:?} not in {problems:?}"
+        );
+    }
+
+    #[test]
+    fn an_unescaped_name_is_reported_and_the_package_still_read() {
+        let (file, problems) = read("Rocm.Sdk-7.1.0-py3-none-any.whl");
+        assert!(matches!(file.map(|f| f.kind), Some(Kind::Wheel(w)) if w.name == "rocm-sdk"));
+        assert_reported(&problems, "not escaped (expected rocm_sdk)");
+        let (file, problems) = read("Rocm-7.1.0.tar.gz");
+        assert!(matches!(file.map(|f| f.kind), Some(Kind::Sdist(s)) if s.name == "rocm"));
+        assert_reported(&problems, "not escaped (expected rocm-7.1.0)");
+    }
 }

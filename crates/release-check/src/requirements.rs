@@ -4,9 +4,8 @@
 //! extra they provide) and the `rocm` sdist's requirements, which are
 //! dynamic and computed here from its `_dist_info.json`.
 
+use dist_info::dist_name::normalize;
 use std::collections::BTreeSet;
-
-use wheel_writer::normalized_name;
 
 use super::Release;
 use super::pep508::{Env, PYTHON_VERSIONS, Requirement};
@@ -69,7 +68,7 @@ fn check_one(
     (tag, extra): (&str, Option<&str>),
     problems: &mut BTreeSet<String>,
 ) {
-    let name = normalized_name(&req.name);
+    let name = normalize(&req.name);
     let candidates: Vec<&DistFile> = release.unique().filter(|f| f.name() == name).collect();
     let mut unmet = Vec::new();
     for python in PYTHON_VERSIONS {

@@ -285,7 +285,7 @@ fn init_json(root: &std::path::Path, report: &devel_tar::EnsureReport) -> String
 }
 
 /// `path --json` (docs/formats.md).
-fn path_json(root: &std::path::Path, warnings: &[devel_tar::Warning]) -> String {
+fn path_json(root: &std::path::Path, warnings: &[devel_tar::DevelWarning]) -> String {
     let document = serde_json::json!({
         "schema": 1,
         "root": root,
@@ -296,7 +296,7 @@ fn path_json(root: &std::path::Path, warnings: &[devel_tar::Warning]) -> String 
     pretty(&document)
 }
 
-fn warning_texts(warnings: &[devel_tar::Warning]) -> Vec<String> {
+fn warning_texts(warnings: &[devel_tar::DevelWarning]) -> Vec<String> {
     warnings.iter().map(ToString::to_string).collect()
 }
 

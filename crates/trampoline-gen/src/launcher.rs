@@ -3,6 +3,8 @@
 use std::io::Write as _;
 use std::path::Path;
 
+use dist_info::atomic_write::AtomicFile;
+
 use crate::slot_layout::{SLOT_LEN, SLOT_MARKER};
 use crate::{Error, Platform, RelativeTarget, SlotError, image, slot};
 
@@ -90,34 +92,26 @@ impl Launcher {
         self.bytes
     }
 
-    /// Writes the launcher to `path` with mode 0755, atomically: the bytes
-    /// go to a temporary file in the same directory, which is then renamed
-    /// over `path`, so readers see the old file or the whole new one and a
-    /// failure leaves no partial file.
+    /// Writes the launcher to `path` with mode 0755, atomically
+    /// (`dist_info::atomic_write`): the bytes go to a temporary file beside
+    /// `path`, synced and then renamed over it, so readers see the old file
+    /// or the whole new one and a failure leaves no partial file.
     pub fn write_to(&self, path: &Path) -> Result<(), Error> {
         let err = |source| Error::Write {
             path: path.to_owned(),
             source,
         };
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
-        let mut file = tempfile::Builder::new()
-            .prefix(".launcher-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(err)?;
+        let mut file = AtomicFile::create(path).map_err(err)?;
         file.write_all(&self.bytes).map_err(err)?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt as _;
             // Explicit, so the result does not depend on the umask.
-            file.as_file()
+            file.file()
                 .set_permissions(std::fs::Permissions::from_mode(Self::MODE))
                 .map_err(err)?;
         }
-        file.persist(path).map_err(|e| err(e.error))?;
+        file.commit().map_err(err)?;
         Ok(())
     }
 }

@@ -3,6 +3,10 @@
 use std::io;
 use std::path::PathBuf;
 
+use dist_info::dist_name::DistNameError;
+use dist_info::filename::WheelTagError;
+use dist_info::version::CanonicalVersionError;
+
 /// Why a wheel or sdist could not be written.
 ///
 /// Every message names the package file, member or source involved and what
@@ -11,30 +15,14 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     /// A distribution name is not a valid PEP 508 name.
-    #[error("distribution name {name:?} is not valid: {reason}")]
-    InvalidName {
-        /// The name as given.
-        name: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
+    #[error(transparent)]
+    InvalidName(#[from] DistNameError),
     /// A version is not in canonical PEP 440 form.
-    #[error(
-        "version {version:?} is not a canonical PEP 440 version (for example `7.0.0`, \
-         `7.0.0rc1`, `7.0.0.dev0+abc`); normalise it before packaging"
-    )]
-    InvalidVersion {
-        /// The version as given.
-        version: String,
-    },
+    #[error(transparent)]
+    InvalidVersion(#[from] CanonicalVersionError),
     /// A wheel tag or build tag is malformed.
-    #[error("wheel tag {tag:?} is not valid: {reason}")]
-    InvalidTag {
-        /// The tag as given.
-        tag: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
+    #[error(transparent)]
+    InvalidTag(#[from] WheelTagError),
     /// A member path cannot be stored in a package.
     #[error("member path {path:?} cannot be packaged: {reason}")]
     InvalidPath {

@@ -45,7 +45,6 @@ mod error;
 mod local_header;
 mod member_path;
 mod metadata;
-mod names;
 mod options;
 mod output;
 mod positioned;
@@ -59,14 +58,11 @@ mod wheel;
 mod wheel_file;
 mod zip_writer;
 
+pub use dist_info::filename::WheelTag;
 pub use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use error::Error;
 pub use local_header::HeaderMismatch;
 pub use metadata::CoreMetadata;
-pub use names::{
-    WheelTag, escaped_dist_name, normalized_name, sdist_file_name, sdist_top_directory,
-    validate_build_tag, validate_dist_name, validate_extra, validate_version, wheel_file_name,
-};
 pub use options::{
     CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, DeflateEngine, MAX_JOBS_PER_CORE, WriteOptions,
     ZIP_EPOCH,

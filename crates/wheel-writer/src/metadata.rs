@@ -2,8 +2,10 @@
 
 use std::fmt::Write as _;
 
+use dist_info::dist_name::DistName;
+use dist_info::version::CanonicalVersion;
+
 use crate::Error;
-use crate::names::{validate_dist_name, validate_extra, validate_version};
 
 /// The core metadata of one distribution, as plain data.
 ///
@@ -56,10 +58,16 @@ impl CoreMetadata {
         }
     }
 
+    /// The name and version, parsed: a PEP 508 name and a version already in
+    /// canonical PEP 440 form (this crate writes both verbatim into file
+    /// names and metadata, so it refuses anything a normaliser would change).
+    pub(crate) fn name_and_version(&self) -> Result<(DistName, CanonicalVersion), Error> {
+        Ok((self.name.parse()?, self.version.parse()?))
+    }
+
     /// Checks every field against what the format can carry.
     pub fn validate(&self) -> Result<(), Error> {
-        validate_dist_name(&self.name)?;
-        validate_version(&self.version)?;
+        self.name_and_version()?;
         let single = |field: &'static str, value: &str| -> Result<(), Error> {
             if value.is_empty() || value.contains(['\r', '\n']) {
                 return Err(Error::InvalidMetadata {
@@ -104,7 +112,16 @@ impl CoreMetadata {
             }
         }
         for extra in &self.provides_extra {
-            validate_extra(extra)?;
+            let normalised = extra
+                .parse::<DistName>()
+                .is_ok_and(|name| name.normalized() == *extra);
+            if !normalised {
+                return Err(Error::InvalidMetadata {
+                    field: "Provides-Extra",
+                    value: extra.clone(),
+                    reason: "extra names must be normalised (lower-case letters, digits, single `-`)",
+                });
+            }
         }
         for field in &self.dynamic {
             let lower = field.to_ascii_lowercase();
@@ -191,6 +208,35 @@ mod tests {
         assert!(m.render().is_err());
         m.dynamic = vec!["Requires-Dist".into()];
         assert!(m.render().unwrap().contains("Dynamic: Requires-Dist\n"));
+    }
+
+    #[test]
+    fn extras_must_be_normalised() {
+        let mut m = CoreMetadata::new("rocm", "7.0.0");
+        for (extra, ok) in [
+            ("device-gfx942", true),
+            ("device_gfx942", false),
+            ("Device", false),
+            ("", false),
+        ] {
+            m.provides_extra = vec![extra.into()];
+            assert_eq!(m.validate().is_ok(), ok, "{extra:?}");
+        }
+    }
+
+    #[test]
+    fn names_and_versions_are_checked_once_with_their_rule() {
+        let err = CoreMetadata::new("-rocm", "7.0.0").validate().unwrap_err();
+        assert!(matches!(err, Error::InvalidName(_)), "{err}");
+        let err = CoreMetadata::new("rocm", "7.0.0-rc1")
+            .validate()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "version \"7.0.0-rc1\" is not a canonical PEP 440 version (for example `7.0.0`, \
+             `7.0.0rc1`, `7.0.0.dev0+abc`), its canonical spelling is `7.0.0rc1`; \
+             normalise it before packaging"
+        );
     }
 
     #[test]

@@ -7,13 +7,13 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use dist_info::filename::SdistFilename;
 use flate2::GzBuilder;
 use flate2::write::GzEncoder;
 use sha2::{Digest as _, Sha256};
 use tar::{EntryType, Header};
 
 use crate::member_path::validate_member_path;
-use crate::names::{sdist_file_name, sdist_top_directory};
 use crate::output::AtomicOutput;
 use crate::sink::{ArchiveSink, check_size};
 use crate::wheel::WrittenPackage;
@@ -43,6 +43,7 @@ const USTAR_MAX_SIZE: u64 = 0o77_777_777_777;
 #[derive(Debug, Clone)]
 pub struct SdistBuilder {
     metadata: CoreMetadata,
+    filename: SdistFilename,
     files: BTreeMap<String, Arc<dyn MemberSource>>,
 }
 
@@ -50,20 +51,22 @@ impl SdistBuilder {
     /// Starts an sdist after checking the metadata (written as `PKG-INFO`).
     pub fn new(metadata: CoreMetadata) -> Result<Self, Error> {
         metadata.validate()?;
+        let (name, version) = metadata.name_and_version()?;
         Ok(Self {
             metadata,
+            filename: SdistFilename { name, version },
             files: BTreeMap::new(),
         })
     }
 
     /// `{name}-{version}.tar.gz` (name escaped as in wheels).
     pub fn file_name(&self) -> String {
-        sdist_file_name(&self.metadata.name, &self.metadata.version)
+        self.filename.to_string()
     }
 
     /// The top directory, `{name}-{version}`.
     pub fn top_directory(&self) -> String {
-        sdist_top_directory(&self.metadata.name, &self.metadata.version)
+        self.filename.top_directory()
     }
 
     /// Adds a file relative to the top directory (`pyproject.toml`,

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::member_path::validate_member_path;
-use crate::names::{WheelTag, escaped_dist_name, validate_build_tag, wheel_file_name};
 use crate::output::AtomicOutput;
 use crate::sink::ArchiveSink;
 use crate::timings::WriteTimings;
 use crate::wheel_file::{render_entry_points, render_wheel_file, validate_console_script};
 use crate::zip_writer::{CompressionCache, ZipSink};
 use crate::{BytesSource, CoreMetadata, Error, Member, MemberSource, WriteOptions};
+use dist_info::filename::{BuildTag, WheelFilename, WheelTag};
 use dist_info::record::{RecordEntry, render_record};
 
 /// The `Generator` written into `WHEEL` unless the caller names another.
@@ -49,8 +49,8 @@ const GENERATED: [&str; 4] = ["METADATA", "WHEEL", "RECORD", "entry_points.txt"]
 #[derive(Debug, Clone)]
 pub struct WheelBuilder {
     metadata: CoreMetadata,
-    tag: WheelTag,
-    build: Option<String>,
+    /// Name, version, build and tag, parsed once from the metadata and tag.
+    filename: WheelFilename,
     root_is_purelib: bool,
     generator: String,
     console_scripts: BTreeMap<String, String>,
@@ -71,10 +71,15 @@ impl WheelBuilder {
     /// Starts a platform wheel (`Root-Is-Purelib: false`) after checking the metadata.
     pub fn new(metadata: CoreMetadata, tag: WheelTag) -> Result<Self, Error> {
         metadata.validate()?;
+        let (name, version) = metadata.name_and_version()?;
         Ok(Self {
             metadata,
-            tag,
-            build: None,
+            filename: WheelFilename {
+                name,
+                version,
+                build: None,
+                tag,
+            },
             root_is_purelib: false,
             generator: DEFAULT_GENERATOR.to_owned(),
             console_scripts: BTreeMap::new(),
@@ -85,8 +90,7 @@ impl WheelBuilder {
 
     /// Sets the optional build tag (`1`, `2_abc`).
     pub fn with_build_tag(mut self, build: &str) -> Result<Self, Error> {
-        validate_build_tag(build)?;
-        self.build = Some(build.to_owned());
+        self.filename.build = Some(build.parse()?);
         Ok(self)
     }
 
@@ -117,30 +121,17 @@ impl WheelBuilder {
 
     /// `{name}-{version}.dist-info`.
     pub fn dist_info_dir(&self) -> String {
-        format!(
-            "{}-{}.dist-info",
-            escaped_dist_name(&self.metadata.name),
-            self.metadata.version
-        )
+        self.filename.dist_info_dir().to_string()
     }
 
     /// `{name}-{version}.data`.
     pub fn data_dir(&self) -> String {
-        format!(
-            "{}-{}.data",
-            escaped_dist_name(&self.metadata.name),
-            self.metadata.version
-        )
+        self.filename.data_dir()
     }
 
     /// The wheel's file name.
     pub fn file_name(&self) -> String {
-        wheel_file_name(
-            &self.metadata.name,
-            &self.metadata.version,
-            self.build.as_deref(),
-            &self.tag,
-        )
+        self.filename.to_string()
     }
 
     /// Adds a member installed relative to site-packages
@@ -262,8 +253,8 @@ impl WheelBuilder {
                 render_wheel_file(
                     &self.generator,
                     self.root_is_purelib,
-                    self.build.as_deref(),
-                    &self.tag,
+                    self.filename.build.as_ref().map(BuildTag::as_str),
+                    &self.filename.tag,
                 ),
             ),
         ]);

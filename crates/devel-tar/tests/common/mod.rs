@@ -81,12 +81,12 @@ pub fn write_tar(entries: &[(&str, Entry)], compression: TarCodec) -> Vec<u8> {
 }
 
 /// A site-packages directory in a temporary directory.
-pub struct Site {
+pub struct SitePackages {
     _temp: tempfile::TempDir,
     pub sp: PathBuf,
 }
 
-impl Site {
+impl SitePackages {
     /// An empty site-packages, readable by every user (for the read-only
     /// test, which runs a child as `nobody`).
     pub fn empty() -> Self {

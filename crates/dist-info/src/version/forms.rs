@@ -151,36 +151,19 @@ mod tests {
     fn bad_inputs() {
         assert!(compose("7.1.0rc1", &VersionForm::Release, None).is_err());
         assert!(compose("seven", &VersionForm::Release, None).is_err());
-        assert!(
-            compose(
-                "7.1.0",
-                &VersionForm::Dev {
-                    git_sha: "xyz".into()
-                },
-                None
-            )
-            .is_err()
-        );
-        assert!(
-            compose(
-                "7.1.0",
-                &VersionForm::Nightly {
-                    date: "2025011".into()
-                },
-                None
-            )
-            .is_err()
-        );
-        assert!(
-            compose(
-                "7.1.0",
-                &VersionForm::Nightly {
-                    date: "20251301".into()
-                },
-                None
-            )
-            .is_err()
-        );
+        for form in [
+            VersionForm::Dev {
+                git_sha: "xyz".into(),
+            },
+            VersionForm::Nightly {
+                date: "2025011".into(),
+            },
+            VersionForm::Nightly {
+                date: "20251301".into(),
+            },
+        ] {
+            assert!(compose("7.1.0", &form, None).is_err(), "{form:?}");
+        }
         let err = compose("7.1.0", &VersionForm::Release, Some("~custom")).unwrap_err();
         assert!(err.to_string().contains("7.1.0~custom"), "{err}");
     }

@@ -7,7 +7,8 @@ use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use wheel_writer::{WheelReader, normalized_name};
+use dist_info::filename::{SdistFilename, WheelFilename};
+use wheel_writer::WheelReader;
 
 use release_check::{headers, sha256_file};
 
@@ -36,13 +37,16 @@ impl Distribution {
         let file_name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
         let sha256 =
             sha256_file(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let (project, metadata, core_metadata) = if let Some(stem) = file_name.strip_suffix(".whl")
-        {
+        // Wheel and sdist names are lower-case by specification.
+        #[allow(clippy::case_sensitive_file_extension_comparisons)]
+        let (project, metadata, core_metadata) = if file_name.ends_with(".whl") {
+            let name = file_name.parse::<WheelFilename>().map(|f| f.name);
+            let name = name.with_context(|| format!("cannot index {}", path.display()))?;
             let metadata = wheel_metadata(path)?;
-            let name = stem.split('-').next().unwrap_or(stem);
             (name, metadata.clone(), Some(metadata))
-        } else if let Some(stem) = file_name.strip_suffix(".tar.gz") {
-            let name = stem.rsplit_once('-').map_or(stem, |(name, _)| name);
+        } else if file_name.ends_with(".tar.gz") {
+            let name = file_name.parse::<SdistFilename>().map(|f| f.name);
+            let name = name.with_context(|| format!("cannot index {}", path.display()))?;
             (name, sdist_pkg_info(path)?, None)
         } else {
             bail!("{} is neither a wheel nor an sdist", path.display());
@@ -53,7 +57,7 @@ impl Distribution {
             .find(|(k, _)| k.eq_ignore_ascii_case("Requires-Python"))
             .map(|(_, v)| v);
         Ok(Self {
-            project: normalized_name(project),
+            project: project.normalized(),
             rel,
             file_name,
             sha256,

@@ -1,0 +1,145 @@
+//! A version that is already in its canonical PEP 440 spelling, checked
+//! once where it enters (file names, METADATA, the packages a build writes).
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::Version;
+
+/// A string that is not a PEP 440 version in canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "version {version:?} is not a canonical PEP 440 version (for example `7.0.0`, \
+     `7.0.0rc1`, `7.0.0.dev0+abc`){}; normalise it before packaging",
+    canonical.as_ref().map(|c| format!(", its canonical spelling is `{c}`")).unwrap_or_default()
+)]
+pub struct CanonicalVersionError {
+    /// The version as given.
+    pub version: String,
+    /// Its canonical spelling, when it is valid PEP 440 at all.
+    pub canonical: Option<String>,
+}
+
+/// A PEP 440 version spelled canonically (`str(packaging.version.Version(v))
+/// == v`): `[N!]N(.N)*[{a|b|rc}N][.postN][.devN][+local]`, lower case, no
+/// leading zeros, no zero epoch. Parsing refuses every other spelling
+/// instead of normalising it, so the string written into file names and
+/// metadata is exactly the one given; [`Version`] gives the parsed value.
+///
+/// ```
+/// use dist_info::version::CanonicalVersion;
+///
+/// let v: CanonicalVersion = "7.1.0rc1".parse()?;
+/// assert_eq!(v.to_string(), "7.1.0rc1");
+/// assert!("7.1.0-RC1".parse::<CanonicalVersion>().is_err());
+/// # Ok::<(), dist_info::version::CanonicalVersionError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CanonicalVersion(String);
+
+impl CanonicalVersion {
+    /// The canonical spelling.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The parsed version (for PEP 440 comparison).
+    pub fn version(&self) -> Version {
+        Version::parse(&self.0).expect("a canonical version parses")
+    }
+}
+
+impl From<&Version> for CanonicalVersion {
+    fn from(version: &Version) -> Self {
+        Self(version.to_string())
+    }
+}
+
+impl FromStr for CanonicalVersion {
+    type Err = CanonicalVersionError;
+
+    fn from_str(version: &str) -> Result<Self, Self::Err> {
+        match Version::parse(version).map(|v| v.to_string()) {
+            Ok(canonical) if canonical == version => Ok(Self(canonical)),
+            parsed => Err(CanonicalVersionError {
+                version: version.to_owned(),
+                canonical: parsed.ok(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for CanonicalVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::assert_refused;
+
+    #[test]
+    fn canonical_versions_are_accepted() {
+        for v in [
+            "7.0.0",
+            "1",
+            "7.0.0rc1",
+            "7.0.0a20250101",
+            "7.0.0.dev0",
+            "7.0.0.dev0+0123abc",
+            "7.0.0a20250101+bkc.20250102",
+            "1!2.0",
+            "1.0.post3",
+            "1.0b2.post3.dev4",
+            "7.0.0+local.7",
+        ] {
+            let parsed: CanonicalVersion = v.parse().unwrap();
+            assert_eq!(parsed.to_string(), v);
+            assert_eq!(CanonicalVersion::from(&parsed.version()), parsed);
+        }
+    }
+
+    #[test]
+    fn other_spellings_are_refused_naming_the_canonical_one() {
+        for (v, canonical) in [
+            ("", None),
+            ("7.0.0-rc1", Some("7.0.0rc1")),
+            ("7.0.0RC1", Some("7.0.0rc1")),
+            ("07.0", Some("7.0")),
+            ("v1.0", Some("1.0")),
+            ("1.0.", None),
+            ("1..0", None),
+            ("0!1.0", Some("1.0")),
+            ("1.0c1", Some("1.0rc1")),
+            ("1.0alpha1", Some("1.0a1")),
+            ("1.0-1", Some("1.0.post1")),
+            ("1.0_dev0", Some("1.0.dev0")),
+            ("1.0.dev", Some("1.0.dev0")),
+            ("1.0+", None),
+            ("1.0+A", Some("1.0+a")),
+            ("1.0+01", Some("1.0+1")),
+            ("1.0rc", Some("1.0rc0")),
+            ("1.0 ", Some("1.0")),
+            ("1.0.post1rc1", None),
+            ("1.0.dev1.post1", None),
+        ] {
+            let rule = canonical.map(|c| format!("`{c}`")).unwrap_or_default();
+            let err = assert_refused::<CanonicalVersion>(v, &rule);
+            assert_eq!(err.version, v);
+            assert_eq!(err.canonical.as_deref(), canonical, "{v:?}");
+        }
+    }
+
+    /// Canonicalising any accepted spelling gives a string that parses as
+    /// canonical and means the same version.
+    #[test]
+    fn canonical_spellings_round_trip() {
+        for input in ["7.1.0-RC.1", "v1.0.0", "1.0-1", "1.0+Abc-01", "2!1.0a.dev"] {
+            let version = Version::parse(input).unwrap();
+            let canonical: CanonicalVersion = version.to_string().parse().unwrap();
+            assert_eq!(canonical.version(), version);
+        }
+    }
+}
