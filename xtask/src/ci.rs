@@ -1,5 +1,7 @@
 //! CI, setup, benchmarks and supply-chain checks.
 
+use std::time::{Duration, Instant};
+
 use crate::cmd::{have, run};
 
 /// Debian packages the test suite needs: `readelf` and `objdump` (binutils)
@@ -36,77 +38,130 @@ const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
 /// The Wine loader of Debian's `wine64` package.
 const WINE64: &str = "/usr/lib/wine/wine64";
 
-/// Seconds each fuzz target runs in CI (six targets: two minutes, plus
-/// a quick build of them).
+/// Seconds each fuzz target runs in CI (six targets, one per core at a
+/// time: a minute on two cores, plus a quick build of them).
 const CI_FUZZ_SECONDS: u64 = 20;
 
-/// Exactly what `.ci/run` runs.
+/// Exactly what `.ci/run` runs; each step's wall time is printed at the
+/// end (and when a step fails), so a slow step is visible in every log.
 pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
-    setup(&[])?;
-    run("cargo", &["fmt", "--all", "--check"])?;
-    run(
-        "cargo",
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
+    let mut steps = Steps::default();
+    let result = ci_steps(&mut steps);
+    steps.print();
+    result
+}
+
+fn ci_steps(steps: &mut Steps) -> Result<(), String> {
+    steps.time("setup", || setup(&[]))?;
+    steps.time("fmt", || run("cargo", &["fmt", "--all", "--check"]))?;
+    steps.time("clippy", || {
+        run(
+            "cargo",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+    })?;
     // The Windows `therock-package.exe` the Wine tests run, built once here
     // (the tests' own build of it is then a no-op).
-    run(
-        "cargo",
-        &[
-            "build",
-            "--locked",
-            "-p",
-            "therock-package",
-            "--target",
-            WINDOWS_TARGET,
-        ],
-    )?;
-    run("cargo", &["test", "--workspace", "--locked"])?;
+    steps.time("windows build", || {
+        run(
+            "cargo",
+            &[
+                "build",
+                "--locked",
+                "-p",
+                "therock-package",
+                "--target",
+                WINDOWS_TARGET,
+            ],
+        )
+    })?;
+    // A deterministic sample of the exhaustive suites; `cargo xtask slow`
+    // runs the rest (docs/testing.md).
+    steps.time("test", || {
+        run("cargo", &["test", "--workspace", "--locked"])
+    })?;
     // The API documentation builds without a warning (broken links, bad
     // code blocks): each library is documented for other programs.
-    let status = std::process::Command::new("cargo")
-        .args(["doc", "--no-deps", "--workspace", "--locked"])
-        .env("RUSTDOCFLAGS", "-D warnings")
-        .current_dir(crate::cmd::root())
-        .status()
-        .map_err(|e| format!("cannot start `cargo doc`: {e}"))?;
-    if !status.success() {
-        return Err(format!(
-            "`RUSTDOCFLAGS=-D warnings cargo doc --no-deps --workspace` failed: {status}"
-        ));
-    }
+    steps.time("doc", || {
+        let status = std::process::Command::new("cargo")
+            .args(["doc", "--no-deps", "--workspace", "--locked"])
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .current_dir(crate::cmd::root())
+            .status()
+            .map_err(|e| format!("cannot start `cargo doc`: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`RUSTDOCFLAGS=-D warnings cargo doc --no-deps --workspace` failed: {status}"
+            ))
+        }
+    })?;
     // The workspace keeps compiling for Windows (its Unix-only code has
     // Windows counterparts); the build scripts' native programs are shared
     // with the Linux build above.
-    run(
-        "cargo",
-        &[
-            "check",
-            "--workspace",
-            "--locked",
-            "--target",
-            WINDOWS_TARGET,
-        ],
-    )?;
+    steps.time("windows check", || {
+        run(
+            "cargo",
+            &[
+                "check",
+                "--workspace",
+                "--locked",
+                "--target",
+                WINDOWS_TARGET,
+            ],
+        )
+    })?;
     // The Python shipped in the packages: lint and types, then its tests
     // (against the same JSON vectors) on the oldest and newest Python.
-    crate::python::pylint(&[])?;
-    crate::python::pytest(&[])?;
+    steps.time("pylint", || crate::python::pylint(&[]))?;
+    steps.time("pytest", || crate::python::pytest(&[]))?;
     // Every reader of untrusted input, briefly; a crash fails CI and leaves
     // its input in fuzz/artifacts/<target>/.
-    crate::fuzz::run_targets(
-        crate::fuzz::TARGETS,
-        CI_FUZZ_SECONDS,
-        crate::fuzz::Build::Quick,
-    )
+    steps.time("fuzz", || {
+        crate::fuzz::run_targets(
+            crate::fuzz::TARGETS,
+            CI_FUZZ_SECONDS,
+            crate::fuzz::Build::Quick,
+        )
+    })
+}
+
+/// The wall time of each step run so far.
+#[derive(Debug, Default)]
+struct Steps {
+    done: Vec<(&'static str, Duration)>,
+}
+
+impl Steps {
+    /// Runs `step`, recording how long it took whatever its outcome.
+    fn time(
+        &mut self,
+        name: &'static str,
+        step: impl FnOnce() -> Result<(), String>,
+    ) -> Result<(), String> {
+        let started = Instant::now();
+        let result = step();
+        self.done.push((name, started.elapsed()));
+        result
+    }
+
+    fn print(&self) {
+        let total: Duration = self.done.iter().map(|(_, took)| *took).sum();
+        eprintln!("ci: step times");
+        for (name, took) in &self.done {
+            eprintln!("ci:   {name:<14} {:>6.0} s", took.as_secs_f64());
+        }
+        eprintln!("ci:   {:<14} {:>6.0} s", "total", total.as_secs_f64());
+    }
 }
 
 /// Installs the Debian packages and the Rust target the tests need when

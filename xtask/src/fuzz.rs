@@ -10,6 +10,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use crate::cmd::{have, root, run};
@@ -94,7 +96,10 @@ pub(crate) fn fuzz(args: &[String]) -> Result<(), String> {
     run_targets(&targets, seconds, build)
 }
 
-/// Builds the fuzz targets and runs each for `seconds`; what CI runs too.
+/// Builds the fuzz targets and runs each for `seconds`, as many at a time
+/// as there are cores (libFuzzer runs one input at a time, and its time
+/// budget is wall time, so each target still gets a core for `seconds`);
+/// what CI runs too.
 pub(crate) fn run_targets(targets: &[&str], seconds: u64, build: Build) -> Result<(), String> {
     install()?;
     let started = Instant::now();
@@ -105,10 +110,7 @@ pub(crate) fn run_targets(targets: &[&str], seconds: u64, build: Build) -> Resul
         "fuzz: built the targets in {:.0} s",
         started.elapsed().as_secs_f64()
     );
-    let mut all = Vec::new();
-    for target in targets {
-        all.push(run_one(target, seconds, build)?);
-    }
+    let all = run_in_parallel(targets, seconds, build)?;
     eprintln!(
         "fuzz: {:<18} {:>12} {:>9} {:>6} {:>6} {:>7}",
         "target", "executions", "exec/s", "cov", "ft", "corpus"
@@ -125,6 +127,37 @@ pub(crate) fn run_targets(targets: &[&str], seconds: u64, build: Build) -> Resul
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Runs every target, one per core at a time; the first failure (in target
+/// order) is the error.
+fn run_in_parallel(targets: &[&str], seconds: u64, build: Build) -> Result<Vec<Stats>, String> {
+    let jobs = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(targets.len());
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Stats, String>>>> =
+        Mutex::new(targets.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(target) = targets.get(i) else {
+                        break;
+                    };
+                    let result = run_one(target, seconds, build);
+                    results.lock().expect("no worker panics")[i] = Some(result);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .expect("no worker panics")
+        .into_iter()
+        .map(|r| r.expect("every target ran"))
+        .collect()
 }
 
 /// Installs cargo-fuzz from crates.io when `cargo +nightly fuzz` is missing.

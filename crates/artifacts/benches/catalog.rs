@@ -2,70 +2,21 @@
 //! `tar`, then walk the tree), on a synthetic artifact set, in one run.
 //!
 //! Run: `cargo bench -p artifacts --bench catalog` (or `cargo xtask bench`).
-//! Prints wall time, CPU time (self + children) and peak RSS per phase, and
-//! the ratios against the baseline. Needs `tar` and `zstd` on PATH.
+//! Prints wall time, CPU time (self + children) and peak RSS per phase
+//! (`bench_support::measure_in_process`), and the ratios against the
+//! baseline. Needs `tar` and `zstd` on PATH.
 #![allow(clippy::print_stdout, clippy::cast_precision_loss)]
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
 use artifacts::{ArtifactDir, ArtifactFilter, PathFilter};
+use bench_support::{measure_in_process, print_row};
 
 const ARTIFACTS: usize = 16;
 const FILES_PER_ARTIFACT: usize = 400;
-
-struct Sample {
-    wall: f64,
-    cpu: f64,
-    rss_mib: f64,
-}
-
-/// CPU seconds of this process and its waited-for children (USER_HZ = 100).
-fn cpu_seconds() -> f64 {
-    let stat = fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    // After the command name: utime, stime, cutime, cstime are fields 12..=15.
-    fields[11..15]
-        .iter()
-        .map(|f| f.parse::<f64>().unwrap())
-        .sum::<f64>()
-        / 100.0
-}
-
-fn reset_peak_rss() {
-    let _ = fs::write("/proc/self/clear_refs", "5");
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<f64>()
-        .unwrap()
-        / 1024.0
-}
-
-fn measure(f: impl FnOnce() -> u64) -> (Sample, u64) {
-    reset_peak_rss();
-    let (c0, t0) = (cpu_seconds(), Instant::now());
-    let bytes = f();
-    let sample = Sample {
-        wall: t0.elapsed().as_secs_f64(),
-        cpu: cpu_seconds() - c0,
-        rss_mib: peak_rss_mib(),
-    };
-    (sample, bytes)
-}
 
 /// Deterministic, partly compressible content.
 fn content(seed: usize, len: usize) -> Vec<u8> {
@@ -159,7 +110,7 @@ fn main() {
 
     // Baseline: the reference extracts every archive with tar, then walks the tree.
     let extracted = tmp.path().join("extracted");
-    let (base, base_bytes) = measure(|| {
+    let (base, base_bytes) = measure_in_process(|| {
         for e in fs::read_dir(&archives).unwrap() {
             let p = e.unwrap().path();
             let name = p
@@ -183,30 +134,19 @@ fn main() {
         }
         read_all(&extracted)
     });
-    let (ours, ours_bytes) = measure(|| read_all(&archives));
-    let (tree, tree_bytes) = measure(|| read_all(&extracted));
+    let (ours, ours_bytes) = measure_in_process(|| read_all(&archives));
+    let (tree, tree_bytes) = measure_in_process(|| read_all(&extracted));
     assert_eq!(base_bytes, total);
     assert_eq!(ours_bytes, total);
     assert_eq!(tree_bytes, total);
 
-    println!(
-        "{:<44} {:>8} {:>8} {:>10}",
-        "phase", "wall s", "cpu s", "peak MiB"
-    );
-    for (name, s) in [
-        ("baseline: tar -x each archive, then read tree", &base),
-        ("ours: read archives in place (one pass each)", &ours),
-        ("ours: read the extracted tree", &tree),
-    ] {
-        println!(
-            "{name:<44} {:>8.3} {:>8.3} {:>10.1}",
-            s.wall, s.cpu, s.rss_mib
-        );
-    }
+    print_row("baseline: tar -x, read tree", base);
+    print_row("ours: archives in place", ours);
+    print_row("ours: the extracted tree", tree);
     println!(
         "ratio in-place/baseline: wall {:.2}x, cpu {:.2}x; no {:.1} MiB written to disk",
-        ours.wall / base.wall,
-        ours.cpu / base.cpu,
+        ours.wall.as_secs_f64() / base.wall.as_secs_f64(),
+        ours.cpu.as_secs_f64() / base.cpu.as_secs_f64(),
         total as f64 / 1_048_576.0
     );
 }

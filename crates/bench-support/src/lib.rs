@@ -1,13 +1,14 @@
 //! What the benchmarks share: running a child to completion and reading its
-//! own wall time, CPU time and peak RSS (`wait4`), summarising runs, and
-//! the reference's baselines written in Python (a devel unpack with
-//! `tarfile`, wheels zipped by `zipfile` at level 6).
+//! own wall time, CPU time and peak RSS (`wait4`), the same three for work
+//! done inside the benchmark process ([`measure_in_process`], [`per_call`]),
+//! summarising runs, and the reference's baselines written in Python (a
+//! devel unpack with `tarfile`, wheels zipped by `zipfile` at level 6).
 //!
 //! A child's peak RSS counts what it inherited at `fork`, so a benchmark
 //! process holding much memory should measure through a small helper
 //! process (see the `rocm-sdk` benchmark).
 //!
-//! Measuring a program from a benchmark:
+//! Measuring a program, and work done in process, from a benchmark:
 //!
 //! ```
 //! use std::process::Command;
@@ -19,6 +20,9 @@
 //!     .collect::<Result<_, String>>()?;
 //! print_row("true", median(&runs));
 //! # }
+//! let (sample, sum) = bench_support::measure_in_process(|| (0..1000_u64).sum::<u64>());
+//! print_row("sum in process", sample);
+//! # assert_eq!(sum, 499_500);
 //! # Ok::<(), String>(())
 //! ```
 #![allow(
@@ -176,10 +180,7 @@ fn reap(child: &mut std::process::Child) -> Result<(Duration, i64), String> {
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         return Err(format!("status {status}"));
     }
-    let time = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    Ok((time(usage.ru_utime) + time(usage.ru_stime), usage.ru_maxrss))
+    Ok((cpu_time(&usage), usage.ru_maxrss))
 }
 
 /// Windows keeps an exited process's times and counters while a handle to
@@ -187,23 +188,28 @@ fn reap(child: &mut std::process::Child) -> Result<(Duration, i64), String> {
 #[cfg(windows)]
 fn reap(child: &mut std::process::Child) -> Result<(Duration, i64), String> {
     use std::os::windows::io::AsRawHandle;
+    let status = child.wait().map_err(|e| format!("wait: {e}"))?;
+    if !status.success() {
+        return Err(status.to_string());
+    }
+    handle_usage(child.as_raw_handle())
+}
+
+/// The CPU time and peak working set (KiB) of the process `handle` names.
+#[cfg(windows)]
+fn handle_usage(handle: windows_sys::Win32::Foundation::HANDLE) -> Result<(Duration, i64), String> {
     use windows_sys::Win32::Foundation::FILETIME;
     use windows_sys::Win32::System::ProcessStatus::{
         K32GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
     };
     use windows_sys::Win32::System::Threading::GetProcessTimes;
-    let status = child.wait().map_err(|e| format!("wait: {e}"))?;
-    if !status.success() {
-        return Err(status.to_string());
-    }
-    let handle = child.as_raw_handle();
     let zero = FILETIME {
         dwLowDateTime: 0,
         dwHighDateTime: 0,
     };
     let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
-    // SAFETY: the handle is the child's, open until `child` is dropped; the
-    // out-pointers are four distinct FILETIMEs.
+    // SAFETY: the handle is open (a child's until it is dropped, or this
+    // process's); the out-pointers are four distinct FILETIMEs.
     let ok = unsafe {
         GetProcessTimes(
             handle,
@@ -236,6 +242,125 @@ fn reap(child: &mut std::process::Child) -> Result<(Duration, i64), String> {
         Duration::from_nanos((ticks(kernel) + ticks(user)) * 100),
         i64::try_from(memory.PeakWorkingSetSize / 1024).unwrap_or(i64::MAX),
     ))
+}
+
+/// Measures `work` run inside this process: its wall time, the CPU time
+/// this process and the children it waited for spent meanwhile, and the
+/// peak resident set while it ran. On Linux the peak is reset before
+/// `work` starts; elsewhere it is the process's peak so far, so measure the
+/// smallest work first. Windows counts no children's CPU.
+pub fn measure_in_process<T>(work: impl FnOnce() -> T) -> (Sample, T) {
+    reset_peak_rss();
+    let before = process_usage();
+    let start = Instant::now();
+    let value = work();
+    let wall = start.elapsed();
+    let after = process_usage();
+    let sample = Sample {
+        wall,
+        cpu: after.cpu.saturating_sub(before.cpu),
+        max_rss_kib: after.peak_rss_kib,
+    };
+    (sample, value)
+}
+
+/// The median time of one call of `call`, over `rounds` rounds of
+/// `iterations` calls each: for work too short to time one call at a time.
+///
+/// # Panics
+/// When `rounds` or `iterations` is zero.
+pub fn per_call(rounds: usize, iterations: u32, mut call: impl FnMut()) -> Duration {
+    assert!(rounds > 0 && iterations > 0, "per_call needs work to time");
+    let mut times: Vec<Duration> = (0..rounds)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                call();
+            }
+            start.elapsed() / iterations
+        })
+        .collect();
+    times.sort();
+    times[rounds / 2]
+}
+
+/// What this process has used so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// User plus system CPU of this process and of the children it waited
+    /// for (its own only, on Windows).
+    pub cpu: Duration,
+    /// The peak resident set, in KiB (since the last reset, on Linux).
+    pub peak_rss_kib: i64,
+}
+
+/// This process's CPU time and peak RSS so far.
+///
+/// # Panics
+/// When the operating system refuses to report them (it does not for the
+/// calling process).
+pub fn process_usage() -> Usage {
+    let (cpu, peak_rss_kib) = self_usage().expect("a process can read its own usage");
+    Usage {
+        cpu,
+        peak_rss_kib: linux_peak_rss_kib().unwrap_or(peak_rss_kib),
+    }
+}
+
+/// Linux lets a process reset its high-water mark (`clear_refs`), read
+/// back from `VmHWM`.
+fn reset_peak_rss() {
+    if cfg!(target_os = "linux") {
+        // Best effort: without it the peak is the process's peak so far.
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+    }
+}
+
+/// `VmHWM` of `/proc/self/status`: unlike `getrusage`, it follows a reset.
+fn linux_peak_rss_kib() -> Option<i64> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// CPU of this process and its waited-for children, and its own peak RSS.
+#[cfg(unix)]
+fn self_usage() -> Result<(Duration, i64), String> {
+    let get = |who| {
+        // SAFETY: `rusage` is plain data that getrusage fills.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &raw mut usage) } == 0 {
+            Ok(usage)
+        } else {
+            Err(format!("getrusage: {}", std::io::Error::last_os_error()))
+        }
+    };
+    let (own, children) = (get(libc::RUSAGE_SELF)?, get(libc::RUSAGE_CHILDREN)?);
+    Ok((cpu_time(&own) + cpu_time(&children), own.ru_maxrss))
+}
+
+#[cfg(unix)]
+fn cpu_time(usage: &libc::rusage) -> Duration {
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+#[cfg(windows)]
+fn self_usage() -> Result<(Duration, i64), String> {
+    // SAFETY: the pseudo-handle of the calling process needs no closing.
+    let handle = unsafe { windows_sys::Win32::System::Threading::GetCurrentProcess() };
+    handle_usage(handle)
 }
 
 /// The run with the median wall time.
@@ -300,6 +425,21 @@ mod tests {
         assert_eq!(size.ours_data, 6000);
         assert!(size.zipfile_data < 100, "{size:?}");
         assert!(size.zipfile < size.ours, "{size:?}");
+    }
+
+    #[test]
+    fn measures_work_in_process() {
+        let (sample, bytes) = measure_in_process(|| {
+            // Touch 32 MiB so the peak resident set must hold it.
+            let block = vec![1_u8; 32 << 20];
+            block.iter().map(|&b| u64::from(b)).sum::<u64>()
+        });
+        assert_eq!(bytes, 32 << 20);
+        assert!(sample.max_rss_kib >= 32 << 10, "{sample:?}");
+        assert!(sample.wall > Duration::ZERO && sample.cpu <= process_usage().cpu);
+        let mut calls = 0;
+        per_call(3, 10, || calls += 1);
+        assert_eq!(calls, 30);
     }
 
     #[test]

@@ -9,36 +9,24 @@
 //!   input.
 //!
 //! `cargo bench -p dist-info` (or `cargo xtask bench`). Prints per-call
-//! times, ratios, process wall and CPU time and peak RSS (from /proc).
+//! times, ratios, and the whole run's wall and CPU time and peak RSS
+//! (`bench_support`).
 
 #![allow(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![allow(clippy::cast_precision_loss, reason = "nanosecond statistics")]
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bench_support::{measure_in_process, per_call, print_row};
 use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
 use dist_info::version::matches_ignoring_post;
 
+/// Rounds per measurement; the median round counts.
 const ROUNDS: usize = 5;
-
-/// Median per-call time of `f` over `ROUNDS` rounds of `iters` calls.
-fn per_call(iters: usize, mut f: impl FnMut()) -> Duration {
-    let mut samples: Vec<Duration> = (0..ROUNDS)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..iters {
-                f();
-            }
-            start.elapsed() / u32::try_from(iters).unwrap()
-        })
-        .collect();
-    samples.sort();
-    samples[ROUNDS / 2]
-}
 
 fn report(name: &str, ours: Duration, baseline: Duration, baseline_name: &str) {
     println!(
@@ -49,29 +37,12 @@ fn report(name: &str, ours: Duration, baseline: Duration, baseline_name: &str) {
     );
 }
 
-/// (user + system CPU seconds, peak RSS KiB) of this process, from /proc.
-fn process_usage() -> (f64, u64) {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the `(comm)`; utime and stime are fields 14 and 15.
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 = [11, 12]
-        .iter()
-        .filter_map(|&i| fields.get(i).and_then(|f| f.parse::<u64>().ok()))
-        .sum();
-    // Linux reports clock ticks at USER_HZ, which is 100 on every supported ABI.
-    let cpu = ticks as f64 / 100.0;
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let rss = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0);
-    (cpu, rss)
+fn main() {
+    let (sample, ()) = measure_in_process(run);
+    print_row("whole run", sample);
 }
 
-fn main() {
-    let started = Instant::now();
+fn run() {
     let input = SelectorInput {
         packages: [
             PackageKind::Libraries,
@@ -94,10 +65,10 @@ fn main() {
         selector.available_targets.len()
     );
 
-    let read = per_call(2_000, || {
+    let read = per_call(ROUNDS, 2_000, || {
         black_box(DistInfo::from_json(black_box(&bytes)).unwrap());
     });
-    let raw = per_call(2_000, || {
+    let raw = per_call(ROUNDS, 2_000, || {
         black_box(serde_json::from_slice::<serde_json::Value>(black_box(&bytes)).unwrap());
     });
     report("read _dist_info.json", read, raw, "untyped serde_json");
@@ -107,31 +78,25 @@ fn main() {
         ("7.1.0.dev0+0123456789abcdef", "7.1.0.dev0+0123456789abcdef"),
         ("7.1.0rc1", "7.1.0rc2"),
     ];
-    let post = per_call(100_000, || {
+    let post = per_call(ROUNDS, 100_000, || {
         for (a, b) in pairs {
             black_box(matches_ignoring_post(black_box(a), black_box(b)));
         }
     });
-    let eq = per_call(100_000, || {
+    let eq = per_call(ROUNDS, 100_000, || {
         for (a, b) in pairs {
             black_box(black_box(a) == black_box(b));
         }
     });
     report("matches_ignoring_post x3", post, eq, "string ==");
 
-    let plan = per_call(2_000, || {
+    let plan = per_call(ROUNDS, 2_000, || {
         let s = Selector::plan(Mode::Kpack, &version, black_box(&input), table).unwrap();
         let chosen = s.select_target(None, Some("gfx1100\n")).unwrap();
         black_box(s.metadata(chosen.as_ref()).requires_dist());
     });
-    let clone = per_call(2_000, || {
+    let clone = per_call(ROUNDS, 2_000, || {
         black_box(black_box(&input).clone());
     });
     report("plan + select + metadata", plan, clone, "clone input");
-
-    let (cpu, rss) = process_usage();
-    println!(
-        "process: wall {:.2} s, CPU {cpu:.2} s, peak RSS {rss} KiB",
-        started.elapsed().as_secs_f64()
-    );
 }

@@ -9,7 +9,8 @@
 //!   `patchelf --set-rpath … --force-rpath` (as the reference does).
 //!
 //! Then the ~200 MB libLLVM: edit vs plain copy. Prints ratios, wall, CPU and
-//! peak RSS. Run with `cargo bench -p elf-surgery` (or `cargo xtask bench`);
+//! peak RSS (`bench_support`: this process for ours, each patchelf child
+//! for the baseline). Run with `cargo bench -p elf-surgery` (or `cargo xtask bench`);
 //! installs patchelf with apt-get when it is missing.
 #![allow(
     clippy::print_stdout,
@@ -20,38 +21,14 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bench_support::{Sample, measure, measure_in_process, median, print_row};
 use elf_surgery::{ElfFile, ElfKind, SearchPathEdit};
 
 const APPENDED: [&str; 2] = ["$ORIGIN/../x/lib", "$ORIGIN/../../y/lib"];
 const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
-
-/// CPU time (user + system) and peak RSS in KiB, of this process or its
-/// finished children.
-#[allow(unsafe_code)]
-fn usage(children: bool) -> (Duration, u64) {
-    let who = if children {
-        libc::RUSAGE_CHILDREN
-    } else {
-        libc::RUSAGE_SELF
-    };
-    // SAFETY: getrusage fills the zeroed struct it is given and nothing else.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(who, &raw mut ru);
-        ru
-    };
-    let tv = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec.unsigned_abs())
-            + Duration::from_micros(t.tv_usec.unsigned_abs())
-    };
-    (
-        tv(ru.ru_utime) + tv(ru.ru_stime),
-        ru.ru_maxrss.unsigned_abs(),
-    )
-}
 
 fn ensure_patchelf() -> Result<(), String> {
     let have = || {
@@ -146,7 +123,8 @@ fn object_em_x86_64() -> u16 {
     62
 }
 
-fn ours(src: &Path, dest: &Path) -> Result<(), String> {
+/// Our edit, in this process: it runs no child.
+fn ours(src: &Path, dest: &Path) -> Result<Vec<Sample>, String> {
     let request = SearchPathEdit::append(APPENDED).force_rpath();
     let mut source = fs::File::open(src).map_err(|e| e.to_string())?;
     let elf = ElfFile::parse(&mut source).map_err(|e| e.to_string())?;
@@ -155,42 +133,46 @@ fn ours(src: &Path, dest: &Path) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let perms = source.metadata().map_err(|e| e.to_string())?.permissions();
     edit.write_atomically(&mut source, dest, perms)
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    Ok(Vec::new())
 }
 
-fn baseline(src: &Path, dest: &Path, rpath: &str) -> Result<(), String> {
+/// The reference's edit: a copy, then two patchelf children, each measured.
+fn baseline(src: &Path, dest: &Path, rpath: &str) -> Result<Vec<Sample>, String> {
     fs::copy(src, dest).map_err(|e| e.to_string())?;
-    let run = |args: &[&str]| -> Result<(), String> {
-        let out = Command::new("patchelf")
-            .args(args)
-            .arg(dest)
-            .output()
-            .map_err(|e| e.to_string())?;
-        if out.status.success() {
-            Ok(())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
+    let run = |args: &[&str]| {
+        measure(
+            Command::new("patchelf")
+                .args(args)
+                .arg(dest)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
     };
-    run(&["--add-rpath", &APPENDED.join(":")])?;
-    run(&["--set-rpath", rpath, "--force-rpath"])
+    Ok(vec![
+        run(&["--add-rpath", &APPENDED.join(":")])?,
+        run(&["--set-rpath", rpath, "--force-rpath"])?,
+    ])
 }
 
 struct Side {
     wall: Duration,
     slowest: (Duration, PathBuf),
     failures: Vec<String>,
+    /// The children the side ran, each measured.
+    children: Vec<Sample>,
 }
 
 fn run_side(
     files: &[(PathBuf, String)],
     dir: &Path,
-    f: impl Fn(&Path, &Path, &str) -> Result<(), String>,
+    f: impl Fn(&Path, &Path, &str) -> Result<Vec<Sample>, String>,
 ) -> Side {
     let mut side = Side {
         wall: Duration::ZERO,
         slowest: (Duration::ZERO, PathBuf::new()),
         failures: Vec::new(),
+        children: Vec::new(),
     };
     for (i, (path, rpath)) in files.iter().enumerate() {
         let dest = dir.join(format!("{i}.so"));
@@ -201,18 +183,15 @@ fn run_side(
         if took > side.slowest.0 {
             side.slowest = (took, path.clone());
         }
-        if let Err(e) = result {
-            side.failures
-                .push(format!("{}: {}", path.display(), e.trim()));
+        match result {
+            Ok(children) => side.children.extend(children),
+            Err(e) => side
+                .failures
+                .push(format!("{}: {}", path.display(), e.trim())),
         }
         let _ = fs::remove_file(&dest);
     }
     side
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn stream_to_sink(mut r: impl Read) -> u64 {
@@ -242,21 +221,25 @@ fn main() -> Result<(), String> {
             stream_to_sink(f);
         }
     }
-    // Ours first, so this process's peak RSS is ours alone.
-    let (cpu0, _) = usage(false);
-    let our = run_side(&files, tmp.path(), |s, d, _| ours(s, d));
-    let (cpu1, our_rss) = usage(false);
-    let (ccpu0, _) = usage(true);
-    let theirs = run_side(&files, tmp.path(), baseline);
-    let (ccpu1, their_rss) = usage(true);
-    let (cpu2, _) = usage(false);
+    // Ours first, so this process's peak RSS is ours alone where it
+    // cannot be reset.
+    let (our_sample, our) =
+        measure_in_process(|| run_side(&files, tmp.path(), |s, d, _| ours(s, d)));
+    let (here, theirs) = measure_in_process(|| run_side(&files, tmp.path(), baseline));
+    let their_cpu: Duration = theirs.children.iter().map(|c| c.cpu).sum();
+    let their_rss = theirs
+        .children
+        .iter()
+        .map(|c| c.max_rss_kib)
+        .max()
+        .unwrap_or(0);
 
     let ratio = theirs.wall.as_secs_f64() / our.wall.as_secs_f64();
     println!(
         "  ours:     wall {:>8.3} s  cpu {:>8.3} s  peak RSS {:>7} KiB  failures {}",
         our.wall.as_secs_f64(),
-        (cpu1.saturating_sub(cpu0)).as_secs_f64(),
-        our_rss,
+        our_sample.cpu.as_secs_f64(),
+        our_sample.max_rss_kib,
         our.failures.len()
     );
     println!(
@@ -267,10 +250,10 @@ fn main() -> Result<(), String> {
     println!(
         "  patchelf: wall {:>8.3} s  cpu {:>8.3} s  peak RSS {:>7} KiB  failures {} (plus {:.3} s cpu here for copies)",
         theirs.wall.as_secs_f64(),
-        (ccpu1.saturating_sub(ccpu0)).as_secs_f64(),
+        their_cpu.as_secs_f64(),
         their_rss,
         theirs.failures.len(),
-        (cpu2.saturating_sub(cpu1)).as_secs_f64()
+        here.cpu.saturating_sub(their_cpu).as_secs_f64()
     );
     println!(
         "            slowest {:.3} s  {}",
@@ -292,22 +275,21 @@ fn main() -> Result<(), String> {
     let size = fs::metadata(big).map_err(|e| e.to_string())?.len();
     let dest = tmp.path().join("big.so");
     let time = |f: &dyn Fn()| {
-        median(
-            (0..3)
-                .map(|_| {
-                    let start = Instant::now();
-                    f();
-                    let took = start.elapsed();
-                    let _ = fs::remove_file(&dest);
-                    took
-                })
-                .collect(),
-        )
+        let runs: Vec<Sample> = (0..3)
+            .map(|_| {
+                let (sample, ()) = measure_in_process(f);
+                let _ = fs::remove_file(&dest);
+                sample
+            })
+            .collect();
+        median(&runs)
     };
     let copy = time(&|| {
         fs::copy(big, &dest).unwrap();
     });
-    let edit = time(&|| ours(big, &dest).unwrap());
+    let edit = time(&|| {
+        ours(big, &dest).unwrap();
+    });
     let read_plain = time(&|| {
         stream_to_sink(fs::File::open(big).unwrap());
     });
@@ -320,19 +302,15 @@ fn main() -> Result<(), String> {
         stream_to_sink(e.reader(source).unwrap());
     });
     println!("{} ({:.0} MiB):", big.display(), size as f64 / 1_048_576.0);
+    let ratio = |a: Sample, b: Sample| a.wall.as_secs_f64() / b.wall.as_secs_f64();
+    print_row("write: fs::copy", copy);
+    print_row("write: edit", edit);
+    println!("  write ratio (edit / copy): {:.2}", ratio(edit, copy));
+    print_row("stream: plain file read", read_plain);
+    print_row("stream: edited reader", read_edit);
     println!(
-        "  write: edit {:.3} s vs fs::copy {:.3} s  ratio {:.2}",
-        edit.as_secs_f64(),
-        copy.as_secs_f64(),
-        edit.as_secs_f64() / copy.as_secs_f64()
+        "  stream ratio (edited / plain): {:.2}",
+        ratio(read_edit, read_plain)
     );
-    println!(
-        "  stream: edited reader {:.3} s vs plain file read {:.3} s  ratio {:.2}",
-        read_edit.as_secs_f64(),
-        read_plain.as_secs_f64(),
-        read_edit.as_secs_f64() / read_plain.as_secs_f64()
-    );
-    let (_, rss) = usage(false);
-    println!("  peak RSS of this process so far: {rss} KiB");
     Ok(())
 }

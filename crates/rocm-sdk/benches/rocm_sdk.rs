@@ -238,17 +238,8 @@ impl Install {
     fn scale(&mut self) {
         let core = self.sp.join("_rocm_sdk_core/lib");
         let template = fs::read(core.join("libamd_comgr.so.3")).unwrap();
-        let core_record = fs::read_dir(&self.sp)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("rocm_sdk_core-")
-            })
-            .unwrap()
-            .join("RECORD");
+        let core_record =
+            fixtures::files::entry_starting_with(&self.sp, "rocm_sdk_core-").join("RECORD");
         let mut rows = fs::read_to_string(&core_record).unwrap();
         let mut links = Vec::new();
         for i in 0..SCALED_LIBRARIES {

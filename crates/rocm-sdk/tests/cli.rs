@@ -27,7 +27,13 @@ fn a_missing_command_is_a_usage_error() {
     // Options but no command.
     let out = rocm_sdk(&["--site-packages", "/nonexistent", "-v"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("requires a subcommand"), "{out:?}");
+    insta::assert_snapshot!(stderr(&out), @"
+    error: 'rocm-sdk' requires a subcommand but one was not provided
+
+    Usage: rocm-sdk [OPTIONS] [COMMAND]
+
+    For more information, try '--help'.
+    ");
 }
 
 #[test]

@@ -295,30 +295,18 @@ fn filler_pool() -> &'static [u8] {
             .output()
             .unwrap();
         let lib = PathBuf::from(String::from_utf8(sysroot.stdout).unwrap().trim()).join("lib");
-        let llvm = fs::read_dir(&lib)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("libLLVM")
-            })
-            .expect("the toolchain ships libLLVM");
+        let llvm = fixtures::files::entry_starting_with(&lib, "libLLVM");
         fs::read(llvm).unwrap()
     })
 }
 
+/// Appends every regular file under `dir` (links left out) to `out`.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let meta = fs::symlink_metadata(&path).unwrap();
-        if meta.is_dir() {
-            walk(&path, out);
-        } else if meta.is_file() {
-            out.push(path);
-        }
-    }
+    out.extend(
+        fixtures::files::relative_files(dir)
+            .into_iter()
+            .map(|rel| dir.join(rel)),
+    );
 }
 
 fn dir_size(dir: &Path) -> u64 {

@@ -11,8 +11,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{Build, Venv, artifacts, ok, therock_package};
-use fixtures::ExampleMode;
+use common::{Build, Venv, ok};
+use fixtures::{ExampleMode, Layout};
 
 /// The kpack example built once, unchanged.
 fn build() -> &'static Build {
@@ -117,14 +117,7 @@ fn assert_init_refused(venv: &Venv, words: &[&str]) {
 /// A copy of the kpack example with `links` (name, text) added to its HIP
 /// headers (`include/hip/` of the devel tree).
 fn example_with_header_links(links: &[(&str, &str)]) -> tempfile::TempDir {
-    let copy = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", artifacts(ExampleMode::Kpack).display()))
-        .arg(copy.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let copy = common::copy_of_artifacts(Layout::Tree);
     let include = copy
         .path()
         .join("core-hip_dev_generic/core/clr/stage/include/hip");
@@ -136,16 +129,8 @@ fn example_with_header_links(links: &[(&str, &str)]) -> tempfile::TempDir {
 
 /// `therock-package build` of `artifact_dir` into `dest` with `extra`
 /// flags; returns its stderr (the warnings).
-fn build_into(artifact_dir: &Path, dest: &Path, extra: &[&str]) -> String {
-    let mut args = vec![
-        "build",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--dest-dir",
-        dest.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    let built = therock_package(&args);
+fn build_warnings(artifact_dir: &Path, dest: &Path, extra: &[&str]) -> String {
+    let built = common::build_into(artifact_dir, dest, extra);
     ok(&built);
     String::from_utf8_lossy(&built.stderr).into_owned()
 }
@@ -183,7 +168,7 @@ fn links_the_install_would_refuse_are_left_out_and_init_succeeds() {
     let copy = example_with_header_links(&links);
 
     let dest = tempfile::tempdir().unwrap();
-    let log = build_into(copy.path(), dest.path(), &[]);
+    let log = build_warnings(copy.path(), dest.path(), &[]);
     let venv = devel_installed(&dest.path().join("dist"));
     let out = init_within_a_minute(&venv);
     assert!(out.status.success(), "{}", text(&out));
@@ -222,7 +207,7 @@ fn with_a_nonce_the_build_and_init_refuse_the_same_link() {
         ),
     ]);
     let dest = tempfile::tempdir().unwrap();
-    let log = build_into(copy.path(), dest.path(), &["--version-suffix", "_n1"]);
+    let log = build_warnings(copy.path(), dest.path(), &["--version-suffix", "_n1"]);
     assert_left_out(&log, "named_loop", "more than 40 links");
     assert_left_out(&log, "unsuffixed", "it leads to _rocm_sdk_devel,");
     assert!(

@@ -9,26 +9,14 @@ mod common;
 use std::fs;
 use std::path::PathBuf;
 use std::process::Output;
-use std::sync::OnceLock;
 
 use common::{Build, Venv, ok};
 use fixtures::ExampleMode;
 
-/// The example built once per mode.
-fn build(mode: ExampleMode) -> &'static Build {
-    static LEGACY: OnceLock<Build> = OnceLock::new();
-    static KPACK: OnceLock<Build> = OnceLock::new();
-    let cell = match mode {
-        ExampleMode::Legacy => &LEGACY,
-        ExampleMode::Kpack => &KPACK,
-    };
-    cell.get_or_init(|| Build::new(mode, &[]))
-}
-
 /// A fresh venv with libraries, devel and profiler (and one device wheel in
 /// kpack mode) installed; devel not unpacked yet.
 fn installed(mode: ExampleMode) -> Venv {
-    let dist = build(mode).dist();
+    let dist = Build::shared(mode).dist();
     let (links, requirement) = match mode {
         ExampleMode::Kpack => (vec![dist], "rocm[libraries,devel,profiler,device-gfx942]"),
         ExampleMode::Legacy => (

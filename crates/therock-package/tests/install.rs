@@ -6,7 +6,6 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use common::{Build, Venv, artifacts, ok};
 use elf_surgery::{ElfFile, ElfKind};
@@ -15,19 +14,9 @@ use fixtures::ExampleMode;
 /// The family the legacy install selects (one of the example's two).
 const LEGACY_FAMILY: &str = "gfx94X-dcgpu";
 
-fn build(mode: ExampleMode) -> &'static Build {
-    static KPACK: OnceLock<Build> = OnceLock::new();
-    static LEGACY: OnceLock<Build> = OnceLock::new();
-    let cell = match mode {
-        ExampleMode::Kpack => &KPACK,
-        ExampleMode::Legacy => &LEGACY,
-    };
-    cell.get_or_init(|| Build::new(mode, &[]))
-}
-
 /// The find-links directories and the requirement of an install of `mode`.
 fn install_args(mode: ExampleMode) -> (Vec<PathBuf>, &'static str) {
-    let dist = build(mode).dist();
+    let dist = Build::shared(mode).dist();
     match mode {
         ExampleMode::Kpack => (vec![dist], "rocm[libraries,devel,profiler,device-gfx942]"),
         // Several families: each family's selector and devel live in dist/{F}/.
@@ -266,10 +255,8 @@ fn full_check(mode: ExampleMode, installer: Installer) {
     }
 }
 
-#[test]
-fn kpack_with_pip() {
-    full_check(ExampleMode::Kpack, Installer::Pip);
-}
+// CI runs each mode and each installer once (the kpack uninstall is also
+// checked by `rocm_sdk_e2e`); `cargo xtask slow` runs the other two pairs.
 
 #[test]
 fn legacy_with_pip() {
@@ -282,6 +269,13 @@ fn kpack_with_uv() {
 }
 
 #[test]
+#[ignore = "exhaustive: the mode and installer pair CI does not sample (cargo xtask slow)"]
+fn kpack_with_pip() {
+    full_check(ExampleMode::Kpack, Installer::Pip);
+}
+
+#[test]
+#[ignore = "exhaustive: the mode and installer pair CI does not sample (cargo xtask slow)"]
 fn legacy_with_uv() {
     full_check(ExampleMode::Legacy, Installer::Uv);
 }

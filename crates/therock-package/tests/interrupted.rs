@@ -11,19 +11,13 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{Build, artifacts, ok, therock_package};
-use fixtures::ExampleMode;
+use fixtures::files::files_with_bytes;
+use fixtures::{ExampleMode, Layout};
 
 /// A copy of the kpack example whose HIP library carries `mib` MiB of
 /// incompressible bytes, so a build takes long enough to be interrupted.
 fn slow_example(mib: usize) -> tempfile::TempDir {
-    let copy = tempfile::tempdir().unwrap();
-    let status = Command::new("cp")
-        .arg("-a")
-        .arg(format!("{}/.", artifacts(ExampleMode::Kpack).display()))
-        .arg(copy.path())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let copy = common::copy_of_artifacts(Layout::Tree);
     let lib = copy
         .path()
         .join("core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0");
@@ -51,25 +45,6 @@ fn staging_entries(dest: &Path) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// Every file under `dir` (relative path, bytes), recursively, sorted.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let rel = path.strip_prefix(root).unwrap().display().to_string();
-                out.push((rel, fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(dir, dir, &mut out);
-    out.sort();
-    out
 }
 
 fn names(files: &[(String, Vec<u8>)]) -> Vec<&str> {
@@ -225,7 +200,7 @@ fn a_build_killed_during_its_commit_leaves_dist_fully_old_or_fully_new() {
             .map(String::as_str)
             .collect::<Vec<_>>(),
     ));
-    let new_release = tree(&reference.path().join("dist"));
+    let new_release = files_with_bytes(&reference.path().join("dist"));
     for (gate, expect_new) in [("before-swap", false), ("after-swap", true)] {
         let dest = tempfile::tempdir().unwrap();
         let dist = dest.path().join("dist");
@@ -237,7 +212,7 @@ fn a_build_killed_during_its_commit_leaves_dist_fully_old_or_fully_new() {
                 .collect::<Vec<_>>(),
         ));
         fs::write(dist.join("notes.txt"), "kept").unwrap();
-        let old = tree(&dist);
+        let old = files_with_bytes(&dist);
         let mut new = old.clone();
         new.extend(new_release.iter().cloned());
         new.sort();
@@ -254,7 +229,7 @@ fn a_build_killed_during_its_commit_leaves_dist_fully_old_or_fully_new() {
         assert!(held.is_some(), "the build never reached its {gate} point");
         child.kill().unwrap();
         child.wait().unwrap();
-        let after = tree(&dist);
+        let after = files_with_bytes(&dist);
         if expect_new {
             assert_eq!(names(&after), names(&new), "killed {gate}");
             assert!(after == new, "killed {gate}: dist/ is not the new release");
@@ -272,7 +247,7 @@ fn a_build_killed_during_its_commit_leaves_dist_fully_old_or_fully_new() {
                 .collect::<Vec<_>>(),
         ));
         assert_eq!(staging_entries(dest.path()), Vec::<String>::new());
-        assert_eq!(names(&tree(&dist)), names(&new));
+        assert_eq!(names(&files_with_bytes(&dist)), names(&new));
     }
 }
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use common::{Build, auditwheel, fails, ok, stdout, verify};
 use fixtures::ExampleMode;
+use fixtures::files::relative_files;
 use serde_json::Value;
 use wheel_writer::{BytesSource, CoreMetadata, WheelBuilder, WheelTag, WriteOptions};
 
@@ -115,7 +116,7 @@ fn compare_with_auditwheel(
         let name = audit["wheel"].as_str().unwrap();
         let path = dirs
             .iter()
-            .flat_map(|d| walk(d))
+            .flat_map(|d| relative_files(d).into_iter().map(move |rel| d.join(rel)))
             .find(|p| p.file_name().unwrap() == name)
             .unwrap();
         let theirs = auditwheel_show(&path);
@@ -170,19 +171,6 @@ fn compare_with_auditwheel(
         }
     }
     differences
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

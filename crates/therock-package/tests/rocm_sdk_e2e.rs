@@ -17,22 +17,12 @@ use std::time::Duration;
 
 use common::{Build, Venv, ok};
 use fixtures::ExampleMode;
-
-/// The example built once per mode (and once at another version).
-fn build(mode: ExampleMode) -> &'static Build {
-    static LEGACY: OnceLock<Build> = OnceLock::new();
-    static KPACK: OnceLock<Build> = OnceLock::new();
-    let cell = match mode {
-        ExampleMode::Legacy => &LEGACY,
-        ExampleMode::Kpack => &KPACK,
-    };
-    cell.get_or_init(|| Build::new(mode, &[]))
-}
+use fixtures::terminal::has_colour;
 
 /// `--find-links` directories: `dist/`, plus the first family's directory
 /// (its `rocm` sdist and devel wheel) in legacy mode.
 fn find_links(mode: ExampleMode) -> Vec<PathBuf> {
-    let dist = build(mode).dist();
+    let dist = Build::shared(mode).dist();
     match mode {
         ExampleMode::Kpack => vec![dist],
         ExampleMode::Legacy => vec![dist.join("gfx94X-dcgpu"), dist],
@@ -151,22 +141,17 @@ fn devel_state(sp: &Path) -> Vec<String> {
     state
 }
 
-/// Every path under `dir`, relative to `base`, sorted (links not followed).
+/// Every path under `dir`, relative to `base`, sorted (links not
+/// followed); nothing when `dir` does not exist.
 fn walk(base: &Path, dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let Ok(entries) = fs::read_dir(dir) else {
-        return out;
-    };
-    for entry in entries {
-        let entry = entry.unwrap();
-        let path = entry.path();
-        out.push(path.strip_prefix(base).unwrap().display().to_string());
-        if entry.file_type().unwrap().is_dir() {
-            out.extend(walk(base, &path));
-        }
+    if !dir.is_dir() {
+        return Vec::new();
     }
-    out.sort();
-    out
+    let prefix = dir.strip_prefix(base).unwrap();
+    fixtures::files::relative_entries(dir)
+        .into_iter()
+        .map(|rel| prefix.join(rel).display().to_string())
+        .collect()
 }
 
 /// Every path under the devel tree is listed in some RECORD (devel or
@@ -591,16 +576,7 @@ fn commands_answer_and_errors_say_what_to_do() {
         &find_links(mode),
         &["install", "rocm-sdk-devel"],
     ));
-    let devel_info = fs::read_dir(&sp)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("rocm_sdk_devel-")
-        })
-        .unwrap();
+    let devel_info = fixtures::files::entry_starting_with(&sp, "rocm_sdk_devel-");
 
     // Read-only site-packages (another user): nothing changes, the message
     // says what to do.
@@ -714,38 +690,12 @@ fn a_release_with_a_nonce_installs_and_passes_the_self_check() {
     );
 }
 
-/// `program args…` on a pseudo-terminal (`script -qfec`, as a person's
-/// shell runs it); everything the terminal showed.
+/// `program args…` on a pseudo-terminal, as a person's shell runs it;
+/// everything the terminal showed.
 fn on_a_terminal(program: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
-    let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
-    let mut line = quote(program.to_str().unwrap());
-    for arg in args {
-        line.push(' ');
-        line.push_str(&quote(arg));
-    }
-    let mut command = Command::new("script");
-    command
-        .args(["-qfec", &line, "/dev/null"])
-        .env_remove("NO_COLOR")
-        .env_remove("RUST_LOG")
-        .env_remove("ROCM_SDK_LOG")
-        .env("TERM", "xterm-256color");
-    for (k, v) in env {
-        command.env(k, v);
-    }
+    let mut command = fixtures::terminal::command(program, args);
+    command.env_remove("ROCM_SDK_LOG").envs(env.iter().copied());
     ok(&command.output().expect("script (util-linux) runs"))
-}
-
-/// An SGR (colour) escape sequence: ESC `[` digits and `;` then `m`.
-fn has_colour(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.windows(2).enumerate().any(|(i, w)| {
-        w == b"\x1b["
-            && bytes[i + 2..]
-                .iter()
-                .find(|b| !(b.is_ascii_digit() || **b == b';'))
-                == Some(&b'm')
-    })
 }
 
 /// Reinstalls the devel wheel, so the next `init` unpacks again.

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::{Build, ok};
+use common::{Build, Venv, ok};
 use fixtures::ExampleMode;
 
 /// What a user installs.
@@ -120,18 +120,16 @@ fn uv_install(venv: &Path, dist: &Path, args: &[&str]) {
         .unwrap());
 }
 
-/// A fresh venv in its own temporary directory (`--system-site-packages`
-/// when a `--user` install must be visible to it).
-fn venv(system_site_packages: bool) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let venv = dir.path().join("venv");
-    let mut command = Command::new("python3");
-    command.args(["-m", "venv"]);
-    if system_site_packages {
-        command.arg("--system-site-packages");
-    }
-    ok(&command.arg(&venv).output().unwrap());
-    (dir, venv)
+/// A fresh venv (`--system-site-packages` when a `--user` install must be
+/// visible to it) and its directory.
+fn venv(system_site_packages: bool) -> (Venv, PathBuf) {
+    let venv = if system_site_packages {
+        Venv::with_system_site_packages()
+    } else {
+        Venv::new()
+    };
+    let root = venv.root();
+    (venv, root)
 }
 
 /// Runs `program args` as a user would: no `LD_LIBRARY_PATH`, no
@@ -275,7 +273,7 @@ fn every_way_of_launching_it_gives_the_same_report() {
 #[test]
 fn a_pip_user_install_passes() {
     let (dir, venv) = venv(true);
-    let base = dir.path().join("userbase");
+    let base = dir.scratch().join("userbase");
     pip_install(
         &venv,
         &real_build().dist(),
@@ -293,7 +291,7 @@ fn a_pip_user_install_passes() {
 #[test]
 fn a_pip_prefix_install_passes() {
     let (dir, venv) = venv(false);
-    let prefix = dir.path().join("prefix");
+    let prefix = dir.scratch().join("prefix");
     pip_install(
         &venv,
         &real_build().dist(),
@@ -312,7 +310,7 @@ fn a_pip_prefix_install_passes() {
 #[test]
 fn a_pip_target_install_passes() {
     let (dir, venv) = venv(false);
-    let target = dir.path().join("target");
+    let target = dir.scratch().join("target");
     pip_install(
         &venv,
         &real_build().dist(),
@@ -337,7 +335,7 @@ fn a_uv_venv_install_passes() {
 #[test]
 fn uv_target_and_prefix_installs_pass() {
     let (dir, venv) = venv(false);
-    let target = dir.path().join("target");
+    let target = dir.scratch().join("target");
     uv_install(
         &venv,
         &real_build().dist(),
@@ -350,7 +348,7 @@ fn uv_target_and_prefix_installs_pass() {
     );
     assert_healthy(&out, "uv --target");
 
-    let prefix = dir.path().join("prefix");
+    let prefix = dir.scratch().join("prefix");
     uv_install(
         &venv,
         &real_build().dist(),

@@ -14,6 +14,7 @@ use std::process::{Command, Output};
 use common::{artifacts, ok, therock_package};
 use fixtures::ExampleMode;
 use fixtures::man_page::assert_valid_roff;
+use fixtures::terminal::has_colour;
 
 /// `build` of the kpack example into `dest` with `extra` flags, stderr a pipe.
 fn build(dest: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
@@ -35,49 +36,25 @@ fn build(dest: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     command.output().expect("therock-package runs")
 }
 
-fn shell_quote(arg: &str) -> String {
-    format!("'{}'", arg.replace('\'', r"'\''"))
-}
-
 /// `build` run under `script -qfec`, so stdin, stdout and stderr are a
 /// pseudo-terminal; returns everything the terminal showed.
 fn build_on_a_terminal(dest: &Path, env: &[(&str, &str)]) -> String {
     let artifact_dir = artifacts(ExampleMode::Kpack);
-    let line = [
-        env!("CARGO_BIN_EXE_therock-package"),
-        "build",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--dest-dir",
-        dest.to_str().unwrap(),
-    ]
-    .map(shell_quote)
-    .join(" ");
-    let mut command = Command::new("script");
+    let mut command = fixtures::terminal::command(
+        Path::new(env!("CARGO_BIN_EXE_therock-package")),
+        &[
+            "build",
+            "--artifact-dir",
+            artifact_dir.to_str().unwrap(),
+            "--dest-dir",
+            dest.to_str().unwrap(),
+        ],
+    );
     command
-        .args(["-qfec", &line, "/dev/null"])
         .env_remove("SOURCE_DATE_EPOCH")
         .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
-        .env_remove("RUST_LOG")
-        .env_remove("NO_COLOR")
-        .env("TERM", "xterm-256color");
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    let out = command.output().expect("script (util-linux) runs");
-    ok(&out)
-}
-
-/// An SGR (colour) escape sequence: ESC `[` parameters `m`.
-fn has_colour(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.windows(2).enumerate().any(|(i, w)| {
-        w == b"\x1b["
-            && bytes[i + 2..]
-                .iter()
-                .find(|b| !(b.is_ascii_digit() || **b == b';'))
-                == Some(&b'm')
-    })
+        .envs(env.iter().copied());
+    ok(&command.output().expect("script (util-linux) runs"))
 }
 
 fn stderr(out: &Output) -> String {
@@ -155,7 +132,7 @@ fn quiet_prints_nothing_on_success() {
     // Errors still come through.
     let out = therock_package(&["-q", "index", "/nonexistent/dist"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("is not a directory"), "{out:?}");
+    insta::assert_snapshot!(stderr(&out), @"therock-package: error: /nonexistent/dist is not a directory; pass the dist directory to index");
 }
 
 #[test]

@@ -8,22 +8,13 @@ mod common;
 
 use std::path::Path;
 
-use common::{artifacts, ok, therock_package};
+use common::{artifacts, build_into, ok};
 use fixtures::ExampleMode;
 use serde_json::Value;
 
-fn build_json(dest: &Path, mode: ExampleMode) -> Value {
-    let artifact_dir = artifacts(mode);
-    let out = therock_package(&[
-        "build",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--dest-dir",
-        dest.to_str().unwrap(),
-        "--json",
-        "--timings",
-        "-q",
-    ]);
+/// `build --json --timings` of `artifact_dir`: the report.
+fn build_json(artifact_dir: &Path, dest: &Path) -> Value {
+    let out = build_into(artifact_dir, dest, &["--json", "--timings", "-q"]);
     serde_json::from_str(&ok(&out)).expect("build --json prints JSON")
 }
 
@@ -49,7 +40,7 @@ fn redact(value: &mut Value) {
 #[test]
 fn json_timings_have_the_documented_shape() {
     let dest = tempfile::tempdir().unwrap();
-    let report = build_json(dest.path(), ExampleMode::Kpack);
+    let report = build_json(&artifacts(ExampleMode::Kpack), dest.path());
     let mut timings = report["timings"].clone();
     redact(&mut timings);
     insta::assert_json_snapshot!(timings);
@@ -60,17 +51,7 @@ fn archive_builds_time_the_extraction() {
     let dest = tempfile::tempdir().unwrap();
     let example = common::example();
     let artifact_dir = example.artifact_dir(ExampleMode::Kpack, fixtures::Layout::TarZst);
-    let out = therock_package(&[
-        "build",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--dest-dir",
-        dest.path().to_str().unwrap(),
-        "--json",
-        "--timings",
-        "-q",
-    ]);
-    let report: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let report = build_json(&artifact_dir, dest.path());
     let steps: Vec<&str> = report["timings"]["steps"]
         .as_array()
         .unwrap()
@@ -108,7 +89,7 @@ fn member_sizes(wheel: &Path) -> Vec<u64> {
 #[test]
 fn phases_add_up_to_the_packages() {
     let dest = tempfile::tempdir().unwrap();
-    let report = build_json(dest.path(), ExampleMode::Legacy);
+    let report = build_json(&artifacts(ExampleMode::Legacy), dest.path());
     let timings = &report["timings"];
     let packages = timings["packages"].as_array().unwrap();
     let files = report["files"].as_array().unwrap();
@@ -212,14 +193,7 @@ fn phases_add_up_to_the_packages() {
 fn the_text_report_has_the_table() {
     let dest = tempfile::tempdir().unwrap();
     let artifact_dir = artifacts(ExampleMode::Kpack);
-    let text = ok(&therock_package(&[
-        "build",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--dest-dir",
-        dest.path().to_str().unwrap(),
-        "--timings",
-    ]));
+    let text = ok(&build_into(&artifact_dir, dest.path(), &["--timings"]));
     assert!(text.contains("timings ("), "{text}");
     assert!(text.contains("package / phase"), "{text}");
     for row in [
@@ -236,12 +210,6 @@ fn the_text_report_has_the_table() {
     }
     // Without the flag there is no table.
     let dest = tempfile::tempdir().unwrap();
-    let text = ok(&therock_package(&[
-        "build",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--dest-dir",
-        dest.path().to_str().unwrap(),
-    ]));
+    let text = ok(&build_into(&artifact_dir, dest.path(), &[]));
     assert!(!text.contains("timings ("), "{text}");
 }

@@ -279,7 +279,7 @@ fn differing_wheels_name_the_members() {
 fn a_missing_directory_is_bad_input_and_no_directory_a_usage_error() {
     let out = therock_package(&["verify", "/nonexistent/dist"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/dist is not a directory"));
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stderr), @"therock-package: error: /nonexistent/dist is not a directory; pass the dist directories of the release");
     let out = therock_package(&["verify"]);
     assert_eq!(out.status.code(), Some(2));
 }

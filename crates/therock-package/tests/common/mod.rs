@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+use fixtures::files::{entry_starting_with, relative_entries, relative_files};
 use fixtures::{Example, ExampleMode, Layout};
 
 pub mod wine;
@@ -29,6 +30,20 @@ pub fn therock_package(args: &[&str]) -> Output {
         .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
         .output()
         .expect("therock-package runs")
+}
+
+/// `therock-package build --artifact-dir ARTIFACT_DIR --dest-dir DEST
+/// extra…`, whatever its outcome.
+pub fn build_into(artifact_dir: &Path, dest: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "build",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--dest-dir",
+        dest.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    therock_package(&args)
 }
 
 /// Asserts success and returns stdout.
@@ -58,16 +73,20 @@ impl Build {
     /// Builds an artifact directory with extra flags.
     pub fn from_artifacts(artifact_dir: &Path, extra: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let mut args = vec![
-            "build",
-            "--artifact-dir",
-            artifact_dir.to_str().unwrap(),
-            "--dest-dir",
-            dir.path().to_str().unwrap(),
-        ];
-        args.extend(extra);
-        ok(&therock_package(&args));
+        ok(&build_into(artifact_dir, dir.path(), extra));
         Self { dir }
+    }
+
+    /// The example's `mode` built once per test binary with no flags, for
+    /// tests that only read it.
+    pub fn shared(mode: ExampleMode) -> &'static Self {
+        static LEGACY: OnceLock<Build> = OnceLock::new();
+        static KPACK: OnceLock<Build> = OnceLock::new();
+        let cell = match mode {
+            ExampleMode::Legacy => &LEGACY,
+            ExampleMode::Kpack => &KPACK,
+        };
+        cell.get_or_init(|| Self::new(mode, &[]))
     }
 
     /// `dest-dir/dist`.
@@ -77,10 +96,7 @@ impl Build {
 
     /// Every file under `dist/` (relative, sorted) with its sha256.
     pub fn digests(&self) -> Vec<(String, String)> {
-        let mut files = Vec::new();
-        walk(&self.dist(), &self.dist(), &mut files);
-        files.sort();
-        files
+        relative_files(&self.dist())
             .into_iter()
             .map(|rel| {
                 let out = Command::new("sha256sum")
@@ -94,17 +110,6 @@ impl Build {
     }
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            walk(root, &path, out);
-        } else {
-            out.push(path.strip_prefix(root).unwrap().display().to_string());
-        }
-    }
-}
-
 /// A fresh virtual environment.
 #[derive(Debug)]
 pub struct Venv {
@@ -115,13 +120,30 @@ impl Venv {
     /// `python3 -m venv` in a temporary directory (pip comes from the
     /// interpreter's bundled copy, no network).
     pub fn new() -> Self {
+        Self::create(&[])
+    }
+
+    /// A venv that also sees the interpreter's site-packages and the user
+    /// site (where a `pip install --user` goes).
+    pub fn with_system_site_packages() -> Self {
+        Self::create(&["--system-site-packages"])
+    }
+
+    fn create(flags: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         ok(&Command::new("python3")
             .args(["-m", "venv"])
+            .args(flags)
             .arg(dir.path().join("venv"))
             .output()
             .unwrap());
         Self { dir }
+    }
+
+    /// The temporary directory holding the venv: room for a `--prefix`,
+    /// `--target` or user base beside it.
+    pub fn scratch(&self) -> &Path {
+        self.dir.path()
     }
 
     /// The venv directory.
@@ -169,39 +191,14 @@ impl Venv {
 
     /// Every file and link under site-packages (relative, sorted).
     pub fn site_files(&self) -> Vec<String> {
-        let mut files = Vec::new();
-        walk_all(&self.site_packages(), &self.site_packages(), &mut files);
-        files.sort();
-        files
+        relative_entries(&self.site_packages())
     }
 }
 
 /// `prefix/lib/pythonX.Y/site-packages` of a venv or an installation
 /// prefix.
 pub fn site_packages_of(prefix: &Path) -> PathBuf {
-    let lib = prefix.join("lib");
-    let python = fs::read_dir(&lib)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("python")
-        })
-        .unwrap_or_else(|| panic!("{} has no pythonX.Y", lib.display()));
-    python.join("site-packages")
-}
-
-fn walk_all(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let entry = entry.unwrap();
-        let path = entry.path();
-        out.push(path.strip_prefix(root).unwrap().display().to_string());
-        if entry.file_type().unwrap().is_dir() {
-            walk_all(root, &path, out);
-        }
-    }
+    entry_starting_with(&prefix.join("lib"), "python").join("site-packages")
 }
 
 /// The `uv` binary, installed once with pip into a tools venv under the
@@ -355,7 +352,18 @@ pub fn two_platform_release(family_flags: bool) -> (Build, Build) {
     };
     let linux = Build::new(ExampleMode::Kpack, flags);
     let windows_artifacts = tempfile::tempdir().unwrap();
-    let copy = windows_artifacts.path().join("artifacts");
+    let copy = kpack_without_gfx942(windows_artifacts.path());
+    let mut windows_flags = vec!["--platform-tag", "win_amd64"];
+    windows_flags.extend(flags);
+    let windows = Build::from_artifacts(&copy, &windows_flags);
+    (linux, windows)
+}
+
+/// A copy of the kpack example without the gfx942 device artifacts, made
+/// as `root/windows-artifacts`: the "Windows" half of a two-platform
+/// release.
+pub fn kpack_without_gfx942(root: &Path) -> PathBuf {
+    let copy = root.join("windows-artifacts");
     ok(&Command::new("cp")
         .arg("-a")
         .arg(artifacts(ExampleMode::Kpack))
@@ -373,10 +381,7 @@ pub fn two_platform_release(family_flags: bool) -> (Build, Build) {
             fs::remove_dir_all(&path).unwrap();
         }
     }
-    let mut windows_flags = vec!["--platform-tag", "win_amd64"];
-    windows_flags.extend(flags);
-    let windows = Build::from_artifacts(&copy, &windows_flags);
-    (linux, windows)
+    copy
 }
 
 /// Copies every file of `dists` (flat) into `dest`: what a publish job
