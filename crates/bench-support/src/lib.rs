@@ -146,6 +146,10 @@ pub struct Sample {
 /// Runs `command` to completion and measures it; a failed run (non-zero
 /// exit, signal) is an error carrying its stderr when that was piped.
 pub fn measure(command: &mut Command) -> Result<Sample, String> {
+    // On Linux a child's peak RSS starts at its parent's high-water mark
+    // (exec records the mm it replaces); reset ours so a large buffer the
+    // caller once held is not reported as the child's.
+    reset_peak_rss();
     let start = Instant::now();
     let mut child = command
         .spawn()
@@ -425,6 +429,18 @@ mod tests {
         assert_eq!(size.ours_data, 6000);
         assert!(size.zipfile_data < 100, "{size:?}");
         assert!(size.zipfile < size.ours, "{size:?}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_is_not_charged_with_its_parents_peak() {
+        // Touch 256 MiB, then give it back: this process's high-water mark
+        // stays, and a child used to report it as its own peak.
+        let block = vec![1_u8; 256 << 20];
+        assert_eq!(block.iter().map(|&b| u64::from(b)).sum::<u64>(), 256 << 20);
+        drop(block);
+        let sample = measure(&mut Command::new("true")).unwrap();
+        assert!(sample.max_rss_kib < 128 << 10, "{sample:?}");
     }
 
     #[test]
