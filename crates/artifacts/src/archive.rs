@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind};
-use crate::extract::{ExtractError, ExtractRoot};
+use crate::extract::ExtractRoot;
 use crate::manifest::{MANIFEST_FILE, parse_manifest};
 use crate::{ArchiveFormat, ArtifactName, Error, Result};
 
@@ -337,6 +337,7 @@ struct Seen {
 
 /// Reads the manifest (the first member), indexes every other member and
 /// reads the stream to its end.
+///
 /// With `extract`, every file member's data is written below it on the way
 /// (`ArtifactDir::open_extracting`).
 pub(crate) fn index_archive(
@@ -457,14 +458,7 @@ fn index_members(
             let size = entry.size();
             let offset = entry.raw_file_position();
             let source = match extract.as_deref_mut() {
-                Some(root) => {
-                    EntrySource::File(root.write(&full, offset, size, &mut entry).map_err(|e| {
-                        match e {
-                            ExtractError::Read(e) => io(e),
-                            ExtractError::Write(e) => e,
-                        }
-                    })?)
-                }
+                Some(root) => EntrySource::File(root.write(&full, offset, size, &mut entry)?),
                 None => EntrySource::ArchiveMember {
                     archive: Arc::clone(archive),
                     offset,

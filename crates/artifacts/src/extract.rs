@@ -69,23 +69,22 @@ impl ExtractRoot {
 
     /// Writes the `size` bytes of `data` (the member `name`, whose data
     /// starts at `offset` in the stream) to a new file; returns its path.
-    /// A read error is the archive's and is returned as the `io::Error`.
     pub(crate) fn write(
         &mut self,
         name: &str,
         offset: u64,
         size: u64,
         data: &mut dyn Read,
-    ) -> std::result::Result<PathBuf, ExtractError> {
+    ) -> Result<PathBuf> {
         let (path, mut file) = self.new_member_file(name, offset)?;
         let mut left = size;
         while left > 0 {
             let want = usize::try_from(left).map_or(BUFFER, |n| n.min(BUFFER));
             let got = match data.read(&mut self.buffer[..want]) {
-                Ok(0) => return Err(ExtractError::Read(io::ErrorKind::UnexpectedEof.into())),
+                Ok(0) => return Err(self.read_error(io::ErrorKind::UnexpectedEof.into())),
                 Ok(got) => got,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ExtractError::Read(e)),
+                Err(e) => return Err(self.read_error(e)),
             };
             file.write_all(&self.buffer[..got])
                 .map_err(|e| self.write_error(&path, e))?;
@@ -110,26 +109,17 @@ impl ExtractRoot {
         Ok((path, file))
     }
 
+    /// A failed read of the archive's stream.
+    fn read_error(&self, e: io::Error) -> Error {
+        crate::archive::read_error(&self.archive, e)
+    }
+
     fn write_error(&self, path: &Path, source: io::Error) -> Error {
         Error::Extract {
             archive: self.archive.clone(),
             path: path.to_owned(),
             source,
         }
-    }
-}
-
-/// Why a member could not be extracted: the archive could not be read, or
-/// its file could not be written.
-#[derive(Debug)]
-pub(crate) enum ExtractError {
-    Read(io::Error),
-    Write(Error),
-}
-
-impl From<Error> for ExtractError {
-    fn from(e: Error) -> Self {
-        Self::Write(e)
     }
 }
 

@@ -389,8 +389,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         ));
     }
     let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
-    std::fs::create_dir_all(&args.dest_dir)
-        .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+    // Creates `dist/` (and the destination) if needed.
     let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates)?;
     // Archives are read once, extracted into the staging directory while
     // they are indexed (docs/artifacts.md).
@@ -409,8 +408,6 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         .shard
         .map(|id| Ok::<_, anyhow::Error>((id, ShardPlan::new(&plan, id.count)?)))
         .transpose()?;
-    std::fs::create_dir_all(&args.dest_dir)
-        .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
     let epoch = source_date_epoch()?;
     let wheel = WriteOptions::default()
         .with_compression(compression)
