@@ -60,7 +60,6 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let result = (|| {
         let mut file = fs::File::create(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {

@@ -3,10 +3,15 @@
 //! Every file the workspace writes for others to read (packages, the devel
 //! tar, JSON manifests, index pages, man pages) goes through here: the
 //! bytes go to a temporary file beside the target (same directory, so the
-//! same file system) with a unique name `.{name}.XXXXXX.tmp`, are synced to
-//! disk, and the file is renamed over the target (an atomic replace on Unix
-//! and on Windows). On an error, or when an [`AtomicFile`] is dropped
-//! without [`AtomicFile::commit`], the temporary file is removed.
+//! same file system) with a unique name `.{name}.XXXXXX.tmp`, and the file is
+//! renamed over the target (an atomic replace on Unix and on Windows). On an
+//! error, or when an [`AtomicFile`] is dropped without
+//! [`AtomicFile::commit`], the temporary file is removed.
+//!
+//! Nothing is synced to disk, as compilers, linkers and `patchelf` do not:
+//! the guarantee is against an interrupted or failing writer (a reader sees
+//! the old file or the whole new one), not against a power failure, and a
+//! sync per file made an ELF edit three times slower (docs/performance.md).
 //!
 //! A file whose temporary must have a name known in advance (listed in an
 //! installed distribution's `RECORD`, so that even a killed writer leaves
@@ -81,11 +86,10 @@ impl AtomicFile {
         &self.destination
     }
 
-    /// Syncs the data to disk and renames the file over its destination
-    /// (replacing an older file); returns the destination.
+    /// Renames the file over its destination (replacing an older file);
+    /// returns the destination.
     pub fn commit(self) -> io::Result<PathBuf> {
         let Self { temp, destination } = self;
-        temp.as_file().sync_all()?;
         temp.persist(&destination).map_err(|e| e.error)?;
         Ok(destination)
     }
@@ -110,8 +114,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// Writes `bytes` to `path` atomically through the fixed temporary path
-/// `temp`, which must be in the same directory: written, synced, renamed
-/// over `path`, and removed if any step fails.
+/// `temp`, which must be in the same directory: written, renamed over
+/// `path`, and removed if any step fails.
 ///
 /// The fixed name is for temporaries that must be known in advance (listed
 /// in a `RECORD`); the caller makes sure no one else writes `temp` at the
@@ -120,7 +124,6 @@ pub fn write_atomic_via(path: &Path, temp: &Path, bytes: &[u8]) -> io::Result<()
     let write = || -> io::Result<()> {
         let mut file = File::create(temp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
         drop(file);
         std::fs::rename(temp, path)
     };

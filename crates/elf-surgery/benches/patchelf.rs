@@ -8,6 +8,8 @@
 //! - baseline: copy the file, `patchelf --add-rpath`, then
 //!   `patchelf --set-rpath … --force-rpath` (as the reference does).
 //!
+//! Both sides run three rounds, alternating; the ratio is the median round's.
+//!
 //! Then the ~200 MB libLLVM: edit vs plain copy. Prints ratios, wall, CPU and
 //! peak RSS (`bench_support`: this process for ours, each patchelf child
 //! for the baseline). Run with `cargo bench -p elf-surgery` (or `cargo xtask bench`);
@@ -29,6 +31,8 @@ use elf_surgery::{ElfFile, ElfKind, SearchPathEdit};
 
 const APPENDED: [&str; 2] = ["$ORIGIN/../x/lib", "$ORIGIN/../../y/lib"];
 const LIB_DIR: &str = "/usr/lib/x86_64-linux-gnu";
+/// Rounds of both sides; the first is also measured for CPU and memory.
+const ROUNDS: usize = 3;
 
 fn ensure_patchelf() -> Result<(), String> {
     let have = || {
@@ -222,10 +226,18 @@ fn main() -> Result<(), String> {
         }
     }
     // Ours first, so this process's peak RSS is ours alone where it
-    // cannot be reset.
+    // cannot be reset. Then alternating rounds: the ratio reported is the
+    // median of the rounds' ratios, as one round swings with the load.
     let (our_sample, our) =
         measure_in_process(|| run_side(&files, tmp.path(), |s, d, _| ours(s, d)));
     let (here, theirs) = measure_in_process(|| run_side(&files, tmp.path(), baseline));
+    let mut ratios = vec![theirs.wall.as_secs_f64() / our.wall.as_secs_f64()];
+    for _ in 1..ROUNDS {
+        let ours_wall = run_side(&files, tmp.path(), |s, d, _| ours(s, d)).wall;
+        let theirs_wall = run_side(&files, tmp.path(), baseline).wall;
+        ratios.push(theirs_wall.as_secs_f64() / ours_wall.as_secs_f64());
+    }
+    ratios.sort_by(f64::total_cmp);
     let their_cpu: Duration = theirs.children.iter().map(|c| c.cpu).sum();
     let their_rss = theirs
         .children
@@ -234,7 +246,6 @@ fn main() -> Result<(), String> {
         .max()
         .unwrap_or(0);
 
-    let ratio = theirs.wall.as_secs_f64() / our.wall.as_secs_f64();
     println!(
         "  ours:     wall {:>8.3} s  cpu {:>8.3} s  peak RSS {:>7} KiB  failures {}",
         our.wall.as_secs_f64(),
@@ -260,7 +271,15 @@ fn main() -> Result<(), String> {
         theirs.slowest.0.as_secs_f64(),
         theirs.slowest.1.display()
     );
-    println!("  ratio (patchelf wall / ours wall): {ratio:.1}x");
+    println!(
+        "  ratio (patchelf wall / ours wall), median of {ROUNDS} rounds: {:.1}x (rounds: {})",
+        ratios[ratios.len() / 2],
+        ratios
+            .iter()
+            .map(|r| format!("{r:.1}x"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     for f in our.failures.iter().chain(&theirs.failures).take(10) {
         println!("  failure: {f}");
     }

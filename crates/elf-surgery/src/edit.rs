@@ -244,7 +244,7 @@ impl Edit {
     }
 
     /// Writes the edited file to `dest` atomically
-    /// (`dist_info::atomic_write`: a temporary file beside `dest`, synced,
+    /// (`dist_info::atomic_write`: a temporary file beside `dest`,
     /// renamed over it once complete, removed on error). On error nothing
     /// appears at `dest`. `dest` may be the source's own path.
     pub fn write_atomically<R: Read + Seek>(

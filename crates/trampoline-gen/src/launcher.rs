@@ -94,7 +94,7 @@ impl Launcher {
 
     /// Writes the launcher to `path` with mode 0755, atomically
     /// (`dist_info::atomic_write`): the bytes go to a temporary file beside
-    /// `path`, synced and then renamed over it, so readers see the old file
+    /// `path`, then renamed over it, so readers see the old file
     /// or the whole new one and a failure leaves no partial file.
     pub fn write_to(&self, path: &Path) -> Result<(), Error> {
         let err = |source| Error::Write {
