@@ -24,6 +24,9 @@ use crate::warning::DevelWarning;
 /// Files larger than this are written by the reading thread itself, so
 /// memory in flight stays bounded (`QUEUE` × this at most).
 const IN_MEMORY_LIMIT: u64 = 4 << 20;
+/// Fewer files or links than this are made by the calling thread: starting
+/// threads would cost more than they save.
+const PARALLEL_FROM: usize = 256;
 /// Batches in flight between the reader and the workers.
 const QUEUE: usize = 8;
 /// Small files travel in batches, so threads hand over work (and report
@@ -183,7 +186,8 @@ fn copy_file(
             Error::io("write", tree.path(rel), e)
         }
     })?;
-    finish_metadata(&out, mode, mtime).map_err(|(action, e)| Error::io(action, tree.path(rel), e))
+    finish_metadata(tree, &out, mode, mtime)
+        .map_err(|(action, e)| Error::io(action, tree.path(rel), e))
 }
 
 /// The compressed case: streams the archive again and writes every regular
@@ -317,7 +321,7 @@ fn read_archive(
 fn write_bytes(tree: &mut TreeWriter, job: &Job) -> io::Result<()> {
     let mut file = tree.create_file(&job.rel, job.mode)?;
     file.write_all(&job.data)?;
-    finish_metadata(&file, job.mode, job.mtime).map_err(|(_, e)| e)
+    finish_metadata(tree, &file, job.mode, job.mtime).map_err(|(_, e)| e)
 }
 
 enum WriteError {
@@ -358,12 +362,19 @@ fn write_file(
         file.write_all(&buffer[..n])
             .map_err(|e| WriteError::Write("write", e))?;
     }
-    finish_metadata(&file, mode, mtime).map_err(|(action, e)| WriteError::Write(action, e))
+    finish_metadata(tree, &file, mode, mtime).map_err(|(action, e)| WriteError::Write(action, e))
 }
 
-/// The tar's mode bits and mtime on a written file.
-fn finish_metadata(file: &File, mode: u32, mtime: u64) -> Result<(), (&'static str, io::Error)> {
-    set_mode(file, mode).map_err(|e| ("set the mode of", e))?;
+/// The tar's mode bits and mtime on a file `tree` created and wrote.
+fn finish_metadata(
+    tree: &TreeWriter,
+    file: &File,
+    mode: u32,
+    mtime: u64,
+) -> Result<(), (&'static str, io::Error)> {
+    if !tree.creates_exact_mode(mode) {
+        set_mode(file, mode).map_err(|e| ("set the mode of", e))?;
+    }
     file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(mtime))
         .map_err(|e| ("set the mtime of", e))
 }
@@ -457,7 +468,21 @@ fn in_parallel<J: Sync>(
     on_done: &mut dyn FnMut(),
     make: impl Fn(&mut TreeWriter, &J) -> Result<Option<DevelWarning>, Error> + Sync,
 ) -> Result<Vec<DevelWarning>, Error> {
-    let chunk = jobs.len().div_ceil(workers()).max(1);
+    let workers = if jobs.len() < PARALLEL_FROM {
+        1
+    } else {
+        workers()
+    };
+    if workers == 1 {
+        let mut tree = own_tree(tree)?;
+        let mut warnings = Vec::new();
+        for job in jobs {
+            warnings.extend(make(&mut tree, job)?);
+            on_done();
+        }
+        return Ok(warnings);
+    }
+    let chunk = jobs.len().div_ceil(workers);
     // Each worker reports once per `BATCH_FILES` links: (links made, warnings).
     let (done_tx, done_rx) = mpsc::channel::<Result<(usize, Vec<DevelWarning>), Error>>();
     let abort = AtomicBool::new(false);

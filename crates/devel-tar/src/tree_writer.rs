@@ -21,6 +21,9 @@ pub(crate) struct TreeWriter {
     root: PathBuf,
     #[cfg(unix)]
     dirs: unix::DirStack,
+    /// The process's umask when the tree was opened; all bits when unknown.
+    #[cfg(unix)]
+    umask: u32,
 }
 
 impl TreeWriter {
@@ -30,6 +33,8 @@ impl TreeWriter {
             root: root.to_owned(),
             #[cfg(unix)]
             dirs: unix::DirStack::open(root)?,
+            #[cfg(unix)]
+            umask: unix::umask().unwrap_or(0o7777),
         })
     }
 
@@ -39,7 +44,25 @@ impl TreeWriter {
             root: self.root.clone(),
             #[cfg(unix)]
             dirs: self.dirs.try_clone()?,
+            #[cfg(unix)]
+            umask: self.umask,
         })
+    }
+
+    /// Whether a file made by [`create_file`](Self::create_file) with
+    /// `mode` already has exactly those bits: the umask takes none of
+    /// them, and there are no set-id or sticky bits (writing clears those,
+    /// so they are set after the data). Saves a `fchmod` per file.
+    pub(crate) fn creates_exact_mode(&self, mode: u32) -> bool {
+        #[cfg(unix)]
+        {
+            mode & !0o777 == 0 && mode & self.umask == 0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = mode;
+            false
+        }
     }
 
     /// The full path of `rel` (site-packages-relative), for messages.
@@ -161,6 +184,15 @@ mod unix {
         .union(OFlags::DIRECTORY)
         .union(OFlags::NOFOLLOW)
         .union(OFlags::CLOEXEC);
+
+    /// The umask, read from `/proc/self/status` (Linux 4.7 and later):
+    /// `umask(2)` can only read it by changing it, which would race with
+    /// other threads of the process creating files.
+    pub(super) fn umask() -> Option<u32> {
+        let status = std::fs::read_to_string("/proc/self/status").ok()?;
+        let value = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(value.trim(), 8).ok()
+    }
 
     /// The root and the open directories along the last path used.
     #[derive(Debug)]

@@ -668,3 +668,104 @@ fn atomic_file_output() {
     drop(w);
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// Files get exactly the tar's mode bits whatever the umask: `openat`
+/// applies the umask, so a mode it would reduce is set again afterwards
+/// (the unpack skips that `fchmod` only when the umask takes nothing).
+/// Each umask runs in its own process, as the umask is process-wide.
+#[test]
+fn files_get_the_tars_mode_under_every_umask() {
+    const MODES: [(&str, u32); 6] = [
+        ("m444", 0o444),
+        ("m640", 0o640),
+        ("m644", 0o644),
+        ("m664", 0o664),
+        ("m700", 0o700),
+        ("m755", 0o755),
+    ];
+    // Made by hand: the crate's writer only writes 0o644 and 0o755.
+    let mut tar = tar::Builder::new(Vec::new());
+    for (name, mode) in MODES {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(F);
+        header.set_mode(mode);
+        header.set_size(5);
+        header.set_cksum();
+        tar.append_data(
+            &mut header,
+            format!("_rocm_sdk_devel/{name}"),
+            &b"data\n"[..],
+        )
+        .unwrap();
+    }
+    let tar = tar.into_inner().unwrap();
+    let zst = zstd::encode_all(&tar[..], 3).unwrap();
+    for (bytes, bytes_name) in [(&tar, "_devel.tar"), (&zst, "_devel.tar.zst")] {
+        for umask in ["000", "002", "022", "077", "777"] {
+            let site = SitePackages::with_devel(bytes, bytes_name);
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("umask {umask} && exec \"$0\" \"$1\""))
+                .arg(unpack_example())
+                .arg(&site.sp)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "umask {umask}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for (name, mode) in MODES {
+                let path = site.sp.join("_rocm_sdk_devel").join(name);
+                assert_eq!(
+                    fs::metadata(&path).unwrap().mode() & 0o7777,
+                    mode,
+                    "{name} from {bytes_name} under umask {umask}"
+                );
+            }
+        }
+    }
+}
+
+/// A tree large enough to be written by several threads (small ones are
+/// written by the calling thread) comes out complete and identical from
+/// every codec.
+#[test]
+fn a_large_tree_is_written_by_worker_threads_completely() {
+    let names: Vec<String> = (0..3)
+        .flat_map(|d| (0..200).map(move |f| format!("include/d{d}/h{f:03}.h")))
+        .collect();
+    let contents: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| format!("// {n}\n").into_bytes())
+        .collect();
+    let mut entries: Vec<(&str, Entry)> = vec![("include", Entry::Dir)];
+    let dirs = ["include/d0", "include/d1", "include/d2"];
+    entries.extend(dirs.iter().map(|d| (*d, Entry::Dir)));
+    // `Entry::File` holds static bytes: leak the test's few kilobytes.
+    entries.extend(names.iter().zip(&contents).map(|(n, c)| {
+        let data: &'static [u8] = Box::leak(c.clone().into_boxed_slice());
+        (n.as_str(), Entry::File(data, 0o644))
+    }));
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    let mut trees = Vec::new();
+    for codec in [TarCodec::None, TarCodec::Zstd { level: 3 }] {
+        let site = SitePackages::with_devel(&write_tar(&entries, codec), codec.file_name());
+        let report = ensure(&site.sp).unwrap();
+        assert_eq!(
+            report.unpack.outcome,
+            UnpackOutcome::Unpacked {
+                files: 600,
+                hard_links: 0,
+                symlinks: 0
+            },
+            "{codec:?}"
+        );
+        for (name, data) in names.iter().zip(&contents) {
+            let path = site.sp.join("_rocm_sdk_devel").join(name);
+            assert_eq!(&fs::read(&path).unwrap(), data, "{}", path.display());
+        }
+        trees.push(snapshot(&site.sp.join("_rocm_sdk_devel")));
+    }
+    assert_eq!(trees[0], trees[1]);
+}
