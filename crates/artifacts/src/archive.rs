@@ -136,8 +136,10 @@ impl<R: BufRead> XzStreams<R> {
     }
 }
 
+/// The decoder uses as many threads as the rayon pool the caller runs in
+/// (a build's `--jobs`), not every core.
 fn xz_decoder() -> io::Result<liblzma::stream::Stream> {
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let threads = rayon::current_num_threads();
     Ok(liblzma::stream::MtStreamBuilder::new()
         .threads(u32::try_from(threads).unwrap_or(1))
         .memlimit_threading(XZ_THREADING_MEMORY)

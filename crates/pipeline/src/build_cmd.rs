@@ -103,7 +103,7 @@ pub struct BuildArgs {
     /// 0 stores them. Default 6, smaller than Python's zipfile at level 6.
     #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=12))]
     compression_level: Option<u32>,
-    /// Threads for compression (default: one per core; at most four per core).
+    /// Threads for extracting and compressing (default: one per core; at most four per core).
     #[arg(long, short, default_value_t = 0)]
     jobs: usize,
     /// Build only shard K of N (`plan --shards N` lists them) and write
@@ -388,6 +388,28 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
             started,
         ));
     }
+    // `--jobs` bounds every pool of the build, so it is set before the
+    // first parallel step (indexing and extracting the artifacts); the
+    // wheel writer sizes its own compression pools the same way.
+    let jobs = WriteOptions::default()
+        .with_jobs(args.jobs)
+        .effective_jobs();
+    if args.jobs > jobs {
+        tracing::warn!(
+            "--jobs {} is more than {MAX_JOBS_PER_CORE} threads per core; using {jobs}",
+            args.jobs
+        );
+    }
+    tracing::info!(
+        "using {jobs} {}",
+        if jobs == 1 { "thread" } else { "threads" }
+    );
+    if args.jobs > 0 {
+        // Ignore the error when a pool already exists (tests call build twice).
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .build_global();
+    }
     let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
     // Creates `dist/` (and the destination) if needed.
     let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates)?;
@@ -413,14 +435,6 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         .with_compression(compression)
         .with_jobs(args.jobs)
         .with_source_date_epoch(epoch);
-    let jobs = wheel.effective_jobs();
-    if args.jobs > jobs {
-        tracing::warn!(
-            "--jobs {} is more than {MAX_JOBS_PER_CORE} threads per core; using {jobs}",
-            args.jobs
-        );
-    }
-    tracing::info!("using {jobs} compression threads");
     let options = ExecuteOptions {
         wheel,
         devel: args.plan.devel_compression(),
@@ -428,12 +442,6 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         console: console.clone(),
         timings: args.timings,
     };
-    if args.jobs > 0 {
-        // Ignore the error when a pool already exists (tests call build twice).
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs)
-            .build_global();
-    }
     let (written, executed) = match &shard {
         Some((id, shards)) => execute(
             &shards.select(&plan, *id),
