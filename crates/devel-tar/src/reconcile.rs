@@ -221,6 +221,8 @@ fn link_device(
     )?;
 
     let mut created: BTreeSet<String> = previous.created_dirs.into_iter().collect();
+    // Directories seen (or made) in this pass: links share parents.
+    let mut present = BTreeSet::new();
     let mut links = Vec::with_capacity(pairs.len());
     for (dest, source) in &pairs {
         let source_path = root.join(source);
@@ -234,7 +236,7 @@ fn link_device(
                 continue;
             }
         };
-        make_parents(root, names.root(), dest, &mut created)?;
+        make_parents(root, names.root(), dest, &mut created, &mut present)?;
         let dest_path = root.join(dest);
         if let Ok(existing) = fs::symlink_metadata(&dest_path) {
             if file_id::same_entry(&dest_path, &existing, &source_path, &source_meta) {
@@ -301,17 +303,23 @@ fn remove_links(
 }
 
 /// Creates the missing parents of `dest` below the tree `tree`,
-/// remembering the ones made.
+/// remembering the ones made in `created` and every one checked or made
+/// in `present` (not checked again).
 fn make_parents(
     root: &Path,
     tree: &str,
     dest: &str,
     created: &mut BTreeSet<String>,
+    present: &mut BTreeSet<String>,
 ) -> Result<(), Error> {
     let mut end = tree.len() + 1;
     while let Some(i) = dest[end..].find('/') {
         let dir = &dest[..end + i];
         end += i + 1;
+        if present.contains(dir) {
+            continue;
+        }
+        present.insert(dir.to_owned());
         let path = root.join(dir);
         match fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => {}
