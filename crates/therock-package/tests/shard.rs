@@ -409,9 +409,9 @@ fn assemble_refuses_broken_shard_sets() {
     fs::write(dest.join("dist").join("old.whl"), b"old").unwrap();
     let out = assemble(&shards, &dest);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is not empty"),
-        "{out:?}"
+    insta::assert_snapshot!(
+        String::from_utf8_lossy(&out.stderr).replace(&root.display().to_string(), "[work]"),
+        @"therock-package: error: [work]/release/dist is not empty; assemble writes a whole release: give a new or empty --dest-dir"
     );
     assert_eq!(fs::read(dest.join("dist").join("old.whl")).unwrap(), b"old");
 }
