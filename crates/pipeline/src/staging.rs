@@ -59,6 +59,10 @@ pub(crate) struct Staging {
     /// This build made `dist/`: a build that fails before its commit
     /// removes it again when still empty.
     created_dist: bool,
+    /// The directories this build made to hold `dist/` (the destination
+    /// and any missing parents, deepest first): a build that fails removes
+    /// them again when they hold nothing else.
+    created_parents: Vec<PathBuf>,
 }
 
 impl Staging {
@@ -66,6 +70,12 @@ impl Staging {
     /// holds, and makes a new one. `gates` is the test hook's directory.
     pub(crate) fn create(dist: &Path, gates: Option<PathBuf>) -> Result<Self> {
         let created_dist = !dist.exists();
+        let created_parents: Vec<PathBuf> = dist
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
+            .map(Path::to_path_buf)
+            .collect();
         fs::create_dir_all(dist).with_context(|| format!("cannot create {}", dist.display()))?;
         let dist =
             fs::canonicalize(dist).with_context(|| format!("cannot resolve {}", dist.display()))?;
@@ -95,6 +105,7 @@ impl Staging {
             lock,
             gates,
             created_dist,
+            created_parents,
         };
         for dir in [staging.root.clone(), staging.new_dist(), staging.scratch()] {
             fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -178,7 +189,38 @@ impl Drop for Staging {
             let _ = fs::remove_dir(&self.dist);
         }
         let _ = self.lock.unlock();
+        if self.created_dist
+            && let Some(parent) = self.dist.parent()
+        {
+            remove_lone_dist_lock(parent, &self.created_parents);
+        }
     }
+}
+
+/// After a failed build: when the `dist/` lock file is all `parent` holds
+/// (no `dist/`, no other build's staging), removes it, then the
+/// directories the build made (`created`, deepest first) that are empty.
+/// Best effort: anything else there, or an error, and they stay. The lock
+/// file goes under its lock, and [`DistLock::acquire`] retries when the
+/// file it locked is no longer the one at the path.
+fn remove_lone_dist_lock(parent: &Path, created: &[PathBuf]) {
+    let Ok(lock) = DistLock::acquire(parent) else {
+        return;
+    };
+    let lone = fs::read_dir(parent).is_ok_and(|entries| {
+        entries
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<io::Result<Vec<_>>>()
+            .is_ok_and(|names| names.len() == 1 && names[0] == DIST_LOCK)
+    });
+    if lone && fs::remove_file(parent.join(DIST_LOCK)).is_ok() {
+        for dir in created {
+            if fs::remove_dir(dir).is_err() {
+                break;
+            }
+        }
+    }
+    drop(lock);
 }
 
 /// The exclusive lock of one `dist/`, held for a critical section.
@@ -187,17 +229,35 @@ struct DistLock {
 }
 
 impl DistLock {
+    /// Locks `{parent}/.therock-package.lock`, creating it if needed. A
+    /// failed build may remove the file while another waits for its lock
+    /// ([`remove_lone_dist_lock`]), so the lock only counts once the file
+    /// locked is still the one at the path; otherwise it starts again.
     fn acquire(parent: &Path) -> Result<Self> {
         let path = parent.join(DIST_LOCK);
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        file.lock()
-            .with_context(|| format!("cannot lock {}", path.display()))?;
-        Ok(Self { file })
+        loop {
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            file.lock()
+                .with_context(|| format!("cannot lock {}", path.display()))?;
+            let locked = file
+                .metadata()
+                .and_then(|meta| file_id::FileId::of_file(&file, &meta));
+            let at_path = fs::symlink_metadata(&path)
+                .and_then(|meta| file_id::FileId::of_entry(&path, &meta));
+            match (locked, at_path) {
+                (Ok(locked), Ok(at_path)) if locked == at_path => return Ok(Self { file }),
+                (Err(e), _) => {
+                    return Err(e).with_context(|| format!("cannot inspect {}", path.display()));
+                }
+                // Removed or replaced while this build waited: lock anew.
+                _ => {}
+            }
+        }
     }
 }
 

@@ -68,3 +68,37 @@ fn help_and_version_exit_0() {
         assert_eq!(out.status.code(), Some(0), "{args:?}");
     }
 }
+
+/// A build that fails leaves the destination as it found it: directories
+/// it had to create are gone again, lock file and all, and an existing
+/// empty one is left empty.
+#[test]
+fn a_failed_build_leaves_the_destination_as_it_found_it() {
+    let work = tempfile::tempdir().unwrap();
+    // Artifacts without a manifest: refused after `dist/` was prepared.
+    let artifacts = work.path().join("artifacts");
+    std::fs::create_dir(&artifacts).unwrap();
+    let new_dest = work.path().join("new/out");
+    let existing = work.path().join("existing");
+    std::fs::create_dir(&existing).unwrap();
+    for dest in [&new_dest, &existing] {
+        let out = therock_package(&[
+            "build",
+            "--artifact-dir",
+            artifacts.to_str().unwrap(),
+            "--dest-dir",
+            dest.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert!(
+        !work.path().join("new").exists(),
+        "the new destination was left behind"
+    );
+    assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0);
+}
