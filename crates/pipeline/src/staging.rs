@@ -208,10 +208,8 @@ fn remove_lone_dist_lock(parent: &Path, created: &[PathBuf]) {
         return;
     };
     let lone = fs::read_dir(parent).is_ok_and(|entries| {
-        entries
-            .map(|e| e.map(|e| e.file_name()))
-            .collect::<io::Result<Vec<_>>>()
-            .is_ok_and(|names| names.len() == 1 && names[0] == DIST_LOCK)
+        let first_two: Vec<_> = entries.take(2).map(|e| e.map(|e| e.file_name())).collect();
+        matches!(first_two.as_slice(), [Ok(name)] if name == DIST_LOCK)
     });
     if lone && fs::remove_file(parent.join(DIST_LOCK)).is_ok() {
         for dir in created {
