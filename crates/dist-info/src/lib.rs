@@ -39,6 +39,7 @@ pub mod file_hash;
 pub mod filename;
 pub mod libraries_record;
 pub mod library;
+pub mod member;
 pub mod nonce;
 pub mod package;
 pub mod project_metadata;
