@@ -536,7 +536,8 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         );
     }
     let staging = Staging::create(&dist, None)?;
-    let root = staging.dir("")?;
+    // `dist/`, without the trailing separator `join("")` leaves.
+    let root: PathBuf = staging.dir("")?.components().collect();
     let mut staged = Vec::new();
     let mut placed: BTreeMap<&str, (&str, &Path)> = BTreeMap::new();
     for shard in &shards {
