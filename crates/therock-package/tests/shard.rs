@@ -8,24 +8,9 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{Build, artifacts, ok, therock_package};
+use common::{Build, artifacts, build_shards, ok, shard_plan, therock_package};
 use fixtures::ExampleMode;
 use fixtures::files::files_with_bytes;
-
-/// `therock-package plan --shards N --json` for `artifact_dir`.
-fn shard_plan(artifact_dir: &Path, count: usize, extra: &[&str]) -> serde_json::Value {
-    let count = count.to_string();
-    let mut args = vec![
-        "plan",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--shards",
-        &count,
-        "--json",
-    ];
-    args.extend(extra);
-    serde_json::from_str(&ok(&therock_package(&args))).unwrap()
-}
 
 /// How many packages the plan of `mode` has.
 fn package_count(mode: ExampleMode) -> usize {
@@ -37,41 +22,6 @@ fn package_count(mode: ExampleMode) -> usize {
     ])))
     .unwrap();
     plan["packages"].as_array().unwrap().len()
-}
-
-/// The shard ids of a matrix (`["1/3", "2/3", "3/3"]`).
-fn shard_ids(matrix: &serde_json::Value) -> Vec<String> {
-    matrix["include"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["shard"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Builds every shard of `artifact_dir` split `count` ways, each by its
-/// own process into its own directory under `root`.
-fn build_shards(root: &Path, artifact_dir: &Path, count: usize, extra: &[&str]) -> Vec<PathBuf> {
-    let matrix = shard_plan(artifact_dir, count, extra);
-    let ids = shard_ids(&matrix);
-    assert_eq!(ids.len(), count);
-    ids.iter()
-        .map(|id| {
-            let dir = root.join(format!("shard-{}", id.replace('/', "-of-")));
-            let mut args = vec![
-                "build",
-                "--artifact-dir",
-                artifact_dir.to_str().unwrap(),
-                "--dest-dir",
-                dir.to_str().unwrap(),
-                "--shard",
-                id,
-            ];
-            args.extend(extra);
-            ok(&therock_package(&args));
-            dir
-        })
-        .collect()
 }
 
 /// `therock-package assemble DIRS... --dest-dir DEST`.

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::{artifacts, fails, ok, therock_package, verify};
-use fixtures::ExampleMode;
+use common::{artifacts, build_shards, copy_of_artifacts, fails, ok, therock_package, verify};
 use fixtures::raw_wheel::{FILE_MODE, RawWheel};
+use fixtures::{ExampleMode, Layout};
 
 /// A wheel `evil-1.0` holding a harmless module and one `member`.
 fn evil_wheel(name: &[u8], mode: u32) -> RawWheel {
@@ -285,28 +285,9 @@ fn shards() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
     static SHARDS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
     SHARDS.get_or_init(|| {
         let work = tempfile::tempdir().unwrap();
-        let dirs = build_shards(work.path(), &artifacts(ExampleMode::Kpack), 2);
+        let dirs = build_shards(work.path(), &artifacts(ExampleMode::Kpack), 2, &[]);
         (work, dirs)
     })
-}
-
-/// `build --shard K/N` for every K of `artifact_dir` into `root/shard-K`.
-fn build_shards(root: &Path, artifact_dir: &Path, count: usize) -> Vec<PathBuf> {
-    (1..=count)
-        .map(|k| {
-            let dir = root.join(format!("shard-{k}"));
-            ok(&therock_package(&[
-                "build",
-                "--artifact-dir",
-                artifact_dir.to_str().unwrap(),
-                "--dest-dir",
-                dir.to_str().unwrap(),
-                "--shard",
-                &format!("{k}/{count}"),
-            ]));
-            dir
-        })
-        .collect()
 }
 
 /// A private copy of the shared shards under `work`.
@@ -373,7 +354,7 @@ fn assemble_never_writes_outside_its_destination() {
         });
     }
     let error = refused(&shards, work.path(), &[]);
-    insta::assert_snapshot!(error, @r#"therock-package: error: [work]/shard-1/shard.json names the rocm sdist directory "../../../escaped", an unsafe path (`.` or `..` segment): a shard's paths are clean relative paths inside its dist/, so the manifest is corrupt or was changed after its build; rebuild the shard"#);
+    insta::assert_snapshot!(error, @r#"therock-package: error: [work]/shard-1-of-2/shard.json names the rocm sdist directory "../../../escaped", an unsafe path (`.` or `..` segment): a shard's paths are clean relative paths inside its dist/, so the manifest is corrupt or was changed after its build; rebuild the shard"#);
     assert!(
         !work.path().join("escaped").exists(),
         "assemble wrote outside --dest-dir"
@@ -382,12 +363,12 @@ fn assemble_never_writes_outside_its_destination() {
     let work = tempfile::tempdir().unwrap();
     let shards = copy_shards(work.path());
     edit_manifest(&shards[1], |m| {
-        m["packages"][0]["path"] = "../../shard-1/dist/x.whl".into();
+        m["packages"][0]["path"] = "../../shard-1-of-2/dist/x.whl".into();
     });
     let error = refused(&shards, work.path(), &[]);
     assert!(
         error.contains(
-            "[work]/shard-2/shard.json names the package \"../../shard-1/dist/x.whl\", an unsafe path (`.` or `..` segment)"
+            "[work]/shard-2-of-2/shard.json names the package \"../../shard-1-of-2/dist/x.whl\", an unsafe path (`.` or `..` segment)"
         ),
         "{error}"
     );
@@ -409,7 +390,7 @@ fn assemble_plans_the_rocm_sdist_document_again() {
         });
     }
     let error = refused(&shards, work.path(), &[]);
-    insta::assert_snapshot!(error, @"therock-package: error: [work]/shard-1/shard.json carries a _dist_info.json for the rocm sdist of dist/ that differs from the one the release's version, family lists and packages give (`console_scripts`, `default_target` differ); the manifest was changed after its build: rebuild the shard");
+    insta::assert_snapshot!(error, @"therock-package: error: [work]/shard-1-of-2/shard.json carries a _dist_info.json for the rocm sdist of dist/ that differs from the one the release's version, family lists and packages give (`console_scripts`, `default_target` differ); the manifest was changed after its build: rebuild the shard");
 
     // One manifest alone changed: its plan's other shards disagree.
     let work = tempfile::tempdir().unwrap();
@@ -420,7 +401,7 @@ fn assemble_plans_the_rocm_sdist_document_again() {
     let error = refused(&shards, work.path(), &[]);
     assert!(
         error.contains(
-            "[work]/shard-1 (shard 1/2) and [work]/shard-2 (shard 2/2) of the linux_x86_64 plan"
+            "[work]/shard-1-of-2 (shard 1/2) and [work]/shard-2-of-2 (shard 2/2) of the linux_x86_64 plan"
         ) && error.contains("disagree on --linux-amdgpu-families: (not given) and `gfx94X-dcgpu`"),
         "{error}"
     );
@@ -467,7 +448,7 @@ fn assemble_reads_wheels_through_the_same_reader() {
     let name = swap_package(&shards[1], "device_gfx942", &wheel);
     let error = refused(&shards, work.path(), &[]);
     assert!(
-        error.contains(&format!("cannot read [work]/shard-2/dist/{name}; rebuild shard 2/2"))
+        error.contains(&format!("cannot read [work]/shard-2-of-2/dist/{name}; rebuild shard 2/2"))
             && error.contains(
                 "\"_rocm_sdk_libraries/../../../evil.txt\" (not a clean relative path: `.` or `..` segment)"
             ),
@@ -503,17 +484,11 @@ fn assemble_takes_verify_s_policy() {
 
 /// A copy of the kpack example in which `libhipfft.so.0.1` needs
 /// `libdriver.so.1`, which no artifact ships (a library the release leaves
-/// to the system).
-fn kpack_needing_a_system_library(root: &Path) -> PathBuf {
-    let copy = root.join("artifacts");
-    ok(&Command::new("cp")
-        .arg("-a")
-        .arg(artifacts(ExampleMode::Kpack))
-        .arg(&copy)
-        .output()
-        .unwrap());
+/// to the system); `scratch` holds the compiler's files.
+fn kpack_needing_a_system_library(scratch: &Path) -> tempfile::TempDir {
+    let copy = copy_of_artifacts(Layout::Tree);
     let compile = |out: &Path, soname: &str, source: &str, link: &[&Path]| {
-        let src = root.join("src.c");
+        let src = scratch.join("src.c");
         fs::write(&src, source).unwrap();
         ok(&Command::new("gcc")
             .args(["-shared", "-fPIC", &format!("-Wl,-soname,{soname}"), "-o"])
@@ -523,14 +498,16 @@ fn kpack_needing_a_system_library(root: &Path) -> PathBuf {
             .output()
             .unwrap());
     };
-    let driver = root.join("libdriver.so.1");
+    let driver = scratch.join("libdriver.so.1");
     compile(
         &driver,
         "libdriver.so.1",
         "int drive(void) { return 1; }\n",
         &[],
     );
-    let lib = copy.join("fft_lib_generic/math-libs/rocFFT/stage/lib/libhipfft.so.0.1");
+    let lib = copy
+        .path()
+        .join("fft_lib_generic/math-libs/rocFFT/stage/lib/libhipfft.so.0.1");
     compile(
         &lib,
         "libhipfft.so.0",
@@ -544,7 +521,7 @@ fn kpack_needing_a_system_library(root: &Path) -> PathBuf {
 fn assemble_takes_verify_s_exclude() {
     let work = tempfile::tempdir().unwrap();
     let tree = kpack_needing_a_system_library(work.path());
-    let shards = build_shards(&work.path().join("shards"), &tree, 2);
+    let shards = build_shards(&work.path().join("shards"), tree.path(), 2, &[]);
     let error = refused(&shards, work.path(), &[]);
     assert!(
         error.contains("FAILED  elf-links")
