@@ -1,8 +1,11 @@
 //! The wheel reader (crates/wheel-writer `reader.rs`) that `therock-package
-//! verify` runs over every wheel of a release: open, list, read each
-//! member, parse RECORD and check it.
+//! verify`, `index` and `assemble` run over every wheel of a release:
+//! open, list, read each member, parse RECORD and check it. A wheel that
+//! opens holds only members the member rules accept
+//! (docs/behaviour.md#member-rules).
 #![no_main]
 
+use dist_info::member::check_relpath;
 use libfuzzer_sys::fuzz_target;
 use therock_package_fuzz::fresh_dir;
 use wheel_writer::WheelReader;
@@ -17,7 +20,11 @@ fuzz_target!(|data: &[u8]| {
     assert!(wheel.dist_info_dir().ends_with(".dist-info"));
     if let Ok(names) = wheel.member_names() {
         for name in names {
-            let _ = wheel.member_mode(&name);
+            let clean = name.strip_suffix('/').unwrap_or(&name);
+            assert!(check_relpath(clean).is_ok(), "{name:?} passed open");
+            if let Ok(Some(mode)) = wheel.member_mode(&name) {
+                assert_ne!(mode & 0o170_000, 0o120_000, "symlink {name:?} passed open");
+            }
             let _ = wheel.read_member(&name);
         }
     }

@@ -153,14 +153,23 @@ def record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def wheel_bytes(files: dict[str, bytes], *, tamper: bool = False) -> bytes:
+def wheel_bytes(
+    files: dict[str, bytes] | list[tuple[str, bytes]],
+    *,
+    tamper: bool = False,
+    modes: dict[str, int] | None = None,
+) -> bytes:
+    """A wheel of `files` (a list may name a member twice) with RECORD
+    rows matching each (unless `tamper`); `modes` gives a member another
+    mode than a plain file's."""
     dist_info = "rocm_sdk_core-7.1.0.dist-info"
     out = io.BytesIO()
     rows = []
+    members = files.items() if isinstance(files, dict) else files
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, data in files.items():
+        for name, data in members:
             info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
-            info.external_attr = 0o100644 << 16
+            info.external_attr = (modes or {}).get(name, 0o100644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, data)
             rows.append(f"{name},{record_hash(b'x' if tamper else data)},{len(data)}")
@@ -181,6 +190,25 @@ def wheel_seeds() -> None:
     }
     write("wheel_reader", "valid.whl", wheel_bytes(files))
     write("wheel_reader", "tampered.whl", wheel_bytes(files, tamper=True))
+    # Members the reader refuses (docs/behaviour.md#member-rules), RECORD
+    # matching: the mutations start next to each rule.
+    write("wheel_reader", "escape.whl", wheel_bytes({**files, "../evil.txt": b"x"}))
+    write(
+        "wheel_reader",
+        "symlink.whl",
+        wheel_bytes(files, modes={"_rocm_sdk_core/bin/hipcc": 0o120777}),
+    )
+    write(
+        "wheel_reader",
+        "setuid.whl",
+        wheel_bytes(files, modes={"_rocm_sdk_core/bin/hipcc": 0o104755}),
+    )
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns about the repeated name
+        twice = list(files.items()) + [("_rocm_sdk_core/bin/hipcc", b"#!/bin/evil\n")]
+        write("wheel_reader", "duplicate.whl", wheel_bytes(twice))
 
 
 def text_seeds() -> None:

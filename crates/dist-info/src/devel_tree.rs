@@ -5,7 +5,8 @@
 //! writes a member or a link that the install would refuse.
 //!
 //! The rules, in one place:
-//! - a member path is a clean relative path ([`check_relpath`]) at or under
+//! - a member path is a clean relative path ([`check_relpath`], the rule of
+//!   every package member: [`crate::member`]) at or under
 //!   the tree's root, `_rocm_sdk_devel{nonce}` ([`TreeNames`],
 //!   [`member_path`]);
 //! - a link text is non-empty, relative and free of control characters
@@ -54,6 +55,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
+pub use crate::member::{PathProblem, check_relpath};
 use crate::nonce::Nonce;
 use crate::package::{Mode, Package, PackageKind};
 
@@ -156,64 +158,6 @@ pub fn is_compiler_symlink(relpath: &str) -> bool {
     relpath
         .strip_prefix("bin/")
         .is_some_and(|name| COMPILER_SYMLINKS.contains(&name))
-}
-
-/// Why a path is not acceptable as a member of the devel tree.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PathProblem {
-    /// Nothing at all.
-    #[error("empty path")]
-    Empty,
-    /// Starts with `/`.
-    #[error("absolute path")]
-    Absolute,
-    /// Holds `\` (a separator on Windows).
-    #[error("backslash in path")]
-    Backslash,
-    /// Holds a control character (RECORD is line based).
-    #[error("control character in path")]
-    ControlCharacter,
-    /// A doubled or trailing `/`.
-    #[error("empty segment (doubled or trailing `/`)")]
-    EmptySegment,
-    /// A `.` or `..` segment.
-    #[error("`.` or `..` segment")]
-    DotSegment,
-    /// Not the tree's root (named here) nor below it.
-    #[error("outside {0}/")]
-    OutsideDevelRoot(String),
-}
-
-/// Checks that `relpath` is a clean relative path: non-empty `/`-separated
-/// normal segments, no `.`/`..`, no leading or doubled `/`, no backslash, no
-/// control characters.
-///
-/// ```
-/// use dist_info::devel_tree::{PathProblem, check_relpath};
-/// assert_eq!(check_relpath("lib/libfoo.so"), Ok(()));
-/// assert_eq!(check_relpath("lib/../x"), Err(PathProblem::DotSegment));
-/// ```
-pub fn check_relpath(relpath: &str) -> Result<(), PathProblem> {
-    if relpath.is_empty() {
-        return Err(PathProblem::Empty);
-    }
-    if relpath.starts_with('/') {
-        return Err(PathProblem::Absolute);
-    }
-    if relpath.contains('\\') {
-        return Err(PathProblem::Backslash);
-    }
-    if relpath.chars().any(char::is_control) {
-        return Err(PathProblem::ControlCharacter);
-    }
-    for segment in relpath.split('/') {
-        match segment {
-            "" => return Err(PathProblem::EmptySegment),
-            "." | ".." => return Err(PathProblem::DotSegment),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// A tar member name as its clean site-packages-relative path: a leading

@@ -1,7 +1,8 @@
 //! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, versions, requirements and extras of the
-//! `rocm` selector, target selection, the `_dist_info.json` document, and
-//! the safety rules of the devel tree that the build and the install share.
+//! `rocm` selector, target selection, the `_dist_info.json` document, what
+//! a member of any package may be, and the safety rules of the devel tree
+//! that the build and the install share.
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
 //! the environment and pass values in.
@@ -39,6 +40,7 @@ pub mod file_hash;
 pub mod filename;
 pub mod libraries_record;
 pub mod library;
+pub mod member;
 pub mod nonce;
 pub mod package;
 pub mod project_metadata;

@@ -189,6 +189,38 @@ impl Package {
         Ok(template.replace(TARGET_PLACEHOLDER, target))
     }
 
+    /// Which package of a `mode` release the distribution name `name`
+    /// (display form, as METADATA `Name` gives it) belongs to, and its
+    /// target for a target-specific one: the inverse of
+    /// [`Package::dist_name`]. `None` for a name no package of the mode has.
+    ///
+    /// ```
+    /// use dist_info::package::{Mode, Package, PackageKind};
+    /// assert_eq!(
+    ///     Package::identify(Mode::Legacy, "rocm-sdk-libraries-gfx94X-dcgpu"),
+    ///     Some((PackageKind::Libraries, Some("gfx94X-dcgpu".to_owned())))
+    /// );
+    /// assert_eq!(Package::identify(Mode::Kpack, "rocm-sdk-core"), Some((PackageKind::Core, None)));
+    /// assert_eq!(Package::identify(Mode::Legacy, "rocm-sdk-device-gfx942"), None);
+    /// ```
+    pub fn identify(mode: Mode, name: &str) -> Option<(PackageKind, Option<String>)> {
+        PackageKind::ALL
+            .into_iter()
+            .filter(|&k| !(k == PackageKind::Device && mode == Mode::Legacy))
+            .find_map(|kind| {
+                let package = Package::new(kind, mode, &Nonce::NONE);
+                let template = package.dist_template();
+                match template.split_once(TARGET_PLACEHOLDER) {
+                    None => (name == template).then_some((kind, None)),
+                    Some((prefix, suffix)) => name
+                        .strip_prefix(prefix)
+                        .and_then(|rest| rest.strip_suffix(suffix))
+                        .filter(|target| !target.is_empty())
+                        .map(|target| (kind, Some(target.to_owned()))),
+                }
+            })
+    }
+
     /// The pure Python package (`rocm_sdk_core`, legacy `rocm_sdk_libraries_{F}`),
     /// or `None` for the device package, which has none.
     pub fn pure_package(&self, target: Option<&str>) -> Result<Option<String>, PackageError> {

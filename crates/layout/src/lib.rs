@@ -25,6 +25,7 @@ mod planner;
 pub mod rules;
 mod runtime;
 mod search_path;
+mod selectors;
 
 pub use error::Error;
 pub use facts::{Facts, FileClass};
@@ -34,3 +35,4 @@ pub use plan::{
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};
+pub use selectors::{SelectorFacts, plan_selectors};

@@ -5,14 +5,12 @@ use std::collections::BTreeSet;
 use artifacts::{ArtifactDir, ArtifactFilter, Catalog, GENERIC_TARGET, PathFilter};
 use dist_info::devel_links::DevelLinks;
 use dist_info::devel_tree::TreeNames;
-use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
 use dist_info::libraries_record::{self, LibrariesRecord};
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
-use dist_info::selector::{Selector, SelectorInput};
 use dist_info::target::base_target;
 use dist_info::version::Version;
 
@@ -25,7 +23,7 @@ use crate::plan::{
 };
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
-use dist_info::error_chain::Chain;
+use crate::selectors::{SelectorFacts, plan_selectors};
 
 /// A file the caller adds to a package (Python modules, the native
 /// `rocm-sdk` binary).
@@ -541,47 +539,16 @@ impl Planner<'_, '_> {
         on_disk: &[String],
         packages: &[PackagePlan],
     ) -> Result<Vec<SelectorPlan>, Error> {
-        let contents: BTreeSet<PackageKind> = packages.iter().map(|p| p.kind).collect();
-        let base = SelectorInput {
-            packages: contents,
-            on_disk: on_disk.to_vec(),
-            linux_families: self.input.linux_families.clone(),
-            windows_families: self.input.windows_families.clone(),
-            restrict_to_family: None,
-        };
-        let restrictions: Vec<Option<String>> = if self.mode == Mode::Legacy && on_disk.len() > 1 {
-            on_disk.iter().cloned().map(Some).collect()
-        } else {
-            vec![None]
-        };
-        restrictions
-            .into_iter()
-            .map(|restrict| {
-                let input = SelectorInput {
-                    restrict_to_family: restrict.clone(),
-                    ..base.clone()
-                };
-                let selector = Selector::plan(self.mode, version, &input, FamilyTable::builtin())
-                    .map_err(|e| Error::Model(Chain(&e).to_string()))?;
-                let metadata = selector.metadata(None);
-                let extras = metadata
-                    .extras
-                    .iter()
-                    .map(|e| {
-                        (
-                            e.name.clone(),
-                            e.requirements.iter().map(ToString::to_string).collect(),
-                        )
-                    })
-                    .collect();
-                Ok(SelectorPlan {
-                    subdir: restrict.clone().unwrap_or_default(),
-                    restricted_to: restrict,
-                    dist_info_json: DistInfo::new(selector, &self.input.nonce).to_json(),
-                    extras,
-                })
-            })
-            .collect()
+        let kinds: BTreeSet<PackageKind> = packages.iter().map(|p| p.kind).collect();
+        plan_selectors(&SelectorFacts {
+            mode: self.mode,
+            version,
+            on_disk,
+            packages: &kinds,
+            linux_families: self.input.linux_families.as_deref(),
+            windows_families: self.input.windows_families.as_deref(),
+            nonce: &self.input.nonce,
+        })
     }
 }
 

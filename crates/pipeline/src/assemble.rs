@@ -1,27 +1,39 @@
 //! `therock-package assemble SHARD_DIR... --dest-dir OUT`: joins the
 //! outputs of `build --shard K/N` into one release (docs/releasing.md).
 //!
-//! The shards of each platform leg must come from one plan and cover it
-//! exactly once; the legs must agree on what the `rocm` sdist says
-//! (version and family lists). The release is staged beside `OUT/dist`,
-//! gets its `rocm` sdists and its index, must pass `verify`, and only then
-//! appears as `OUT/dist` in one step.
+//! Shard outputs are untrusted (they come from other runners;
+//! docs/behaviour.md#what-assemble-trusts): every path a manifest names
+//! must be a clean relative path inside the shard's `dist/`, every package
+//! must be the regular file with the hash its manifest records, and the
+//! `rocm` sdists' document is planned again from the packages delivered
+//! (their kinds, targets or families, the core wheel's nonce), the version
+//! and the family lists; a manifest whose copy differs is refused. The
+//! shards of each platform leg must come from one plan and cover it
+//! exactly once; every shard must agree on what the `rocm` sdist says.
+//! The release is staged beside `OUT/dist`, gets its `rocm` sdists and its
+//! index, must pass `verify` (with the `--policy`/`--exclude` given), and
+//! only then appears as `OUT/dist` in one step.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use wheel_writer::WriteOptions;
+use dist_info::document::DistInfo;
+use dist_info::member::check_relpath;
+use dist_info::package::{Package, PackageKind};
+use dist_info::version::Version;
+use layout::{SelectorFacts, SelectorPlan, plan_selectors};
+use wheel_writer::{WheelReader, WriteOptions};
 
 use crate::execute::write_sdist;
-use crate::index::{self, IndexArgs};
+use crate::index::{IndexLayout, IndexOptions, write_index};
 use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::Staging;
-use release_check::{VerifyArgs, list_packages, sha256_file};
+use release_check::{LinkRules, VerifyArgs, headers, list_packages, sha256_file};
 
 /// `therock-package assemble`.
 #[derive(Debug, Args)]
@@ -33,6 +45,9 @@ pub struct AssembleArgs {
     /// Where the release's `dist/` is written (it must be new or empty).
     #[arg(long, value_name = "DIR")]
     dest_dir: PathBuf,
+    /// `verify`'s `--policy` and `--exclude`, for the verify step.
+    #[command(flatten)]
+    link_rules: LinkRules,
 }
 
 /// One shard's output, its manifest checked against its `dist/`.
@@ -48,14 +63,23 @@ impl ShardOutput {
     /// the packages it lists, with their hashes.
     fn read(dir: &Path) -> Result<Self> {
         let manifest = ShardManifest::read(dir)?;
+        check_manifest_paths(&dir.join(MANIFEST_NAME), &manifest)?;
         let id: ShardId = manifest
             .shard
             .parse()
             .map_err(|e| anyhow::anyhow!("{}: shard {e}", dir.join(MANIFEST_NAME).display()))?;
         let dist = dir.join("dist");
         let found: Vec<String> = if dist.is_dir() {
-            list_packages(&dist)
-                .with_context(|| format!("cannot list {}", dist.display()))?
+            let listing =
+                list_packages(&dist).with_context(|| format!("cannot list {}", dist.display()))?;
+            if let Some(refused) = listing.refused.first() {
+                return Err(anyhow::Error::new(refused.clone()).context(format!(
+                    "shard {id} in {} holds what no build writes; rebuild the shard",
+                    dir.display()
+                )));
+            }
+            listing
+                .packages
                 .iter()
                 .map(|p| slash_path(p.strip_prefix(&dist).expect("listed under dist")))
                 .collect()
@@ -97,6 +121,30 @@ impl ShardOutput {
             manifest,
         })
     }
+}
+
+/// Refuses a manifest naming a path that is not a clean relative path
+/// inside the shard's `dist/` (docs/behaviour.md#what-assemble-trusts):
+/// such a path is unsafe, whatever is on disk.
+fn check_manifest_paths(path: &Path, manifest: &ShardManifest) -> Result<()> {
+    let unsafe_path = |what: &str, rel: &str, problem| {
+        anyhow::anyhow!(
+            "{} names {what} {rel:?}, an unsafe path ({problem}): a shard's paths are clean relative \
+             paths inside its dist/, so the manifest is corrupt or was changed after its build; \
+             rebuild the shard",
+            path.display()
+        )
+    };
+    for package in &manifest.packages {
+        check_relpath(&package.path).map_err(|p| unsafe_path("the package", &package.path, p))?;
+    }
+    for selector in &manifest.selectors {
+        if !selector.subdir.is_empty() {
+            check_relpath(&selector.subdir)
+                .map_err(|p| unsafe_path("the rocm sdist directory", &selector.subdir, p))?;
+        }
+    }
+    Ok(())
 }
 
 /// The shards of one platform, all of one plan.
@@ -210,87 +258,257 @@ fn check_coverage(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
     Ok(())
 }
 
-/// The legs must agree on everything the shared `rocm` sdists and the
-/// packages' bytes depend on.
+/// The first value two manifests disagree on among those the shared `rocm`
+/// sdists and the packages' bytes depend on: (what, one's, the other's).
+fn disagreement(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, String, String)> {
+    let given = |value: &Option<String>| {
+        value
+            .as_ref()
+            .map_or_else(|| "(not given)".to_owned(), |v| format!("`{v}`"))
+    };
+    let epoch = |value: Option<u64>| value.map_or_else(|| "(unset)".to_owned(), |v| v.to_string());
+    let mode = |m: &ShardManifest| format!("{:?}", m.mode).to_lowercase();
+    if a.mode != b.mode {
+        return Some(("the packaging mode", mode(a), mode(b)));
+    }
+    if a.version != b.version {
+        return Some(("the version", a.version.clone(), b.version.clone()));
+    }
+    if a.linux_amdgpu_families != b.linux_amdgpu_families {
+        return Some((
+            "--linux-amdgpu-families",
+            given(&a.linux_amdgpu_families),
+            given(&b.linux_amdgpu_families),
+        ));
+    }
+    if a.windows_amdgpu_families != b.windows_amdgpu_families {
+        return Some((
+            "--windows-amdgpu-families",
+            given(&a.windows_amdgpu_families),
+            given(&b.windows_amdgpu_families),
+        ));
+    }
+    if a.source_date_epoch != b.source_date_epoch {
+        return Some((
+            "SOURCE_DATE_EPOCH",
+            epoch(a.source_date_epoch),
+            epoch(b.source_date_epoch),
+        ));
+    }
+    if a.compression_level != b.compression_level {
+        return Some((
+            "the compression level",
+            a.compression_level.to_string(),
+            b.compression_level.to_string(),
+        ));
+    }
+    if a.metadata != b.metadata {
+        let text = |m: &ShardManifest| {
+            serde_json::to_string(&m.metadata).expect("the metadata serialises")
+        };
+        return Some(("the package metadata", text(a), text(b)));
+    }
+    if a.selectors != b.selectors {
+        let subdirs = |m: &ShardManifest| {
+            m.selectors
+                .iter()
+                .map(|s| format!("dist/{}", s.subdir))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Some(("the rocm sdists' _dist_info.json", subdirs(a), subdirs(b)));
+    }
+    None
+}
+
+/// Every shard must agree with the others of its plan, and the legs with
+/// each other, on everything the shared `rocm` sdists and the packages'
+/// bytes depend on.
 fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
+    for leg in legs {
+        let (first, rest) = leg.shards.split_first().expect("a leg has a shard");
+        for shard in rest {
+            if let Some((what, x, y)) = disagreement(&first.manifest, &shard.manifest) {
+                bail!(
+                    "{} (shard {}) and {} (shard {}) of the {} plan {} disagree on {what}: {x} and {y}; \
+                     the shards of one plan carry the same values, so one manifest was changed \
+                     after its build: rebuild that shard",
+                    first.dir.display(),
+                    first.id,
+                    shard.dir.display(),
+                    shard.id,
+                    leg.platform_tag,
+                    first.manifest.plan
+                );
+            }
+        }
+    }
     let (first, rest) = legs.split_first().expect("at least one shard");
-    let a = first.first();
     for leg in rest {
-        let b = leg.first();
-        let disagree = |what: &str, x: String, y: String| {
-            anyhow::anyhow!(
+        if let Some((what, x, y)) = disagreement(first.first(), leg.first()) {
+            bail!(
                 "the {} shards ({}) and the {} shards ({}) disagree on {what}: {x} and {y}; \
                  one release needs the same value on every platform",
                 first.platform_tag,
                 first.shards[0].dir.display(),
                 leg.platform_tag,
                 leg.shards[0].dir.display()
-            )
-        };
-        let given = |value: &Option<String>| {
-            value
-                .as_ref()
-                .map_or_else(|| "(not given)".to_owned(), |v| format!("`{v}`"))
-        };
-        let epoch =
-            |value: Option<u64>| value.map_or_else(|| "(unset)".to_owned(), |v| v.to_string());
-        if a.version != b.version {
-            return Err(disagree(
-                "the version",
-                a.version.clone(),
-                b.version.clone(),
-            ));
-        }
-        if a.linux_amdgpu_families != b.linux_amdgpu_families {
-            return Err(disagree(
-                "--linux-amdgpu-families",
-                given(&a.linux_amdgpu_families),
-                given(&b.linux_amdgpu_families),
-            ));
-        }
-        if a.windows_amdgpu_families != b.windows_amdgpu_families {
-            return Err(disagree(
-                "--windows-amdgpu-families",
-                given(&a.windows_amdgpu_families),
-                given(&b.windows_amdgpu_families),
-            ));
-        }
-        if a.source_date_epoch != b.source_date_epoch {
-            return Err(disagree(
-                "SOURCE_DATE_EPOCH",
-                epoch(a.source_date_epoch),
-                epoch(b.source_date_epoch),
-            ));
-        }
-        if a.compression_level != b.compression_level {
-            return Err(disagree(
-                "the compression level",
-                a.compression_level.to_string(),
-                b.compression_level.to_string(),
-            ));
-        }
-        if a.metadata != b.metadata {
-            let text = |m: &ShardManifest| {
-                serde_json::to_string(&m.metadata).expect("the metadata serialises")
-            };
-            return Err(disagree("the package metadata", text(a), text(b)));
-        }
-        if a.selectors != b.selectors {
-            let subdirs = |m: &ShardManifest| {
-                m.selectors
-                    .iter()
-                    .map(|s| format!("dist/{}", s.subdir))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            return Err(disagree(
-                "the rocm sdists' _dist_info.json",
-                subdirs(a),
-                subdirs(b),
-            ));
+            );
         }
     }
     Ok(())
+}
+
+/// The `rocm` sdists of one leg, planned again from what its shards
+/// delivered (docs/behaviour.md#what-assemble-trusts): the kinds and
+/// targets (or families) of its wheels as their METADATA names them, the
+/// nonce of its core wheel's document, and the version and family lists,
+/// which `verify` then checks against the packages. Every shard's copy
+/// must be this one.
+fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
+    let manifest = leg.first();
+    let manifest_path = leg.shards[0].dir.join(MANIFEST_NAME);
+    let version: Version = manifest.version.parse().with_context(|| {
+        format!(
+            "{} gives the version {:?}; rebuild the shard",
+            manifest_path.display(),
+            manifest.version
+        )
+    })?;
+    let mut kinds = BTreeSet::new();
+    let mut on_disk = BTreeSet::new();
+    let mut nonce = None;
+    for shard in &leg.shards {
+        for package in &shard.manifest.packages {
+            #[allow(clippy::case_sensitive_file_extension_comparisons)]
+            if !package.path.ends_with(".whl") {
+                continue;
+            }
+            let path = shard.dir.join("dist").join(&package.path);
+            let cannot_read = || {
+                format!(
+                    "cannot read {}; rebuild shard {} in {}",
+                    path.display(),
+                    shard.id,
+                    shard.dir.display()
+                )
+            };
+            let mut wheel = WheelReader::open(&path).with_context(cannot_read)?;
+            let metadata = wheel
+                .read_member(&format!("{}/METADATA", wheel.dist_info_dir()))
+                .with_context(cannot_read)?;
+            let name = headers(&String::from_utf8_lossy(&metadata))
+                .into_iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("Name"))
+                .map(|(_, v)| v)
+                .unwrap_or_default();
+            let (kind, target) = Package::identify(manifest.mode, &name).with_context(|| {
+                format!(
+                    "{} is named {name:?}, which is no package of a {} release; rebuild shard {} in {}",
+                    path.display(),
+                    format!("{:?}", manifest.mode).to_lowercase(),
+                    shard.id,
+                    shard.dir.display()
+                )
+            })?;
+            kinds.insert(kind);
+            on_disk.extend(target);
+            if kind == PackageKind::Core {
+                let pure = Package::new(kind, manifest.mode, &dist_info::nonce::Nonce::NONE)
+                    .pure_package(None)
+                    .expect("core has a pure package")
+                    .expect("core has a pure package");
+                let member = format!("{pure}/{}", dist_info::document::FILE_NAME);
+                let bytes = wheel.read_member(&member).with_context(cannot_read)?;
+                let doc = DistInfo::from_json(&bytes)
+                    .with_context(|| format!("{} ({member}); rebuild the shard", path.display()))?;
+                nonce = Some(doc.nonce);
+            }
+        }
+    }
+    let nonce = nonce.with_context(|| {
+        format!(
+            "the {} shards hold no rocm-sdk-core wheel; pass the shard that builds it",
+            leg.platform_tag
+        )
+    })?;
+    let on_disk: Vec<String> = on_disk.into_iter().collect();
+    plan_selectors(&SelectorFacts {
+        mode: manifest.mode,
+        version: &version,
+        on_disk: &on_disk,
+        packages: &kinds,
+        linux_families: manifest.linux_amdgpu_families.as_deref(),
+        windows_families: manifest.windows_amdgpu_families.as_deref(),
+        nonce: &nonce,
+    })
+    .with_context(|| {
+        format!(
+            "cannot plan the rocm sdists of the {} shards",
+            leg.platform_tag
+        )
+    })
+}
+
+/// Refuses every shard whose manifest carries another `rocm` sdist
+/// document than `planned`, naming the first field that differs.
+fn check_selectors(leg: &Leg<'_>, planned: &[SelectorPlan]) -> Result<()> {
+    for shard in &leg.shards {
+        let manifest = shard.dir.join(MANIFEST_NAME);
+        let carried = &shard.manifest.selectors;
+        let subdirs = |s: &mut dyn Iterator<Item = &str>| {
+            s.map(|d| format!("dist/{d}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let carried_dirs = subdirs(&mut carried.iter().map(|s| s.subdir.as_str()));
+        let planned_dirs = subdirs(&mut planned.iter().map(|s| s.subdir.as_str()));
+        if carried_dirs != planned_dirs {
+            bail!(
+                "{} carries rocm sdists for {carried_dirs} but the packages of its release give {planned_dirs}; \
+                 the manifest was changed after its build: rebuild the shard",
+                manifest.display()
+            );
+        }
+        for (carried, planned) in carried.iter().zip(planned) {
+            if carried.dist_info_json.as_bytes() == planned.dist_info_json.as_slice() {
+                continue;
+            }
+            bail!(
+                "{} carries a _dist_info.json for the rocm sdist of dist/{} that differs from \
+                 the one the release's version, family lists and packages give ({}); \
+                 the manifest was changed after its build: rebuild the shard",
+                manifest.display(),
+                carried.subdir,
+                differences(&carried.dist_info_json, &planned.dist_info_json)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Which top-level fields of two JSON documents differ, in key order,
+/// for an error message.
+fn differences(carried: &str, planned: &[u8]) -> String {
+    let Ok(serde_json::Value::Object(a)) = serde_json::from_str::<serde_json::Value>(carried)
+    else {
+        return "it is not a JSON object".to_owned();
+    };
+    let Ok(serde_json::Value::Object(b)) = serde_json::from_slice::<serde_json::Value>(planned)
+    else {
+        return "a different document".to_owned();
+    };
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let differ: Vec<String> = keys
+        .into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("`{k}`"))
+        .collect();
+    match differ.len() {
+        0 => "the same fields in other bytes".to_owned(),
+        1 => format!("{} differs", differ[0]),
+        _ => format!("{} differ", differ.join(", ")),
+    }
 }
 
 /// `therock-package assemble`.
@@ -302,6 +520,14 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         .collect::<Result<Vec<_>>>()?;
     let legs = legs(&shards)?;
     check_legs_agree(&legs)?;
+    let mut selectors = Vec::new();
+    for leg in &legs {
+        let planned = leg_selectors(leg)?;
+        check_selectors(leg, &planned)?;
+        if selectors.is_empty() {
+            selectors = planned;
+        }
+    }
     let dist = args.dest_dir.join("dist");
     if fs::read_dir(&dist).is_ok_and(|mut entries| entries.next().is_some()) {
         bail!(
@@ -310,7 +536,8 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         );
     }
     let staging = Staging::create(&dist, None)?;
-    let root = staging.dir("")?;
+    // `dist/`, without the trailing separator `join("")` leaves.
+    let root: PathBuf = staging.dir("")?.components().collect();
     let mut staged = Vec::new();
     let mut placed: BTreeMap<&str, (&str, &Path)> = BTreeMap::new();
     for shard in &shards {
@@ -344,12 +571,12 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         .with_compression(leg.compression())
         .with_source_date_epoch(leg.source_date_epoch);
     let sdist_files = python::sdist_files();
-    for selector in &leg.selectors {
+    for selector in &selectors {
         let dir = staging.dir(&selector.subdir)?;
         staged.push(write_sdist(
             &leg.version,
             &leg.metadata,
-            selector.dist_info_json.as_bytes(),
+            &selector.dist_info_json,
             &sdist_files,
             &dir,
             &options,
@@ -359,22 +586,22 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         legs.iter()
             .any(|l| l.platform_tag.starts_with("win") == windows)
     };
-    let mut verify_argv = vec![root.display().to_string()];
+    let mut verify_args = VerifyArgs::new([root.clone()]).with_link_rules(args.link_rules.clone());
     if let Some(list) = leg
         .linux_amdgpu_families
         .as_ref()
         .filter(|_| has_platform(false))
     {
-        verify_argv.push(format!("--linux-amdgpu-families={list}"));
+        verify_args = verify_args.with_linux_amdgpu_families(list);
     }
     if let Some(list) = leg
         .windows_amdgpu_families
         .as_ref()
         .filter(|_| has_platform(true))
     {
-        verify_argv.push(format!("--windows-amdgpu-families={list}"));
+        verify_args = verify_args.with_windows_amdgpu_families(list);
     }
-    let report = release_check::verify(&crate::from_flags::<VerifyArgs>("verify", &verify_argv)?)?;
+    let report = release_check::verify(&verify_args)?;
     if !report.ok() {
         bail!(
             "the assembled release fails verify, so nothing was written:\n{}",
@@ -385,11 +612,13 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         .iter()
         .flat_map(|s| &s.manifest.packages)
         .any(|p| p.path.contains('/'));
-    let mut index_argv = vec![root.display().to_string()];
-    if per_family {
-        index_argv.push("--per-family".to_owned());
-    }
-    index::index(&crate::from_flags::<IndexArgs>("index", &index_argv)?)?;
+    write_index(
+        &root,
+        IndexOptions {
+            layout: IndexLayout::Flat,
+            per_family,
+        },
+    )?;
     let written = staging.commit(&staged)?;
     let mut out = String::new();
     for leg in &legs {

@@ -55,8 +55,7 @@ pub use inspect::{InspectArgs, inspect};
 
 /// The arguments of a command (`A`, e.g. [`BuildArgs`]) parsed from
 /// `flags` exactly as `therock-package COMMAND FLAGS...` would parse them;
-/// `command` names it in errors. `assemble` runs `verify` and `index` this
-/// way, exactly as a user would.
+/// `command` names it in errors.
 pub fn from_flags<A: Args + FromArgMatches>(
     command: &'static str,
     flags: &[impl AsRef<str>],

@@ -128,8 +128,17 @@ impl Staging {
         self.root.join("artifacts")
     }
 
-    /// The staged `dist/{subdir}`, created.
+    /// The staged `dist/{subdir}`, created; `subdir` is `""` or a clean
+    /// relative path, so nothing is ever created outside the staging
+    /// directory.
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
+        if !subdir.is_empty() {
+            dist_info::member::check_relpath(subdir).map_err(|problem| {
+                anyhow::anyhow!(
+                    "dist/{subdir} is an unsafe directory ({problem}); packages are written only inside dist/"
+                )
+            })?;
+        }
         let dir = self.new_dist().join(subdir);
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         Ok(dir)

@@ -48,7 +48,10 @@ use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
 use release::{DistFile, Kind};
-pub use release::{STAGING_PREFIX, headers, hex, is_staging, list_packages, sha256_file};
+pub use release::{
+    Listing, NotRegular, STAGING_PREFIX, SdistError, headers, hex, is_staging, list_packages,
+    sdist_pkg_info, sha256_file,
+};
 
 /// What to verify: the flags of `therock-package verify`, so the command
 /// line and [`VerifyArgs::new`] give the same checks.
@@ -66,6 +69,18 @@ pub struct VerifyArgs {
     /// Families the Windows release must offer.
     #[arg(long, value_name = "FAMILIES")]
     windows_amdgpu_families: Option<String>,
+    #[command(flatten)]
+    link_rules: LinkRules,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What the ELF-link and manylinux checks allow: `--policy` and
+/// `--exclude`, the same flags for `verify` and for `assemble`, which
+/// passes them on to its verify step.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LinkRules {
     /// The manylinux policy every Linux wheel must keep to (`manylinux_2_28`,
     /// `manylinux2014`); default: the one each wheel's own tag claims.
     #[arg(long, value_name = "POLICY")]
@@ -74,9 +89,22 @@ pub struct VerifyArgs {
     /// policy allows it (repeatable; auditwheel's `--exclude`).
     #[arg(long = "exclude", value_name = "SONAME")]
     exclude: Vec<String>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+}
+
+impl LinkRules {
+    /// Every Linux wheel must keep to `policy` (not the one its tag claims).
+    #[must_use]
+    pub fn with_policy(mut self, policy: PolicyName) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The release leaves `sonames` to the system on purpose.
+    #[must_use]
+    pub fn with_excluded<S: Into<String>>(mut self, sonames: impl IntoIterator<Item = S>) -> Self {
+        self.exclude.extend(sonames.into_iter().map(Into::into));
+        self
+    }
 }
 
 impl VerifyArgs {
@@ -87,8 +115,7 @@ impl VerifyArgs {
             dirs: dirs.into_iter().map(Into::into).collect(),
             linux_amdgpu_families: None,
             windows_amdgpu_families: None,
-            policy: None,
-            exclude: Vec::new(),
+            link_rules: LinkRules::default(),
             json: false,
         }
     }
@@ -104,6 +131,14 @@ impl VerifyArgs {
     #[must_use]
     pub fn with_windows_amdgpu_families(mut self, families: impl Into<String>) -> Self {
         self.windows_amdgpu_families = Some(families.into());
+        self
+    }
+
+    /// Apply `rules` (`--policy`, `--exclude`) to the ELF-link and
+    /// manylinux checks.
+    #[must_use]
+    pub fn with_link_rules(mut self, rules: LinkRules) -> Self {
+        self.link_rules = rules;
         self
     }
 
@@ -261,12 +296,13 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
                 dir.display()
             );
         }
-        let paths = release::list_packages(dir)
+        let listing = release::list_packages(dir)
             .with_context(|| format!("cannot list {}", dir.display()))?;
-        if paths.is_empty() {
+        well_formed.extend(listing.refused.iter().map(ToString::to_string));
+        if listing.packages.is_empty() {
             well_formed.push(format!("{}: holds no wheel or sdist", dir.display()));
         }
-        for path in paths {
+        for path in listing.packages {
             let rel = path.strip_prefix(dir).unwrap_or(&path);
             let display = format!("{}/{}", dir.display(), rel.display());
             let rel = rel.to_string_lossy().into_owned();
@@ -325,11 +361,11 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         kpack,
         kpack_note,
     ));
-    let links = links::check(&release, &args.exclude);
-    let excluded = if args.exclude.is_empty() {
+    let links = links::check(&release, &args.link_rules.exclude);
+    let excluded = if args.link_rules.exclude.is_empty() {
         String::new()
     } else {
-        format!("; excluded: {}", args.exclude.join(", "))
+        format!("; excluded: {}", args.link_rules.exclude.join(", "))
     };
     checks.push(outcome(
         "elf-links",
@@ -337,7 +373,7 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         Some(links.problems),
         Some(format!("{} ELF files{excluded}", links.elf_count)),
     ));
-    let policy = policy::check(&release, links.linux.as_ref(), args.policy);
+    let policy = policy::check(&release, links.linux.as_ref(), args.link_rules.policy);
     checks.push(CheckOutcome {
         details: policy.details,
         ..outcome(

@@ -13,9 +13,10 @@ use dist_info::dist_name::normalize;
 use dist_info::document::DistInfo;
 use dist_info::error_chain::Chain;
 use dist_info::filename::{SdistFilename, WheelFilename};
+use dist_info::member::{check_file_mode, check_relpath};
 use dist_info::requirement::Platform;
 use sha2::{Digest, Sha256};
-use wheel_writer::WheelReader;
+use wheel_writer::{ReadError, WheelReader};
 
 use super::pep508::Requirement;
 
@@ -114,33 +115,102 @@ pub fn is_staging(name: &str) -> bool {
     name.starts_with(STAGING_PREFIX)
 }
 
+/// What [`list_packages`] found under a dist directory.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Every `*.whl` and `*.tar.gz` that is a regular file, sorted.
+    pub packages: Vec<PathBuf>,
+    /// What a published directory may not hold, sorted: a package name on
+    /// a symlink or on something that is not a regular file (a FIFO, a
+    /// device), and a symlinked directory, whose packages would be served
+    /// but never checked.
+    pub refused: Vec<NotRegular>,
+}
+
+/// An entry of a dist directory that [`Listing::refused`] names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} is {what}; a dist directory holds regular files only: put the file itself there, or remove it",
+    .path.display()
+)]
+pub struct NotRegular {
+    /// The entry.
+    pub path: PathBuf,
+    /// What it is (`a symlink to ../x.whl`, `a FIFO`).
+    pub what: String,
+}
+
+/// Whether `name` is a wheel's or an sdist's.
+fn is_package_name(name: &str) -> bool {
+    // Wheel and sdist names are lower-case by specification.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    let package = name.ends_with(".whl") || name.ends_with(".tar.gz");
+    package
+}
+
+/// What a directory entry that is neither a directory nor a regular file is.
+fn special_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device file";
+        }
+    }
+    let _ = kind;
+    "not a regular file"
+}
+
 /// Lists `*.whl` and `*.tar.gz` under `dir` (recursively, sorted), never
-/// inside a build's staging directory.
-pub fn list_packages(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
+/// inside a build's staging directory; symlinks and special files with a
+/// package's name, and symlinked directories, are listed as refused
+/// (docs/behaviour.md#member-rules), never followed.
+pub fn list_packages(dir: &Path) -> io::Result<Listing> {
+    let mut out = Listing::default();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
         for entry in std::fs::read_dir(&d)? {
             let entry = entry?;
             let path = entry.path();
             let kind = entry.file_type()?;
+            let name = entry.file_name().to_string_lossy().into_owned();
             if kind.is_dir() {
                 // A build's private directory holds unfinished packages.
-                if !entry.file_name().to_str().is_some_and(is_staging) {
+                if !is_staging(&name) {
                     stack.push(path);
                 }
-            } else if kind.is_file() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                // Wheel and sdist names are lower-case by specification.
-                #[allow(clippy::case_sensitive_file_extension_comparisons)]
-                let package = name.ends_with(".whl") || name.ends_with(".tar.gz");
-                if package {
-                    out.push(path);
+            } else if kind.is_symlink() {
+                let to_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+                if is_package_name(&name) || to_dir {
+                    let target = std::fs::read_link(&path)
+                        .map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
+                    let what = if to_dir {
+                        format!("a symlink to the directory {target}")
+                    } else {
+                        format!("a symlink to {target}")
+                    };
+                    out.refused.push(NotRegular { path, what });
+                }
+            } else if is_package_name(&name) {
+                if kind.is_file() {
+                    out.packages.push(path);
+                } else {
+                    out.refused.push(NotRegular {
+                        path,
+                        what: special_kind(kind).to_owned(),
+                    });
                 }
             }
         }
     }
-    out.sort();
+    out.packages.sort();
+    out.refused.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
@@ -284,6 +354,14 @@ fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
     }
     let mut reader = match WheelReader::open(path) {
         Ok(r) => r,
+        Err(ReadError::UnsafeMembers { members, .. }) => {
+            problems.extend(members.iter().map(|m| {
+                format!(
+                    "member {m}: installers refuse it or would write it outside site-packages; rebuild the wheel"
+                )
+            }));
+            return Some(wheel);
+        }
         Err(e) => {
             problems.push(Chain(&e).to_string());
             return Some(wheel);
@@ -374,67 +452,22 @@ fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
             "the name in the file name is not escaped (expected {top})"
         ));
     }
-    let file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) => {
-            problems.push(format!("cannot open: {e}"));
-            return Some(sdist);
-        }
-    };
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let mut pkg_info = None;
     let mut dist_info_json = None;
     let mut has_pyproject = false;
-    let entries = match archive.entries() {
-        Ok(e) => e,
-        Err(e) => {
-            problems.push(format!("not a gzip-compressed tar archive: {e}"));
-            return Some(sdist);
-        }
-    };
-    for entry in entries {
-        let mut entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                problems.push(format!("cannot read the archive: {e}; rebuild it"));
-                return Some(sdist);
-            }
-        };
-        let member = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let inside = member
-            .strip_prefix(&top)
-            .is_some_and(|r| r.is_empty() || r.starts_with('/'));
-        if !inside || member.split('/').any(|s| s == "..") {
-            problems.push(format!(
-                "member {member} is outside the top directory {top}/"
-            ));
-            continue;
-        }
-        let kind = entry.header().entry_type();
-        if kind.is_symlink() || kind.is_hard_link() {
-            problems.push(format!(
-                "member {member} is a link; sdists carry regular files only"
-            ));
-            continue;
-        }
-        if !kind.is_file() {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        if let Err(e) = entry.read_to_end(&mut bytes) {
-            problems.push(format!("cannot read member {member}: {e}; rebuild it"));
-            return Some(sdist);
-        }
+    let read = for_each_sdist_file(path, &top, problems, |member, rel, bytes| {
         sdist
             .members
-            .push((member.clone(), hex(&Sha256::digest(&bytes))));
-        let rel = &member[top.len()..];
+            .push((member.to_owned(), hex(&Sha256::digest(&bytes))));
         match rel {
-            "/PKG-INFO" => pkg_info = Some(bytes),
-            "/pyproject.toml" => has_pyproject = true,
-            "/rocm_sdk/_dist_info.json" => dist_info_json = Some(bytes),
+            "PKG-INFO" => pkg_info = Some(bytes),
+            "pyproject.toml" => has_pyproject = true,
+            "rocm_sdk/_dist_info.json" => dist_info_json = Some(bytes),
             _ => {}
         }
+    });
+    if !read {
+        return Some(sdist);
     }
     sdist.members.sort();
     if !has_pyproject {
@@ -476,6 +509,153 @@ fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
         }
     }
     Some(sdist)
+}
+
+/// Reads every member of the sdist at `path` by the member rules
+/// (docs/behaviour.md#member-rules) and calls `file(member, rel, bytes)`
+/// for each regular file, `rel` its path below `top`; every member
+/// refused goes to `problems`. False when the archive could not be read
+/// to its end (noted in `problems` too).
+fn for_each_sdist_file(
+    path: &Path,
+    top: &str,
+    problems: &mut Vec<String>,
+    mut file: impl FnMut(&str, &str, Vec<u8>),
+) -> bool {
+    let opened = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            problems.push(format!("cannot open: {e}"));
+            return false;
+        }
+    };
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(opened));
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            problems.push(format!("not a gzip-compressed tar archive: {e}"));
+            return false;
+        }
+    };
+    let mut seen = BTreeSet::new();
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                problems.push(format!("cannot read the archive: {e}; rebuild it"));
+                return false;
+            }
+        };
+        let raw = entry.path_bytes().into_owned();
+        let member = String::from_utf8_lossy(&raw).into_owned();
+        let kind = entry.header().entry_type();
+        match sdist_member_problem(&raw, top, &entry) {
+            Some(problem) => {
+                problems.push(format!("member {member} {problem}"));
+                continue;
+            }
+            None if !kind.is_file() => continue,
+            None => {}
+        }
+        if !seen.insert(member.clone()) {
+            problems.push(format!(
+                "member {member} appears more than once; an unpacker keeps only one of them"
+            ));
+            continue;
+        }
+        let mut bytes = Vec::new();
+        if let Err(e) = entry.read_to_end(&mut bytes) {
+            problems.push(format!("cannot read member {member}: {e}; rebuild it"));
+            return false;
+        }
+        let rel = member[top.len()..].trim_start_matches('/').to_owned();
+        file(&member, &rel, bytes);
+    }
+    true
+}
+
+/// What is wrong with one sdist member, by the member rules: a clean
+/// relative path at or below `top`, a regular file or a directory, no
+/// special mode bits. `None` when it is acceptable.
+fn sdist_member_problem<R: Read>(
+    raw: &[u8],
+    top: &str,
+    entry: &tar::Entry<'_, R>,
+) -> Option<String> {
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return Some("has a name that is not UTF-8".to_owned());
+    };
+    let path = name.strip_suffix('/').unwrap_or(name);
+    if let Err(problem) = check_relpath(path) {
+        return Some(format!("is not a clean relative path ({problem})"));
+    }
+    let inside = path
+        .strip_prefix(top)
+        .is_some_and(|r| r.is_empty() || r.starts_with('/'));
+    if !inside {
+        return Some(format!("is outside the top directory {top}/"));
+    }
+    let kind = entry.header().entry_type();
+    if kind.is_symlink() || kind.is_hard_link() {
+        return Some("is a link; sdists carry regular files only".to_owned());
+    }
+    let file_type = match kind {
+        tar::EntryType::Regular | tar::EntryType::Continuous => 0o100_000,
+        tar::EntryType::Directory => 0o040_000,
+        tar::EntryType::Char | tar::EntryType::Block => 0o020_000,
+        tar::EntryType::Fifo => 0o010_000,
+        other => {
+            return Some(format!(
+                "has tar entry type {:?}; sdists carry regular files only",
+                char::from(other.as_byte())
+            ));
+        }
+    };
+    let mode = entry.header().mode().unwrap_or(0o644) & 0o7777;
+    check_file_mode(file_type | mode)
+        .err()
+        .map(|problem| format!("is refused: {problem}"))
+}
+
+/// An sdist that breaks the member rules, or has no `PKG-INFO`.
+#[derive(Debug, thiserror::Error)]
+#[error("{path} is not a well-formed sdist: {}; rebuild it, or remove it from the directory", .problems.join("; "))]
+pub struct SdistError {
+    /// The sdist.
+    pub path: PathBuf,
+    /// What is wrong, one sentence each.
+    pub problems: Vec<String>,
+}
+
+/// The `PKG-INFO` at the top of the sdist at `path`, read by the same
+/// member rules `verify` applies (what `index` serves).
+pub fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>, SdistError> {
+    let mut problems = Vec::new();
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut pkg_info = None;
+    if let Some(filename) = parse_file_name::<SdistFilename>(&file_name, &mut problems) {
+        let top = filename.top_directory();
+        for_each_sdist_file(path, &top, &mut problems, |_, rel, bytes| {
+            if rel == "PKG-INFO" {
+                pkg_info = Some(bytes);
+            }
+        });
+    }
+    match pkg_info {
+        Some(bytes) if problems.is_empty() => Ok(bytes),
+        _ => {
+            if problems.is_empty() {
+                problems.push("no PKG-INFO at its top".to_owned());
+            }
+            Err(SdistError {
+                path: path.to_owned(),
+                problems,
+            })
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,24 +8,9 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{Build, artifacts, ok, therock_package};
+use common::{Build, artifacts, build_shards, ok, shard_plan, therock_package};
 use fixtures::ExampleMode;
 use fixtures::files::files_with_bytes;
-
-/// `therock-package plan --shards N --json` for `artifact_dir`.
-fn shard_plan(artifact_dir: &Path, count: usize, extra: &[&str]) -> serde_json::Value {
-    let count = count.to_string();
-    let mut args = vec![
-        "plan",
-        "--artifact-dir",
-        artifact_dir.to_str().unwrap(),
-        "--shards",
-        &count,
-        "--json",
-    ];
-    args.extend(extra);
-    serde_json::from_str(&ok(&therock_package(&args))).unwrap()
-}
 
 /// How many packages the plan of `mode` has.
 fn package_count(mode: ExampleMode) -> usize {
@@ -37,41 +22,6 @@ fn package_count(mode: ExampleMode) -> usize {
     ])))
     .unwrap();
     plan["packages"].as_array().unwrap().len()
-}
-
-/// The shard ids of a matrix (`["1/3", "2/3", "3/3"]`).
-fn shard_ids(matrix: &serde_json::Value) -> Vec<String> {
-    matrix["include"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["shard"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Builds every shard of `artifact_dir` split `count` ways, each by its
-/// own process into its own directory under `root`.
-fn build_shards(root: &Path, artifact_dir: &Path, count: usize, extra: &[&str]) -> Vec<PathBuf> {
-    let matrix = shard_plan(artifact_dir, count, extra);
-    let ids = shard_ids(&matrix);
-    assert_eq!(ids.len(), count);
-    ids.iter()
-        .map(|id| {
-            let dir = root.join(format!("shard-{}", id.replace('/', "-of-")));
-            let mut args = vec![
-                "build",
-                "--artifact-dir",
-                artifact_dir.to_str().unwrap(),
-                "--dest-dir",
-                dir.to_str().unwrap(),
-                "--shard",
-                id,
-            ];
-            args.extend(extra);
-            ok(&therock_package(&args));
-            dir
-        })
-        .collect()
 }
 
 /// `therock-package assemble DIRS... --dest-dir DEST`.
@@ -416,32 +366,58 @@ fn assemble_refuses_broken_shard_sets() {
     assert_eq!(fs::read(dest.join("dist").join("old.whl")).unwrap(), b"old");
 }
 
+/// Replaces the bytes of the package of `shard` whose path contains
+/// `which` by `change(bytes)` and records the new hash and size in its
+/// manifest, as a faulty runner would; returns the package's path.
+fn vouch_for_changed_package(shard: &Path, which: &str, change: impl Fn(&mut Vec<u8>)) -> String {
+    let manifest_path = shard.join("shard.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let packages = manifest["packages"].as_array_mut().unwrap();
+    let record = packages
+        .iter_mut()
+        .find(|p| p["path"].as_str().unwrap().contains(which))
+        .unwrap();
+    let package = record["path"].as_str().unwrap().to_owned();
+    let wheel = shard.join("dist").join(&package);
+    let mut bytes = fs::read(&wheel).unwrap();
+    change(&mut bytes);
+    fs::write(&wheel, &bytes).unwrap();
+    let sha = ok(&std::process::Command::new("sha256sum")
+        .arg(&wheel)
+        .output()
+        .unwrap());
+    record["sha256"] = sha.split_whitespace().next().unwrap().into();
+    record["size"] = bytes.len().into();
+    fs::write(&manifest_path, manifest.to_string()).unwrap();
+    package
+}
+
 /// A shard whose package is broken although its manifest vouches for it
 /// (a faulty runner): `verify` of the assembled release fails, and nothing
-/// is published.
+/// is published; a wheel `assemble` itself cannot read is refused before.
 #[test]
 fn assemble_publishes_nothing_that_fails_verify() {
     let work = tempfile::tempdir().unwrap();
     let root = work.path();
     let shards = build_shards(&root.join("a"), &artifacts(ExampleMode::Kpack), 2, &[]);
-    let manifest_path = shards[1].join("shard.json");
-    let mut manifest: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(&manifest_path).unwrap()).unwrap();
-    let package = manifest["packages"][0]["path"].as_str().unwrap().to_owned();
-    let wheel = shards[1].join("dist").join(&package);
-    fs::write(&wheel, b"PK\x03\x04 not a wheel").unwrap();
-    let sha = ok(&std::process::Command::new("sha256sum")
-        .arg(&wheel)
-        .output()
-        .unwrap());
-    manifest["packages"][0]["sha256"] = sha.split_whitespace().next().unwrap().into();
-    manifest["packages"][0]["size"] = fs::metadata(&wheel).unwrap().len().into();
-    fs::write(&manifest_path, manifest.to_string()).unwrap();
+    // A flipped byte in the first member's data: METADATA still reads.
+    let package = vouch_for_changed_package(&shards[1], "device_gfx942", |b| b[200] ^= 0xff);
     let error = refused(&shards, root);
     assert!(
         error.contains("the assembled release fails verify, so nothing was written")
             && error.contains("FAILED  well-formed")
             && error.contains(&package),
+        "{error}"
+    );
+    let package = vouch_for_changed_package(&shards[1], "device_gfx942", |b| {
+        *b = b"PK\x03\x04 not a wheel".to_vec();
+    });
+    let error = refused(&shards, root);
+    assert!(
+        error.contains(&format!(
+            "cannot read [work]/a/shard-2-of-2/dist/{package}; rebuild shard 2/2"
+        )) && error.contains("is not a valid zip archive"),
         "{error}"
     );
 }

@@ -31,6 +31,16 @@ pub enum Error {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A member path is not a clean relative path
+    /// (`dist_info::member::check_relpath`, the rule every reader applies).
+    #[error("member path {path:?} cannot be packaged: readers refuse it")]
+    UnsafePath {
+        /// The path as given.
+        path: String,
+        /// The rule it breaks.
+        #[source]
+        problem: dist_info::member::PathProblem,
+    },
     /// Two members were given the same path.
     #[error("member path {path:?} was added twice; each path may appear once per package")]
     DuplicatePath {

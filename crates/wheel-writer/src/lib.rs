@@ -67,7 +67,9 @@ pub use options::{
     CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, DeflateEngine, MAX_JOBS_PER_CORE, WriteOptions,
     ZIP_EPOCH,
 };
-pub use reader::{ReadError, RecordProblem, Verification, WheelReader};
+pub use reader::{
+    MemberProblem, ReadError, RecordProblem, UnsafeMember, Verification, WheelReader,
+};
 pub use record::MemberDigest;
 pub use sdist::SdistBuilder;
 pub use sink::{ArchiveSink, MemoryMember, MemorySink};

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
 const LOCAL_SIGNATURE: u32 = 0x0403_4b50;
+const CENTRAL_SIGNATURE: u32 = 0x0201_4b50;
 const DESCRIPTOR_SIGNATURE: u32 = 0x0807_4b50;
 const ZIP64_EXTRA_ID: u16 = 0x0001;
 const U32_MAX: u32 = 0xFFFF_FFFF;
@@ -171,6 +172,31 @@ pub(crate) fn compare(file: &mut File, central: &Central<'_>) -> io::Result<Vec<
         differs("size", local_size.to_string(), central.size.to_string());
     }
     Ok(out)
+}
+
+/// Every member name of the central directory that starts at `start`, in
+/// order and with repeats: the zip reader keeps one entry per name, so a
+/// name given twice is found here only. Stops at the first record that is
+/// not a central directory header.
+pub(crate) fn central_names(file: &mut File, start: u64) -> io::Result<Vec<Vec<u8>>> {
+    let mut names = Vec::new();
+    let mut at = start;
+    loop {
+        file.seek(SeekFrom::Start(at))?;
+        let mut fixed = [0u8; 46];
+        if file.read_exact(&mut fixed).is_err() {
+            break;
+        }
+        let u16_at = |i: usize| u64::from(u16::from_le_bytes([fixed[i], fixed[i + 1]]));
+        if u32::from_le_bytes(fixed[..4].try_into().expect("4 bytes")) != CENTRAL_SIGNATURE {
+            break;
+        }
+        let mut name = vec![0u8; usize::try_from(u16_at(28)).expect("a u16 fits")];
+        file.read_exact(&mut name)?;
+        names.push(name);
+        at += 46 + u16_at(28) + u16_at(30) + u16_at(32);
+    }
+    Ok(names)
 }
 
 /// The (size, compressed size) of a local zip64 extra field, if present.

@@ -1,34 +1,17 @@
-//! Member paths: relative, `/`-separated, nothing that escapes on unpack.
+//! Member paths: the writers apply the rule every reader of a package
+//! applies (`dist_info::member::check_relpath`), so nothing is written that
+//! `verify`, an installer or the devel unpack would refuse.
 
 use crate::Error;
 
-/// Checks that `path` can be stored and unpacked safely: relative, `/`
-/// separators, no empty, `.` or `..` segments, no backslash or NUL.
+/// Checks that `path` can be stored and unpacked safely: a clean relative
+/// path (`/` separators, no empty, `.` or `..` segment, no drive, backslash
+/// or control character).
 pub(crate) fn validate_member_path(path: &str) -> Result<(), Error> {
-    let invalid = |reason| Error::InvalidPath {
+    dist_info::member::check_relpath(path).map_err(|problem| Error::UnsafePath {
         path: path.to_owned(),
-        reason,
-    };
-    if path.is_empty() {
-        return Err(invalid("it is empty"));
-    }
-    if path.starts_with('/') {
-        return Err(invalid(
-            "it is absolute; member paths are relative to the package root",
-        ));
-    }
-    if path.contains(['\\', '\0']) {
-        return Err(invalid(
-            "it contains a backslash or NUL; use `/` as the separator",
-        ));
-    }
-    if path
-        .split('/')
-        .any(|seg| seg.is_empty() || seg == "." || seg == "..")
-    {
-        return Err(invalid("it has an empty, `.` or `..` segment"));
-    }
-    Ok(())
+        problem,
+    })
 }
 
 #[cfg(test)]
@@ -47,8 +30,13 @@ mod tests {
             "./a",
             "a\\b",
             "a\0",
+            "a\nb",
+            "C:/x",
         ] {
-            assert!(validate_member_path(bad).is_err(), "{bad:?}");
+            assert!(
+                matches!(validate_member_path(bad), Err(Error::UnsafePath { .. })),
+                "{bad:?}"
+            );
         }
     }
 }

@@ -14,6 +14,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
 use crate::local_header::{self, Central, HeaderMismatch};
+use dist_info::member::{FileType, ModeProblem, PathProblem, check_file_mode, check_relpath};
 use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record};
 
 /// Why a wheel could not be read.
@@ -37,6 +38,20 @@ pub enum ReadError {
         /// What the zip reader reported.
         #[source]
         source: zip::result::ZipError,
+    },
+    /// Members no wheel may hold (docs/behaviour.md#member-rules): an
+    /// installer would refuse them, or write outside site-packages.
+    #[error(
+        "wheel {path} holds {} that installers refuse or that would land outside site-packages: {}; \
+         rebuild it, or remove it from the directory",
+        if .members.len() == 1 { "a member" } else { "members" },
+        .members.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    UnsafeMembers {
+        /// The wheel.
+        path: PathBuf,
+        /// Every member refused, in archive order.
+        members: Vec<UnsafeMember>,
     },
     /// No single top-level `.dist-info` directory.
     #[error("wheel {path} has {found} top-level .dist-info directories, expected exactly one")]
@@ -76,6 +91,64 @@ pub enum ReadError {
     },
 }
 
+/// A member of a wheel that breaks the member rules, and the rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsafeMember {
+    /// The member's name as the archive gives it (lossily decoded).
+    pub name: String,
+    /// What is wrong with it.
+    pub problem: MemberProblem,
+}
+
+impl fmt::Display for UnsafeMember {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} ({})", self.name, self.problem)
+    }
+}
+
+/// Why a member is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemberProblem {
+    /// Its name is not UTF-8.
+    #[error("the name is not UTF-8")]
+    NotUtf8,
+    /// Its name is not a clean relative path.
+    #[error("not a clean relative path: {0}")]
+    Path(PathProblem),
+    /// Its mode (zip external attributes) is not a plain file's.
+    #[error("{0}")]
+    Mode(ModeProblem),
+    /// The central directory names it more than once.
+    #[error("a duplicate: the archive holds {0} members of this name")]
+    Duplicate(usize),
+}
+
+/// The member rules for one central directory entry: a clean relative
+/// path (a directory entry's trailing `/` aside) and a regular file's or
+/// a directory's mode without special bits, read from the raw external
+/// attributes (the zip reader's own mode clears the setuid bits).
+fn member_problem(raw_name: &[u8], external_attributes: u32) -> Option<MemberProblem> {
+    let Ok(name) = std::str::from_utf8(raw_name) else {
+        return Some(MemberProblem::NotUtf8);
+    };
+    let (path, is_dir) = match name.strip_suffix('/') {
+        Some(dir) => (dir, true),
+        None => (name, false),
+    };
+    if let Err(problem) = check_relpath(path) {
+        return Some(MemberProblem::Path(problem));
+    }
+    let mode = external_attributes >> 16;
+    match check_file_mode(mode) {
+        Err(problem) => Some(MemberProblem::Mode(problem)),
+        Ok(FileType::Directory) if !is_dir => Some(MemberProblem::Mode(ModeProblem::NotRegular(
+            FileType::Directory,
+        ))),
+        Ok(_) => None,
+    }
+}
+
 /// One way a wheel disagrees with its `RECORD`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -94,6 +167,13 @@ pub enum RecordProblem {
     Duplicate {
         /// The path.
         path: String,
+    },
+    /// A row's path is not a clean relative path inside the wheel.
+    UnsafePath {
+        /// The path as `RECORD` gives it.
+        path: String,
+        /// The rule it breaks.
+        problem: PathProblem,
     },
     /// A row has no hash although it is not `RECORD` itself.
     MissingHash {
@@ -137,6 +217,10 @@ impl fmt::Display for RecordProblem {
                 write!(f, "{path}: in the wheel but not listed in RECORD")
             }
             Self::Duplicate { path } => write!(f, "{path}: appears more than once"),
+            Self::UnsafePath { path, problem } => write!(
+                f,
+                "{path}: listed in RECORD but not a clean relative path inside the wheel ({problem})"
+            ),
             Self::MissingHash { path } => write!(f, "{path}: RECORD gives no hash"),
             Self::UnsupportedHash { path, algorithm } => {
                 write!(
@@ -200,18 +284,25 @@ impl fmt::Debug for WheelReader {
 }
 
 impl WheelReader {
-    /// Opens a wheel and finds its `.dist-info` directory.
+    /// Opens a wheel, checks every member against the member rules
+    /// (docs/behaviour.md#member-rules: clean relative paths, regular
+    /// files, no special modes, no duplicate names) and finds its
+    /// `.dist-info` directory.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ReadError> {
         let path = path.as_ref().to_owned();
         let file = File::open(&path).map_err(|source| ReadError::Open {
             path: path.clone(),
             source,
         })?;
-        let archive =
+        let mut archive =
             zip::ZipArchive::new(BufReader::new(file)).map_err(|source| ReadError::Zip {
                 path: path.clone(),
                 source,
             })?;
+        let members = unsafe_members(&path, &mut archive)?;
+        if !members.is_empty() {
+            return Err(ReadError::UnsafeMembers { path, members });
+        }
         let mut dist_infos: Vec<String> = archive
             .file_names_raw()
             .map(String::from_utf8_lossy)
@@ -316,6 +407,13 @@ impl WheelReader {
         let mut problems = Vec::new();
         let mut listed: BTreeMap<String, RecordEntry> = BTreeMap::new();
         for entry in self.record()? {
+            if let Err(problem) = check_relpath(&entry.path) {
+                problems.push(RecordProblem::UnsafePath {
+                    path: entry.path.clone(),
+                    problem,
+                });
+                continue;
+            }
             if listed.contains_key(&entry.path) {
                 problems.push(RecordProblem::Duplicate {
                     path: entry.path.clone(),
@@ -419,6 +517,55 @@ impl WheelReader {
             header_mismatches,
         })
     }
+}
+
+/// Every member of `archive` that breaks the member rules, duplicates
+/// (which the zip reader folds into one entry) included.
+fn unsafe_members(
+    path: &Path,
+    archive: &mut zip::ZipArchive<BufReader<File>>,
+) -> Result<Vec<UnsafeMember>, ReadError> {
+    let mut out = Vec::new();
+    for index in 0..archive.len() {
+        let member = archive
+            .by_index_raw(index)
+            .map_err(|source| ReadError::Zip {
+                path: path.to_owned(),
+                source,
+            })?;
+        if let Some(problem) = member_problem(member.name_raw(), member.external_attributes()) {
+            out.push(UnsafeMember {
+                name: String::from_utf8_lossy(member.name_raw()).into_owned(),
+                problem,
+            });
+        }
+    }
+    if archive.has_duplicate_names() {
+        let mut file = File::open(path).map_err(|source| ReadError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+        let names = local_header::central_names(&mut file, archive.central_directory_start())
+            .map_err(|source| ReadError::Open {
+                path: path.to_owned(),
+                source,
+            })?;
+        let mut counts: BTreeMap<&[u8], usize> = BTreeMap::new();
+        for name in &names {
+            *counts.entry(name).or_default() += 1;
+        }
+        let mut reported = std::collections::BTreeSet::new();
+        for name in &names {
+            let count = counts[name.as_slice()];
+            if count > 1 && reported.insert(name) {
+                out.push(UnsafeMember {
+                    name: String::from_utf8_lossy(name).into_owned(),
+                    problem: MemberProblem::Duplicate(count),
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Streams a member through a hash; returns the URL-safe base64 digest

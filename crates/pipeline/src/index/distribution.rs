@@ -2,8 +2,6 @@
 //! hash, its `Requires-Python`, and (for a wheel) the exact bytes of its
 //! `METADATA`, which PEP 658 serves beside it as `<wheel>.metadata`.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -47,7 +45,7 @@ impl Distribution {
         } else if file_name.ends_with(".tar.gz") {
             let name = file_name.parse::<SdistFilename>().map(|f| f.name);
             let name = name.with_context(|| format!("cannot index {}", path.display()))?;
-            (name, sdist_pkg_info(path)?, None)
+            (name, release_check::sdist_pkg_info(path)?, None)
         } else {
             bail!("{} is neither a wheel nor an sdist", path.display());
         };
@@ -79,38 +77,4 @@ fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
             path.display()
         )
     })
-}
-
-/// The `PKG-INFO` at the top of an sdist.
-fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>> {
-    let read = || -> std::io::Result<Option<Vec<u8>>> {
-        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(File::open(path)?));
-        for entry in archive.entries()? {
-            let mut entry = entry?;
-            let member = entry.path_bytes().into_owned();
-            let mut parts = member.split(|b| *b == b'/');
-            let at_top = parts.next().is_some()
-                && parts.next() == Some(b"PKG-INFO".as_slice())
-                && parts.next().is_none();
-            if at_top && entry.header().entry_type().is_file() {
-                let mut bytes = Vec::new();
-                entry.read_to_end(&mut bytes)?;
-                return Ok(Some(bytes));
-            }
-        }
-        Ok(None)
-    };
-    match read() {
-        Ok(Some(bytes)) => Ok(bytes),
-        Ok(None) => bail!(
-            "{} has no PKG-INFO at its top; rebuild the sdist or remove it from the directory",
-            path.display()
-        ),
-        Err(e) => Err(e).with_context(|| {
-            format!(
-                "cannot read {}; rebuild the sdist or remove it from the directory",
-                path.display()
-            )
-        }),
-    }
 }

@@ -165,7 +165,12 @@ pub(crate) fn write_index(dir: &Path, options: IndexOptions) -> Result<IndexRepo
             dir.display()
         );
     }
-    let packages = list_packages(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let listing = list_packages(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    if let Some(refused) = listing.refused.first() {
+        // A page would link a file no check has read.
+        return Err(refused.clone().into());
+    }
+    let packages = listing.packages;
     if packages.is_empty() {
         bail!(
             "{} holds no wheel or sdist; build the packages first",

@@ -440,3 +440,50 @@ pub fn copy_of_artifacts(layout: Layout) -> tempfile::TempDir {
     assert!(status.success());
     copy
 }
+
+/// `therock-package plan --shards N --json` for `artifact_dir`.
+pub fn shard_plan(artifact_dir: &Path, count: usize, extra: &[&str]) -> serde_json::Value {
+    let count = count.to_string();
+    let mut args = vec![
+        "plan",
+        "--artifact-dir",
+        artifact_dir.to_str().unwrap(),
+        "--shards",
+        &count,
+        "--json",
+    ];
+    args.extend(extra);
+    serde_json::from_str(&ok(&therock_package(&args))).unwrap()
+}
+
+/// The shard ids of a matrix (`["1/3", "2/3", "3/3"]`).
+pub fn shard_ids(matrix: &serde_json::Value) -> Vec<String> {
+    matrix["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["shard"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Builds every shard of `artifact_dir` split `count` ways, each by its
+/// own process into its own directory under `root`.
+pub fn build_shards(
+    root: &Path,
+    artifact_dir: &Path,
+    count: usize,
+    extra: &[&str],
+) -> Vec<PathBuf> {
+    let matrix = shard_plan(artifact_dir, count, extra);
+    let ids = shard_ids(&matrix);
+    assert_eq!(ids.len(), count);
+    ids.iter()
+        .map(|id| {
+            let dir = root.join(format!("shard-{}", id.replace('/', "-of-")));
+            let mut flags = vec!["--shard", id.as_str()];
+            flags.extend(extra);
+            ok(&build_into(artifact_dir, &dir, &flags));
+            dir
+        })
+        .collect()
+}

@@ -1,0 +1,85 @@
+//! The `rocm` selector sdists of a release (docs/behaviour.md#selector):
+//! one, or one per family in a legacy release with several. The planner
+//! plans them, and `assemble` plans them again from the packages the
+//! shards delivered, so the document it publishes is never taken from a
+//! shard's word.
+
+use std::collections::BTreeSet;
+
+use dist_info::document::DistInfo;
+use dist_info::error_chain::Chain;
+use dist_info::families::FamilyTable;
+use dist_info::nonce::Nonce;
+use dist_info::package::{Mode, PackageKind};
+use dist_info::selector::{Selector, SelectorInput};
+use dist_info::version::Version;
+
+use crate::error::Error;
+use crate::plan::SelectorPlan;
+
+/// What a release's selectors are computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectorFacts<'a> {
+    /// The packaging mode.
+    pub mode: Mode,
+    /// The version every requirement pins.
+    pub version: &'a Version,
+    /// Kpack: the device targets on disk (raw); legacy: the families built.
+    pub on_disk: &'a [String],
+    /// The kinds of the packages of the set.
+    pub packages: &'a BTreeSet<PackageKind>,
+    /// `--linux-amdgpu-families` as given.
+    pub linux_families: Option<&'a str>,
+    /// `--windows-amdgpu-families` as given.
+    pub windows_families: Option<&'a str>,
+    /// The nonce of the platform packages.
+    pub nonce: &'a Nonce,
+}
+
+/// The selectors of a release: one arch-neutral selector, or in legacy
+/// mode with several families one restricted to each, written to
+/// `dist/{F}/`.
+pub fn plan_selectors(facts: &SelectorFacts<'_>) -> Result<Vec<SelectorPlan>, Error> {
+    let base = SelectorInput {
+        packages: facts.packages.clone(),
+        on_disk: facts.on_disk.to_vec(),
+        linux_families: facts.linux_families.map(str::to_owned),
+        windows_families: facts.windows_families.map(str::to_owned),
+        restrict_to_family: None,
+    };
+    let restrictions: Vec<Option<String>> = if facts.mode == Mode::Legacy && facts.on_disk.len() > 1
+    {
+        facts.on_disk.iter().cloned().map(Some).collect()
+    } else {
+        vec![None]
+    };
+    restrictions
+        .into_iter()
+        .map(|restrict| {
+            let input = SelectorInput {
+                restrict_to_family: restrict.clone(),
+                ..base.clone()
+            };
+            let selector =
+                Selector::plan(facts.mode, facts.version, &input, FamilyTable::builtin())
+                    .map_err(|e| Error::Model(Chain(&e).to_string()))?;
+            let metadata = selector.metadata(None);
+            let extras = metadata
+                .extras
+                .iter()
+                .map(|e| {
+                    (
+                        e.name.clone(),
+                        e.requirements.iter().map(ToString::to_string).collect(),
+                    )
+                })
+                .collect();
+            Ok(SelectorPlan {
+                subdir: restrict.clone().unwrap_or_default(),
+                restricted_to: restrict,
+                dist_info_json: DistInfo::new(selector, facts.nonce).to_json(),
+                extras,
+            })
+        })
+        .collect()
+}
