@@ -252,6 +252,8 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             let report = self_test(&site, &options);
             if json {
                 print!("{}", report.to_json());
+            } else if console.quiet() {
+                print!("{}", report.to_quiet_text());
             } else {
                 print!("{}", report.to_text());
             }

@@ -1,11 +1,13 @@
 //! `rocm-sdk test` on packages built from a tree shaped like a real ROCm
 //! build: the kpack example plus a sanitizer runtime that cannot be
-//! `dlopen`ed (initial-exec TLS) and a library that needs a system library
+//! `dlopen`ed (initial-exec TLS), a library that needs a system library
 //! this machine has but neither the set nor the manylinux allow-list
 //! provides (`libtinfo.so.6`, Debian `libtinfo6`, a TEST_PACKAGES entry of
-//! `xtask/src/ci.rs`). A healthy install passes, with the right SKIP and
-//! WARN lines, in every layout pip and uv produce; a damaged one fails,
-//! naming the cause (docs/rocm-sdk.md).
+//! `xtask/src/ci.rs`), and `roc-obj-ls` as the Perl script it really is,
+//! needing a Perl module the host lacks (as Debian's lacks `File::Which`).
+//! A healthy install passes, with the right SKIP and WARN lines, in every
+//! layout pip and uv produce; a damaged one fails, naming the cause
+//! (docs/rocm-sdk.md).
 //!
 //! The tree is built once per test binary; every test installs into its
 //! own directories, so tests run in parallel.
@@ -27,6 +29,8 @@ const REQUIREMENT: &str = "rocm[libraries,devel,profiler,device-gfx942]";
 const SANITIZER: &str = "_rocm_sdk_core/lib/llvm/lib/clang/20/lib/linux/libclang_rt.asan-x86_64.so";
 /// The library whose `DT_NEEDED` is a host-only system library.
 const HOST_DEPENDENT: &str = "_rocm_sdk_core/lib/llvm/lib/liblldb.so.20";
+/// The Perl module `roc-obj-ls` needs from the host; no host has it.
+const HOST_PERL_MODULE: &str = "ROCm::Example::HostOnly";
 
 /// Compiles `source` into a shared library at `dest` with gcc.
 fn compile_library(dest: &Path, soname: &str, source: &str, flags: &[&str]) {
@@ -75,6 +79,14 @@ fn real_shaped_artifacts() -> &'static Path {
              int lldb_terminal_columns(void) { return tigetnum(\"cols\"); }\n",
             &["-Wl,--no-as-needed", "-ltinfo"],
         );
+        // TheRock's roc-obj-ls is Perl and `use`s File::Which, which a
+        // host may lack; Perl is part of every Debian (perl-base).
+        let tool = artifacts.join("core-hip_run_generic/core/clr/stage/bin/roc-obj-ls");
+        fs::write(
+            &tool,
+            format!("#!/usr/bin/perl\nuse strict;\nuse {HOST_PERL_MODULE};\nprint \"Usage\\n\";\n"),
+        )
+        .unwrap();
         (dir, artifacts)
     })
     .1
@@ -186,10 +198,10 @@ fn assert_healthy(out: &Output, layout: &str) {
         "PASS tools: amdclang++ --version (clang version 20.0.0git".to_owned(),
         "PASS tools: amdlld -flavor ld.lld --version (LLD 20.0.0 (compatible with GNU linkers))"
             .to_owned(),
-        "PASS tools: roc-obj-ls -h (Usage: roc-obj-ls [-v|h] executable...)".to_owned(),
+        "WARN tools: roc-obj-ls -h (".to_owned(),
         "PASS devel: hipconfig --rocmpath (".to_owned(),
         "PASS profiler: rocprof-sys-run --version".to_owned(),
-        "1 warned\n".to_owned(),
+        "2 warned\n".to_owned(),
     ];
     for line in expected {
         assert!(
@@ -197,6 +209,21 @@ fn assert_healthy(out: &Output, layout: &str) {
             "{layout}: no line starting {line:?}:\n{text}"
         );
     }
+    let tool = stdout
+        .lines()
+        .find(|l| l.starts_with("WARN tools: roc-obj-ls -h ("))
+        .unwrap_or_default();
+    assert!(
+        tool.contains(&format!(
+            "/roc-obj-ls exited with exit status: 2: this machine lacks the Perl module \
+             {HOST_PERL_MODULE}, which the tool expects from the host system; install the \
+             distribution package that provides it (Debian/Ubuntu: `apt install \
+             librocm-example-hostonly-perl`, Fedora/RHEL: `dnf install \
+             perl-ROCm-Example-HostOnly`) or `cpan {HOST_PERL_MODULE}`; it said: Can't locate \
+             ROCm/Example/HostOnly.pm in @INC"
+        )),
+        "{layout}: the missing module and its remedy are named: {tool}"
+    );
 }
 
 #[test]
@@ -211,7 +238,7 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["schema"], 1);
     assert_eq!(report["failed"], 0);
-    assert_eq!(report["warned"], 1);
+    assert_eq!(report["warned"], 2);
     let check = |name: &str| {
         report["checks"]
             .as_array()
@@ -236,6 +263,11 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     assert_eq!(needed["outcome"], "warned");
     assert!(needed["reason"].as_str().unwrap().contains("libtinfo.so.6"));
     assert_eq!(check("hipfft")["outcome"], "passed");
+
+    // `-q`: nothing at all on a healthy install.
+    let quiet = run(&rocm_sdk, &["test", "-q"], &[]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", text(&quiet));
+    assert_eq!(text(&quiet), "", "rocm-sdk test -q printed something");
 }
 
 #[test]
@@ -382,6 +414,25 @@ fn a_deleted_library_fails_the_preload_naming_the_file() {
     fs::remove_file(sp.join("_rocm_sdk_core/lib/libamdhip64.so.7")).unwrap();
     let out = run(&venv.join("bin/rocm-sdk"), &["test"], &[]);
     let failed = failures(&out);
+    // `-q`: the same FAIL lines, then the totals line, nothing else.
+    let quiet = run(&venv.join("bin/rocm-sdk"), &["test", "-q"], &[]);
+    let mut quiet_lines: Vec<String> = failures(&quiet);
+    quiet_lines.push(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned(),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&quiet.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        quiet_lines,
+        "{}",
+        text(&quiet)
+    );
+    assert_eq!(failures(&quiet), failed);
     let preload = failed
         .iter()
         .find(|l| l.starts_with("FAIL preload: amdhip64 ("))
