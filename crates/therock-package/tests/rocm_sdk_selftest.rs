@@ -507,3 +507,95 @@ fn find_libraries_failing_for_an_installed_package_fails_naming_the_cause() {
         text(&out)
     );
 }
+
+/// How many different files named `name` the Python of `venv` maps after
+/// loading `paths` with ctypes, in one process (distinct device and inode
+/// of its `/proc/self/maps` lines).
+fn files_mapped(venv: &Path, paths: &[PathBuf], name: &str) -> usize {
+    let script = "import ctypes, sys\n\
+                  for p in sys.argv[2:]:\n\
+                  \x20   ctypes.CDLL(p)\n\
+                  seen = set()\n\
+                  for line in open('/proc/self/maps'):\n\
+                  \x20   f = line.split()\n\
+                  \x20   if len(f) >= 6 and f[5].endswith('/' + sys.argv[1]):\n\
+                  \x20       seen.add((f[3], f[4]))\n\
+                  print(len(seen))\n";
+    let mut command = Command::new(venv.join("bin/python"));
+    command.args(["-c", script, name]).args(paths);
+    let out = run_command(&mut command);
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+fn run_command(command: &mut Command) -> Output {
+    let out = command.env_remove("LD_LIBRARY_PATH").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    out
+}
+
+#[test]
+fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
+    let (_dir, venv) = venv(false);
+    pip_install(&venv, &real_build().dist(), &[], &[]);
+    let sp = common::site_packages_of(&venv);
+    let rocm_sdk = venv.join("bin/rocm-sdk");
+    ok(&run(&rocm_sdk, &["init"], &[]));
+    let library = "libamdhip64.so.7";
+    let both = [
+        sp.join("_rocm_sdk_core/lib").join(library),
+        sp.join("_rocm_sdk_devel/lib").join(library),
+    ];
+    assert_eq!(
+        files_mapped(&venv, &both, library),
+        1,
+        "one file, mapped once"
+    );
+
+    // What a later image layer does to core: pip writes every file anew.
+    let mut reinstall = Command::new(venv.join("bin/python"));
+    reinstall
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args([
+            "--no-index",
+            "--force-reinstall",
+            "--no-deps",
+            "--find-links",
+        ])
+        .arg(real_build().dist())
+        .arg("rocm-sdk-core");
+    run_command(&mut reinstall);
+    assert_eq!(
+        files_mapped(&venv, &both, library),
+        2,
+        "the devel path is a copy now: two files mapped"
+    );
+
+    let out = run(&rocm_sdk, &["test"], &[]);
+    let failed = failures(&out);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    let line = &failed[0];
+    assert!(
+        line.starts_with("FAIL devel: runtime links (")
+            && line.contains(
+                " devel paths are no longer the same files as their runtime files (an image \
+                 layer, a copy of site-packages or a reinstall separated them), so a process \
+                 loading a library through both paths maps two copies; run `rocm-sdk init` to \
+                 link them again: "
+            )
+            && line.contains("_rocm_sdk_devel/bin/hipcc is a copy, not _rocm_sdk_core/bin/hipcc; "),
+        "{line}"
+    );
+    // The test reports; it does not repair.
+    assert_eq!(failures(&run(&rocm_sdk, &["test"], &[])), failed);
+
+    let init = ok(&run(&rocm_sdk, &["init"], &[]));
+    assert!(
+        init.starts_with("linked ") && init.contains(" devel paths to their runtime files again"),
+        "{init}"
+    );
+    assert_healthy(&run(&rocm_sdk, &["test"], &[]), "after init");
+    assert_eq!(files_mapped(&venv, &both, library), 1, "mapped once again");
+    // Idempotent: nothing more to link.
+    let again = ok(&run(&rocm_sdk, &["init"], &[]));
+    assert!(again.starts_with("devel tree ready: "), "{again}");
+}
