@@ -226,12 +226,50 @@ fn assert_healthy(out: &Output, layout: &str) {
     );
 }
 
+/// The reference's layout rule (TheRock's `testLibrariesMirroredIntoDevel`,
+/// applied to every runtime platform tree the devel tree mirrors): every
+/// file of `_rocm_sdk_core/` and `_rocm_sdk_libraries/` but the package
+/// marker, bytecode caches and `.devel_links/` is the same file at the same
+/// path in `_rocm_sdk_devel/` after init.
+fn assert_mirrored_into_devel(sp: &Path) {
+    for platform in ["_rocm_sdk_core", "_rocm_sdk_libraries"] {
+        let root = sp.join(platform);
+        let mut not_mirrored = Vec::new();
+        let mut checked = 0;
+        for rel in fixtures::files::relative_files(&root) {
+            let parts: Vec<&str> = rel.split('/').collect();
+            if rel == "__init__.py" || parts.contains(&"__pycache__") || parts[0] == ".devel_links"
+            {
+                continue;
+            }
+            checked += 1;
+            let (file, devel) = (root.join(&rel), sp.join("_rocm_sdk_devel").join(&rel));
+            let same = match (fs::metadata(&file), fs::metadata(&devel)) {
+                (Ok(a), Ok(b)) => {
+                    use std::os::unix::fs::MetadataExt;
+                    (a.dev(), a.ino()) == (b.dev(), b.ino())
+                }
+                _ => false,
+            };
+            if !same {
+                not_mirrored.push(format!("{platform}/{rel}"));
+            }
+        }
+        assert!(checked > 0, "{platform} has files");
+        assert!(
+            not_mirrored.is_empty(),
+            "not the same file in the devel tree: {not_mirrored:#?}"
+        );
+    }
+}
+
 #[test]
 fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     let (_dir, venv) = venv(false);
     pip_install(&venv, &real_build().dist(), &[], &[]);
     let rocm_sdk = venv.join("bin/rocm-sdk");
     assert_healthy(&run(&rocm_sdk, &["test"], &[]), "pip venv");
+    assert_mirrored_into_devel(&common::site_packages_of(&venv));
 
     let json = run(&rocm_sdk, &["test", "--json"], &[]);
     assert_eq!(json.status.code(), Some(0), "{}", text(&json));
@@ -439,7 +477,7 @@ fn a_deleted_library_fails_the_preload_naming_the_file() {
         .unwrap_or_else(|| panic!("no preload failure for amdhip64:\n{}", text(&out)));
     assert!(
         preload.contains(
-            "_rocm_sdk_core/_libraries.json records _rocm_sdk_core/lib/libamdhip64.so.7, which \
+            "(rocm_sdk_core/_libraries.json records _rocm_sdk_core/lib/libamdhip64.so.7, which \
              is missing on disk; reinstall it: pip install --force-reinstall \"rocm-sdk-core==7.1.0\""
         ),
         "{preload}"

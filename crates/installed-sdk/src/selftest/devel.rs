@@ -253,8 +253,9 @@ fn mirrored(cx: &Context<'_>, libraries: &Distribution, root: &Path) -> Check {
     )
 }
 
-/// Regular files under `dir` (relative), without the package's own Python
-/// files, its library record and the device-link documents.
+/// Regular files under `dir` (relative), by the reference's rule: every
+/// file but the package marker `__init__.py`, bytecode caches and the
+/// device-link documents (`.devel_links/`), which drive the reconcile.
 fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -266,12 +267,8 @@ fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         };
         let rel = path.strip_prefix(base).unwrap_or(&path).to_path_buf();
         let top = rel.components().next().map(|c| c.as_os_str().to_owned());
-        let skip = top.is_some_and(|t| {
-            t == "__pycache__"
-                || t == ".devel_links"
-                || t == "__init__.py"
-                || t == dist_info::libraries_record::FILE_NAME
-        });
+        let skip = entry.file_name() == "__pycache__"
+            || top.is_some_and(|t| t == ".devel_links" || (t == "__init__.py" && kind.is_file()));
         if skip {
             continue;
         }
