@@ -318,32 +318,11 @@ mod tests {
     #[test]
     fn a_static_tls_library_missing_a_dependency_fails_with_the_loaders_words() {
         let dir = tempfile::tempdir().unwrap();
-        let dependency = build(dir.path(), "gone", "int gone(void) { return 1; }\n", &[]);
+        let dependency = "int gone(void) { return 1; }\n";
+        build(dir.path(), "gone", dependency, &[]);
         // A small initial-exec block, as libamdhip64 has: glibc's surplus
         // static TLS has room for it, so only the missing library stops it.
         let tls = build(
-            dir.path(),
-            "smalltls",
-            "__thread int counter __attribute__((tls_model(\"initial-exec\")));\n\
-             int gone(void);\n\
-             int bump(void) { return ++counter + gone(); }\n",
-            &["-L", dir.path().to_str().unwrap(), "-lgone"],
-        );
-        fs::remove_file(&dependency).unwrap();
-        let elf = ElfFile::open(&tls).unwrap();
-        assert!(matches!(Loadability::of(&elf), Loadability::StaticTls(4)));
-        let loads = PythonProbe::new("python3", dir.path())
-            .load(std::slice::from_ref(&tls), 1, 30)
-            .unwrap();
-        let (outcome, reason) = Loadability::of(&elf).outcome(loads[0].as_ref());
-        assert_eq!(outcome, Outcome::Failed, "{reason}");
-        assert_eq!(
-            reason,
-            "libgone.so: cannot open shared object file: No such file or directory"
-        );
-        // With the dependency back it loads: the flag alone is no reason.
-        build(dir.path(), "gone", "int gone(void) { return 1; }\n", &[]);
-        let with_origin = build(
             dir.path(),
             "smalltls",
             "__thread int counter __attribute__((tls_model(\"initial-exec\")));\n\
@@ -356,9 +335,20 @@ mod tests {
                 "-Wl,-rpath,$ORIGIN",
             ],
         );
-        let loads = PythonProbe::new("python3", dir.path())
-            .load(&[with_origin], 1, 30)
-            .unwrap();
+        fs::remove_file(dir.path().join("libgone.so")).unwrap();
+        let elf = ElfFile::open(&tls).unwrap();
+        assert!(matches!(Loadability::of(&elf), Loadability::StaticTls(4)));
+        let probe = PythonProbe::new("python3", dir.path());
+        let loads = probe.load(std::slice::from_ref(&tls), 1, 30).unwrap();
+        let (outcome, reason) = Loadability::of(&elf).outcome(loads[0].as_ref());
+        assert_eq!(outcome, Outcome::Failed, "{reason}");
+        assert_eq!(
+            reason,
+            "libgone.so: cannot open shared object file: No such file or directory"
+        );
+        // With the dependency back it loads: the flag alone is no reason.
+        build(dir.path(), "gone", dependency, &[]);
+        let loads = probe.load(&[tls], 1, 30).unwrap();
         assert_eq!(loads[0], None);
     }
 
