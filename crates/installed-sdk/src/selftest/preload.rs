@@ -146,9 +146,9 @@ fn read_record(
     path: &Path,
 ) -> Result<LibrariesRecord, String> {
     let bytes =
-        fs::read(&path).map_err(|e| format!("{}: {e}; {}", cx.rel(&path), reinstall(dist)))?;
+        fs::read(path).map_err(|e| format!("{}: {e}; {}", cx.rel(path), reinstall(dist)))?;
     let record = LibrariesRecord::from_json(&bytes).map_err(|e| {
-        let mut text = format!("{}: {e}", cx.rel(&path));
+        let mut text = format!("{}: {e}", cx.rel(path));
         let mut source = std::error::Error::source(&e);
         while let Some(cause) = source {
             let _ = write!(text, ": {cause}");
@@ -159,7 +159,7 @@ fn read_record(
     if record.distribution != dist.name {
         return Err(format!(
             "{} belongs to {}, not to {}; {}",
-            cx.rel(&path),
+            cx.rel(path),
             record.distribution,
             dist.name,
             reinstall(dist)
