@@ -10,7 +10,7 @@ use std::path::Path;
 
 use dist_info::atomic_write::write_atomic_via;
 use dist_info::devel_links::DevelLinks;
-use dist_info::devel_tree::device_link_source;
+use dist_info::devel_tree::{check_relpath, device_link_source};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -143,7 +143,10 @@ pub(crate) fn device_link_pairs(root: &Path, names: &TreeNames) -> Vec<(String, 
                 .into_values()
                 .flat_map(|d| d.links.into_iter().zip(d.sources))
                 .filter(|(link, source)| {
-                    names.contains(link) && !names.contains(source) && !source.contains("..")
+                    // Read back as hostile input, as the unpack's record.
+                    names.relpath(link).is_some_and(|rel| check_relpath(rel).is_ok())
+                        && check_relpath(source).is_ok()
+                        && !names.contains(source)
                 })
                 .collect()
         })

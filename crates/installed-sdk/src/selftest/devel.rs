@@ -124,8 +124,13 @@ fn runtime_links(cx: &Context<'_>) -> Check {
         );
     }
     let count = problems.len();
+    let (paths, are) = if count == 1 {
+        ("path", "is")
+    } else {
+        ("paths", "are")
+    };
     let mut text = format!(
-        "{count} devel paths are no longer the same files as their runtime files (an image \
+        "{count} devel {paths} {are} no longer the same files as their runtime files (an image \
          layer, a copy of site-packages or a reinstall separated them), so a process loading a \
          library through both paths maps two copies; run `rocm-sdk init` to link them again: "
     );
