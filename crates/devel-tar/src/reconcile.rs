@@ -144,7 +144,9 @@ pub(crate) fn device_link_pairs(root: &Path, names: &TreeNames) -> Vec<(String, 
                 .flat_map(|d| d.links.into_iter().zip(d.sources))
                 .filter(|(link, source)| {
                     // Read back as hostile input, as the unpack's record.
-                    names.relpath(link).is_some_and(|rel| check_relpath(rel).is_ok())
+                    names
+                        .relpath(link)
+                        .is_some_and(|rel| check_relpath(rel).is_ok())
                         && check_relpath(source).is_ok()
                         && !names.contains(source)
                 })
