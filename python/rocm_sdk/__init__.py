@@ -213,7 +213,10 @@ def _library_file(
     if root not in _RECORDS:
         from ._library_record import read_record
 
-        _RECORDS[root] = read_record(root)
+        # The record sits in the distribution's pure package beside the
+        # platform package (docs/formats.md), not in the mirrored tree.
+        pure = entry.package.get_pure_py_package_name(target)
+        _RECORDS[root] = read_record(root.parent / pure) if pure else None
     record = _RECORDS[root]
     # The reference's words, which callers match, come first.
     not_found = (

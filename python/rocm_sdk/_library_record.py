@@ -1,10 +1,11 @@
 """Reading a platform package's library record, `_libraries.json`.
 
 The build writes one per runtime distribution that owns library-table
-entries (core, libraries; docs/python.md): which short names the
-distribution really contains and the file `find_libraries` returns for
-each, relative to the platform package directory. Packages built before
-the record existed have none; callers then search with the table's globs.
+entries (core, libraries; docs/python.md) into its pure package
+(`rocm_sdk_core/_libraries.json`): which short names the distribution
+really contains and the file `find_libraries` returns for each, relative
+to the platform package directory. Packages built before the record
+existed have none; callers then search with the table's globs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ._document import DistInfoError
 
 __all__ = ["FILE_NAME", "SCHEMA", "LibraryRecord", "read_record"]
 
-#: The record's file name inside a platform package directory.
+#: The record's file name inside a pure package directory.
 FILE_NAME = "_libraries.json"
 
 #: The schema this code reads.
@@ -40,7 +41,7 @@ class LibraryRecord:
 
 
 def read_record(package_dir: Path) -> LibraryRecord | None:
-    """The record of the platform package at `package_dir`, or None when the
+    """The record in the pure package at `package_dir`, or None when the
     package has none. A record that cannot be read, or of another schema,
     raises `DistInfoError` naming the file."""
     path = package_dir / FILE_NAME

@@ -90,8 +90,9 @@ class FindLibrariesTest(DropInTest):
 class LibraryRecordTest(DropInTest):
     """`_libraries.json` (docs/formats.md): what the build produced."""
 
-    def record(self, platform: str, libraries: dict, schema: int = 1) -> None:
-        path = self.site / platform / "_libraries.json"
+    def record(self, pure: str, libraries: dict, schema: int = 1) -> None:
+        # In the pure package: the platform directory is mirrored into devel.
+        path = self.site / pure / "_libraries.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         doc = {"distribution": "rocm-sdk-core", "libraries": libraries, "schema": schema}
         path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
@@ -100,7 +101,7 @@ class LibraryRecordTest(DropInTest):
         self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
         # A file the glob would match, which the record says is not the library.
         self.touch("_rocm_sdk_core/lib/libhiprtc.so.stale")
-        self.record("_rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
+        self.record("rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
         r = self.raised("rocm_sdk.find_libraries('hiprtc')")
         self.assertIn("FileNotFoundError", r.classes)
         self.assert_starts(r.message, "Could not find rocm library 'hiprtc' at path '")
@@ -111,12 +112,13 @@ class LibraryRecordTest(DropInTest):
         # The glob would pick `libamdhip64.so` (sorted first); the record names the SONAME file.
         self.touch("_rocm_sdk_core/lib/libamdhip64.so")
         self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
-        self.record("_rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
+        self.record("rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
         out = self.ok("import rocm_sdk\nprint(rocm_sdk.find_libraries('amdhip64')[0])")
         self.assertEqual(out.strip(), str(self.site / "_rocm_sdk_core/lib/libamdhip64.so.7"))
 
     def test_recorded_file_missing_on_disk(self) -> None:
-        self.record("_rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
+        (self.site / "_rocm_sdk_core/lib").mkdir(parents=True)
+        self.record("rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
         r = self.raised("rocm_sdk.find_libraries('amdhip64')")
         self.assertIn("FileNotFoundError", r.classes)
         self.assert_starts(r.message, "Could not find rocm library 'amdhip64' at path '")
@@ -124,7 +126,7 @@ class LibraryRecordTest(DropInTest):
 
     def test_optional_entry_not_produced_is_skipped(self) -> None:
         self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
-        self.record("_rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
+        self.record("rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"})
         out = self.ok("import rocm_sdk\nprint(len(rocm_sdk.find_libraries('rocdxg', 'amdhip64')))")
         self.assertEqual(out.strip(), "1")
 
@@ -136,10 +138,18 @@ class LibraryRecordTest(DropInTest):
 
     def test_other_schema_is_refused(self) -> None:
         self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
-        self.record("_rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"}, schema=2)
+        self.record("rocm_sdk_core", {"amdhip64": "lib/libamdhip64.so.7"}, schema=2)
         r = self.raised("rocm_sdk.find_libraries('amdhip64')")
         self.assertEqual(r.name, "DistInfoError")
-        self.assertIn("_rocm_sdk_core/_libraries.json has schema 2", r.message)
+        self.assertIn(f"{self.site / 'rocm_sdk_core/_libraries.json'} has schema 2", r.message)
+
+    def test_a_record_in_the_platform_directory_is_not_read(self) -> None:
+        self.touch("_rocm_sdk_core/lib/libamdhip64.so")
+        self.touch("_rocm_sdk_core/lib/libamdhip64.so.7")
+        path = self.site / "_rocm_sdk_core/_libraries.json"
+        path.write_text('{"distribution": "rocm-sdk-core", "libraries": {}, "schema": 1}\n')
+        out = self.ok("import rocm_sdk\nprint(rocm_sdk.find_libraries('amdhip64')[0].name)")
+        self.assertEqual(out.strip(), "libamdhip64.so")
 
 
 class VersionCheckTest(DropInTest):

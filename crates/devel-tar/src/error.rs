@@ -187,6 +187,19 @@ pub enum Error {
         reason: String,
     },
 
+    /// The unpack's record of runtime links (`.runtime-links.json`) is not
+    /// one it writes.
+    #[error(
+        "invalid runtime-links record {}: {reason}; reinstall rocm-sdk-devel",
+        path.display()
+    )]
+    InvalidRuntimeLinks {
+        /// The JSON file.
+        path: PathBuf,
+        /// What was wrong.
+        reason: String,
+    },
+
     /// A RECORD or state file could not be understood.
     #[error("cannot parse {}: {reason}", path.display())]
     Corrupt {

@@ -15,7 +15,9 @@
 //! `SP/_rocm_sdk_devel{nonce}/` (hard links, RECORD, locking, crash
 //! recovery, the tar checked against its RECORD row, hostile-input checks),
 //! [`reconcile_device_links`] links device-wheel files
-//! into the tree, and [`ensure`] does both, as `rocm-sdk init` needs.
+//! into the tree, [`runtime_links`] / [`repair_runtime_links`] find and
+//! mend devel paths an image layer separated from their runtime files,
+//! and [`ensure`] does all three, as `rocm-sdk init` needs.
 //! The protocol is documented in `docs/devel-tar.md`.
 //!
 //! ```no_run
@@ -36,6 +38,7 @@ mod integrity;
 mod lock;
 mod reconcile;
 mod record;
+mod relink;
 mod resolve;
 mod scan;
 mod site;
@@ -50,6 +53,7 @@ pub use compression::TarCodec;
 pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
 pub use reconcile::{ReconcileReport, reconcile_device_links};
+pub use relink::{LinkState, RUNTIME_LINKS, RuntimeLink, repair_runtime_links, runtime_links};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};
 pub use tree_names::{
     COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,

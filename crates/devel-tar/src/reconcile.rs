@@ -10,7 +10,7 @@ use std::path::Path;
 
 use dist_info::atomic_write::write_atomic_via;
 use dist_info::devel_links::DevelLinks;
-use dist_info::devel_tree::device_link_source;
+use dist_info::devel_tree::{check_relpath, device_link_source};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -53,6 +53,11 @@ struct State {
 struct DeviceState {
     /// Links made, site-packages-relative.
     links: Vec<String>,
+    /// The device file each link is, in the order of `links` (absent in
+    /// states written before it was kept: the fast path then fails once
+    /// and the slow path writes it).
+    #[serde(default)]
+    sources: Vec<String>,
     /// Directories made for them, site-packages-relative.
     created_dirs: Vec<String>,
 }
@@ -64,6 +69,9 @@ pub struct ReconcileReport {
     pub fast_path: bool,
     /// Links created (or repaired).
     pub linked: usize,
+    /// Of those, links that existed as another file (a copy an image layer
+    /// or a reinstall left) and were replaced.
+    pub linked_again: usize,
     /// Links removed because their device distribution is gone.
     pub removed: usize,
     /// Skipped distributions and missing files.
@@ -74,11 +82,18 @@ pub struct ReconcileReport {
 /// line with the installed `rocm_sdk_device_*` distributions. Idempotent and
 /// safe to run concurrently; cheap when nothing changed.
 pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, Error> {
+    reconcile(site_packages, true)
+}
+
+/// [`reconcile_device_links`]; with `repair` false, links that exist but
+/// are no longer the same file as their device file are not a reason to
+/// take the slow path.
+pub(crate) fn reconcile(site_packages: &Path, repair: bool) -> Result<ReconcileReport, Error> {
     let site = InstalledDevel::open(site_packages)?;
     if let Some((tar, _)) = site.tar() {
         return Err(Error::NotUnpacked { tar });
     }
-    if fast_path_holds(site_packages, &site.names) {
+    if fast_path_holds(site_packages, &site.names, repair) {
         return Ok(ReconcileReport {
             fast_path: true,
             ..ReconcileReport::default()
@@ -95,19 +110,49 @@ pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, E
 }
 
 /// The stamp matches the installed device distributions and every recorded
-/// link exists.
-fn fast_path_holds(root: &Path, names: &TreeNames) -> bool {
+/// link exists and is still the same file as its device file (an image
+/// layer may have separated them: docs/devel-tar.md#runtime-links).
+fn fast_path_holds(root: &Path, names: &TreeNames, identity: bool) -> bool {
     if !stamp_is_current(root, names).unwrap_or(false) {
         return false;
     }
     let Some(state) = read_state(root, names) else {
         return false;
     };
-    state
-        .devices
-        .values()
-        .flat_map(|d| &d.links)
-        .all(|link| fs::symlink_metadata(root.join(link)).is_ok())
+    state.devices.values().all(|d| {
+        d.links.len() == d.sources.len()
+            && d.links.iter().zip(&d.sources).all(|(link, source)| {
+                let (link, source) = (root.join(link), root.join(source));
+                match (fs::symlink_metadata(&link), fs::symlink_metadata(&source)) {
+                    (Ok(l), Ok(s)) => !identity || file_id::same_entry(&link, &l, &source, &s),
+                    // A device file gone is the slow path's to warn about.
+                    (Ok(_), Err(_)) => true,
+                    (Err(_), _) => false,
+                }
+            })
+    })
+}
+
+/// The device links the last reconcile made, `(link, device file)`,
+/// site-packages-relative (none when no state is readable).
+pub(crate) fn device_link_pairs(root: &Path, names: &TreeNames) -> Vec<(String, String)> {
+    read_state(root, names)
+        .map(|state| {
+            state
+                .devices
+                .into_values()
+                .flat_map(|d| d.links.into_iter().zip(d.sources))
+                .filter(|(link, source)| {
+                    // Read back as hostile input, as the unpack's record.
+                    names
+                        .relpath(link)
+                        .is_some_and(|rel| check_relpath(rel).is_ok())
+                        && check_relpath(source).is_ok()
+                        && !names.contains(source)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn slow_path(site: &InstalledDevel) -> Result<ReconcileReport, Error> {
@@ -224,6 +269,7 @@ fn link_device(
     // Directories seen (or made) in this pass: links share parents.
     let mut present = BTreeSet::new();
     let mut links = Vec::with_capacity(pairs.len());
+    let mut sources = Vec::with_capacity(pairs.len());
     for (dest, source) in &pairs {
         let source_path = root.join(source);
         let source_meta = match fs::symlink_metadata(&source_path) {
@@ -241,9 +287,11 @@ fn link_device(
         if let Ok(existing) = fs::symlink_metadata(&dest_path) {
             if file_id::same_entry(&dest_path, &existing, &source_path, &source_meta) {
                 links.push(dest.clone());
+                sources.push(source.clone());
                 continue;
             }
             crate::unpack::remove_all(&dest_path)?;
+            report.linked_again += 1;
         }
         if let Err(e) = fs::hard_link(&source_path, &dest_path) {
             fs::copy(&source_path, &dest_path).map_err(|e| Error::io("copy", &dest_path, e))?;
@@ -254,11 +302,13 @@ fn link_device(
         }
         report.linked += 1;
         links.push(dest.clone());
+        sources.push(source.clone());
     }
     let marker_text = lines(&links);
     write_replacing_in_place(root, &marker, &marker_text)?;
     Ok(DeviceState {
         links,
+        sources,
         created_dirs: created.into_iter().collect(),
     })
 }

@@ -20,6 +20,7 @@ use crate::extract;
 use crate::integrity::Recorded;
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
+use crate::relink;
 use crate::resolve::FinalTree;
 use crate::scan::{self, Kind, Model};
 use crate::site::InstalledDevel;
@@ -55,17 +56,22 @@ pub enum Step {
     Committed,
 }
 
-/// Options of [`unpack`].
+/// Options of [`unpack`] and [`ensure_with`].
 #[derive(Default)]
 pub struct UnpackOptions<'a> {
     /// Called after each [`Step`].
     pub on_step: Option<&'a mut dyn FnMut(&Step)>,
+    /// [`ensure_with`] leaves devel paths that are no longer the same file
+    /// as their runtime or device file as they are (`rocm-sdk test`, which
+    /// reports them), instead of linking them again.
+    pub leave_separated_links: bool,
 }
 
 impl std::fmt::Debug for UnpackOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UnpackOptions")
             .field("on_step", &self.on_step.is_some())
+            .field("leave_separated_links", &self.leave_separated_links)
             .finish()
     }
 }
@@ -111,13 +117,17 @@ pub struct EnsureReport {
     pub unpack: UnpackReport,
     /// The device-link reconcile that followed.
     pub reconcile: ReconcileReport,
+    /// Devel paths linked to their runtime files again, after an image
+    /// layer or a reinstall had made them separate copies.
+    pub relinked: usize,
     /// Both reports' warnings, in order.
     pub warnings: Vec<DevelWarning>,
 }
 
-/// Unpacks the devel tree in `site_packages` if it is not complete yet, then
-/// reconciles device links: what `rocm-sdk init` and the first use of a
-/// devel tool need.
+/// Unpacks the devel tree in `site_packages` if it is not complete yet,
+/// reconciles device links, and links again every devel path that is no
+/// longer the same file as its runtime file: what `rocm-sdk init` and the
+/// first use of a devel tool need.
 pub fn ensure(site_packages: &Path) -> Result<EnsureReport, Error> {
     ensure_with(site_packages, &mut UnpackOptions::default())
 }
@@ -129,16 +139,24 @@ pub fn ensure_with(
     options: &mut UnpackOptions<'_>,
 ) -> Result<EnsureReport, Error> {
     let unpack = unpack(site_packages, options)?;
-    let reconcile = reconcile::reconcile_device_links(site_packages)?;
+    let repair = !options.leave_separated_links;
+    let reconcile = reconcile::reconcile(site_packages, repair)?;
+    let (relinked, relink_warnings) = if repair {
+        relink::repair_runtime_links(site_packages)?
+    } else {
+        (0, Vec::new())
+    };
     let warnings = unpack
         .warnings
         .iter()
         .chain(&reconcile.warnings)
+        .chain(&relink_warnings)
         .cloned()
         .collect();
     Ok(EnsureReport {
         unpack,
         reconcile,
+        relinked,
         warnings,
     })
 }
@@ -179,6 +197,7 @@ pub fn unpack(
     let mut record: Vec<&str> = plan.record.iter().map(String::as_str).collect();
     // Files the reconcile writes later belong to the devel distribution too.
     let mut extra = reconcile::devel_owned_files(&site.names);
+    extra.extend(relink::devel_owned_files(&site.names));
     extra.push(site.names.in_tree(TREE_VERSION_FILE));
     record.extend(extra.iter().map(String::as_str));
     crate::record::append(&site.record(), record)?;
@@ -228,6 +247,7 @@ pub fn unpack(
         &mut progress,
     )?);
 
+    relink::write_record(&site.root, &site.names, &plan.hard_links)?;
     // The commit point: from now on the tree counts as complete.
     drop(file);
     fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;

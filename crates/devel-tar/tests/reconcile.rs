@@ -10,8 +10,8 @@ use std::os::unix::fs::MetadataExt;
 
 use common::{SitePackages, VERSION, pip_uninstall, record_paths, snapshot, unpack_concurrently};
 use devel_tar::{
-    DEVICE_LINKS_STAMP, DevelWarning, Error, device_links_stamp_is_current, ensure,
-    reconcile_device_links,
+    DEVICE_LINKS_STAMP, DevelWarning, Error, LinkState, RUNTIME_LINKS,
+    device_links_stamp_is_current, ensure, reconcile_device_links, runtime_links,
 };
 
 const GFX942: &[(&str, &[u8])] = &[
@@ -196,4 +196,141 @@ fn uninstall_leaves_nothing_in_either_order() {
             left.keys().collect::<Vec<_>>()
         );
     }
+}
+
+/// Replaces `path` by a copy of itself: what an overlayfs copy-up, a
+/// `docker commit` or a reinstall of the other side leaves.
+fn separate(path: &std::path::Path) {
+    let bytes = fs::read(path).unwrap();
+    let mode = fs::metadata(path).unwrap().permissions();
+    fs::remove_file(path).unwrap();
+    fs::write(path, bytes).unwrap();
+    fs::set_permissions(path, mode).unwrap();
+}
+
+#[test]
+fn links_separated_by_an_image_layer_are_found_and_linked_again_by_ensure() {
+    let site = SitePackages::standard();
+    site.install_device("gfx942", VERSION, GFX942);
+    let sp = &site.sp;
+    ensure(sp).unwrap();
+    let devel = sp.join("_rocm_sdk_devel");
+    let links = runtime_links(sp).unwrap().unwrap();
+    let listed: Vec<(&str, &str)> = links
+        .iter()
+        .map(|l| (l.link.as_str(), l.source.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "_rocm_sdk_devel/bin/hipconfig",
+                "_rocm_sdk_core/lib/llvm/bin/clang"
+            ),
+            (
+                "_rocm_sdk_devel/lib/hipblaslt/library/gfx942/db.dat",
+                "_rocm_sdk_libraries/lib/hipblaslt/library/gfx942/db.dat"
+            ),
+            (
+                "_rocm_sdk_devel/lib/libamdhip64.so",
+                "_rocm_sdk_core/lib/libamdhip64.so.6"
+            ),
+            (
+                "_rocm_sdk_devel/lib/libamdhip64.so.6",
+                "_rocm_sdk_core/lib/libamdhip64.so.6"
+            ),
+            (
+                "_rocm_sdk_devel/lib/llvm/bin/amdclang",
+                "_rocm_sdk_core/lib/llvm/bin/clang"
+            ),
+            (
+                "_rocm_sdk_devel/lib/llvm/bin/clang",
+                "_rocm_sdk_core/lib/llvm/bin/clang"
+            ),
+            (
+                "_rocm_sdk_devel/lib/rocblas/library/Kernels_gfx942.co",
+                "_rocm_sdk_libraries/lib/rocblas/library/Kernels_gfx942.co"
+            ),
+        ]
+    );
+    assert!(
+        links.iter().all(|l| l.state == LinkState::Same),
+        "{links:?}"
+    );
+    assert!(
+        record_paths(&site.record("rocm_sdk_devel"))
+            .contains(&format!("_rocm_sdk_devel/{RUNTIME_LINKS}")),
+        "the record is listed, so uninstall removes it"
+    );
+
+    // A copy-up of the runtime side of one, the devel side of another, and
+    // of a device link.
+    separate(&sp.join("_rocm_sdk_core/lib/llvm/bin/clang"));
+    separate(&devel.join("lib/libamdhip64.so.6"));
+    separate(&devel.join(GFX942[0].0));
+    let separated: Vec<String> = runtime_links(sp)
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.state == LinkState::Separate)
+        .map(|l| l.link)
+        .collect();
+    assert_eq!(
+        separated,
+        [
+            "_rocm_sdk_devel/bin/hipconfig",
+            "_rocm_sdk_devel/lib/libamdhip64.so.6",
+            "_rocm_sdk_devel/lib/llvm/bin/amdclang",
+            "_rocm_sdk_devel/lib/llvm/bin/clang",
+            "_rocm_sdk_devel/lib/rocblas/library/Kernels_gfx942.co",
+        ]
+    );
+
+    let repaired = ensure(sp).unwrap();
+    assert_eq!(repaired.relinked, 4);
+    assert_eq!(repaired.reconcile.linked, 1, "the device link too");
+    assert!(repaired.warnings.is_empty(), "{:?}", repaired.warnings);
+    assert!(same_file(
+        &devel.join("lib/llvm/bin/clang"),
+        &sp.join("_rocm_sdk_core/lib/llvm/bin/clang")
+    ));
+    assert!(same_file(
+        &devel.join(GFX942[0].0),
+        &sp.join("_rocm_sdk_libraries").join(GFX942[0].0)
+    ));
+    assert!(
+        runtime_links(sp)
+            .unwrap()
+            .unwrap()
+            .iter()
+            .all(|l| l.state == LinkState::Same)
+    );
+    // Idempotent, and the temporary name is gone.
+    let again = ensure(sp).unwrap();
+    assert_eq!((again.relinked, again.reconcile.fast_path), (0, true));
+    assert!(!devel.join(".runtime-link.tmp").exists());
+
+    // Uninstalling still leaves nothing.
+    pip_uninstall(sp, "rocm_sdk_device_gfx942");
+    pip_uninstall(sp, "rocm_sdk_devel");
+    assert!(!devel.exists());
+}
+
+#[test]
+fn a_runtime_links_record_leading_out_of_the_tree_is_refused() {
+    let site = SitePackages::standard();
+    let sp = &site.sp;
+    ensure(sp).unwrap();
+    let record = sp.join("_rocm_sdk_devel").join(RUNTIME_LINKS);
+    fs::write(
+        &record,
+        r#"{"schema": 1, "links": [["_rocm_sdk_core/lib/libamdhip64.so.6", "_rocm_sdk_devel/bin/hipcc"]]}"#,
+    )
+    .unwrap();
+    let err = ensure(sp).unwrap_err();
+    assert!(matches!(err, Error::InvalidRuntimeLinks { .. }), "{err}");
+    assert!(
+        err.to_string().contains("reinstall rocm-sdk-devel"),
+        "{err}"
+    );
 }

@@ -2,10 +2,12 @@
 //! distribution actually contains (schema 1, described in
 //! `docs/formats.md`).
 //!
-//! The build writes one into the platform package directory of every
-//! distribution that owns library-table entries (core, libraries); the
-//! Python `find_libraries` and `rocm-sdk test` read it. It is not part of
-//! `_dist_info.json`, which every package ships with identical bytes.
+//! The build writes one into the pure package directory of every
+//! distribution that owns library-table entries (`rocm_sdk_core/`,
+//! `rocm_sdk_libraries/`; never the platform directory, which the devel
+//! tree mirrors file for file); the Python `find_libraries` and `rocm-sdk
+//! test` read it. It is not part of `_dist_info.json`, which every package
+//! ships with identical bytes.
 //!
 //! ```
 //! use dist_info::libraries_record::LibrariesRecord;
@@ -34,7 +36,7 @@ use crate::requirement::Platform;
 /// The schema this crate writes and reads.
 pub const SCHEMA: u32 = 1;
 
-/// The file name, inside the platform package directory.
+/// The file name, inside the pure package directory.
 pub const FILE_NAME: &str = "_libraries.json";
 
 /// Errors reading a record.

@@ -61,16 +61,38 @@ impl ElfFile {
         source: &mut R,
         request: &SearchPathEdit,
     ) -> Result<Edit> {
+        self.planned_and_verified(source, request)
+            .map(|(edit, _)| edit)
+    }
+
+    /// [`ElfFile::plan_edit`], also returning the facts of the edited file
+    /// as a reader of the output parses them (the verification's own
+    /// re-parse; this file itself for an unchanged edit), so a caller can
+    /// check the output's links without reading it again.
+    pub fn plan_edit_with_result<R: Read + Seek>(
+        &self,
+        source: &mut R,
+        request: &SearchPathEdit,
+    ) -> Result<(Edit, ElfFile)> {
+        let (edit, edited) = self.planned_and_verified(source, request)?;
+        Ok((edit, edited.unwrap_or_else(|| self.clone())))
+    }
+
+    fn planned_and_verified<R: Read + Seek>(
+        &self,
+        source: &mut R,
+        request: &SearchPathEdit,
+    ) -> Result<(Edit, Option<Self>)> {
         let planned = plan::plan(self, request)?;
         let mut src = Source::new(source)?;
-        verify::verify_edit(
+        let edited = verify::verified_result(
             self,
             &planned.edit,
             &mut src,
             request,
             planned.target.as_ref(),
         )?;
-        Ok(planned.edit)
+        Ok((planned.edit, edited))
     }
 }
 

@@ -171,16 +171,17 @@ fn is_path_or_strtab(tag: u64) -> bool {
 }
 
 /// Parses the edited view of `source` and checks it against `original` and
-/// what was asked.
-pub(crate) fn verify_edit(
+/// what was asked; returns the edited file as parsed from that view
+/// (`None` for an identity edit: the output is the source).
+pub(crate) fn verified_result(
     original: &ElfFile,
     edit: &Edit,
     source: &mut impl ReadAt,
     request: &SearchPathEdit,
     target: Option<&Target>,
-) -> Result<()> {
+) -> Result<Option<ElfFile>> {
     if edit.is_identity() {
-        return Ok(());
+        return Ok(None);
     }
     let mut view = EditView::new(edit, source);
     let edited = ElfFile::parse_at(&mut view).map_err(|e| failed(format!("re-parse: {e}")))?;
@@ -253,10 +254,10 @@ pub(crate) fn verify_edit(
             }
         }
     }
-    Ok(())
+    Ok(Some(edited))
 }
 
-/// Every rejection path of [`verify_edit`]: a real edit is planned, its
+/// Every rejection path of [`verified_result`]: a real edit is planned, its
 /// output is broken in one way, and the broken bytes are handed to the
 /// verifier as if the planner had produced them. (The output-length check
 /// is defence in depth: an edit's view has its planned length by
@@ -368,13 +369,14 @@ mod tests {
             .unwrap();
             let mut cursor = Cursor::new(&self.original);
             let mut source = Source::new(&mut cursor).unwrap();
-            verify_edit(
+            verified_result(
                 &self.elf,
                 &edit,
                 &mut source,
                 &self.request,
                 self.target.as_ref(),
             )
+            .map(drop)
         }
 
         /// The verifier's reason for refusing the output after `breaking` it.

@@ -7,10 +7,13 @@ Requests:
 - {"imports": [module, ...]} -> {"imports": {module: {"file": path|null} | {"error": text}}}
 - {"attributes": [[module, name], ...]} -> {"attributes": [null | error text, ...]}
 - {"load": [path, ...], "jobs": N, "timeout": seconds}
-  -> {"load": [null | error text, ...]}: each library is loaded with
-  dlopen(RTLD_NOW | RTLD_LOCAL) in its own forked child of this process,
-  which has loaded nothing but Python itself, so a library's dependencies,
-  constructors and symbol bindings are checked in isolation.
+  -> {"load": [null | {"loader": text} | {"stopped": text}, ...]}: each
+  library is loaded with dlopen(RTLD_NOW | RTLD_LOCAL) in its own forked
+  child of this process, which has loaded nothing but Python itself, so a
+  library's dependencies, constructors and symbol bindings are checked in
+  isolation. `loader` is dlopen's own error (dlerror); `stopped` means the
+  process ended before dlopen returned (a constructor exited or crashed),
+  with the last line the child printed, or its fate.
 - {"preload": [shortname, ...], "jobs": N, "timeout": seconds}
   -> {"preload": [{"paths": [path, ...]} | {"error": text}, ...]}: each
   short name goes through the public API in its own forked child, which
@@ -63,12 +66,15 @@ def _preload(shortname):
     return {"paths": paths}
 
 
-def _child(work, item, write_end, timeout):
+def _child(work, item, write_end, timeout, output):
     """Runs `work(item)` and writes its JSON result, or the error text, to
-    `write_end`; exit status 0 for a result, 1 for an error."""
+    `write_end`; exit status 0 for a result, 1 for an error. What the child
+    prints goes to `output` (a constructor's output must not mix with the
+    answer, and says why a process it ended stopped)."""
     code = 0
     try:
-        os.dup2(2, 1)  # a constructor's output must not mix with the answer
+        os.dup2(output, 1)
+        os.dup2(output, 2)
         signal.alarm(timeout)
         message = json.dumps(work(item)).encode("utf-8")
     except BaseException as e:  # noqa: BLE001
@@ -81,24 +87,43 @@ def _child(work, item, write_end, timeout):
         os._exit(code)
 
 
-def _failure(status, message, timeout):
-    """The error text of a child that did not end with status 0."""
+def _last_line(output):
+    """The last non-empty line a child printed (at most 1000 characters)."""
+    os.lseek(output, 0, os.SEEK_SET)
+    size = os.fstat(output).st_size
+    os.lseek(output, max(0, size - 8192), os.SEEK_SET)
+    text = os.read(output, 8192).decode("utf-8", "replace")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:1000] if lines else ""
+
+
+def _failure(status, message, timeout, output):
+    """`(stopped, text)` of a child that did not end with status 0:
+    `stopped` when the process ended before the work returned (it did not
+    report an exception), with its fate and the last line it printed."""
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         if number == signal.SIGALRM:
-            return f"loading did not finish within {timeout} s"
+            return True, f"loading did not finish within {timeout} s"
         try:
             name = signal.Signals(number).name
         except ValueError:
             name = str(number)
-        return f"the loading process was killed by {name}"
-    return message or f"the loading process exited with status {os.WEXITSTATUS(status)}"
+        fate = f"the loading process was killed by {name}"
+    elif message:
+        return False, message
+    else:
+        fate = f"the loading process exited with status {os.WEXITSTATUS(status)}"
+    said = _last_line(output)
+    return True, f"{fate}: {said}" if said else fate
 
 
 def in_children(work, items, jobs, timeout):
     """`work(item)` for each item, each in its own forked child, `jobs` at
-    a time: a list of `(True, result)` or `(False, error text)`."""
+    a time: a list of `(True, result)`, `(False, error text)` (the work
+    raised) or `(None, text)` (the process stopped before it returned)."""
     import ctypes  # noqa: F401 - imported before forking, so children share it
+    import tempfile
 
     sys.stdout.flush()
     sys.stderr.flush()
@@ -110,14 +135,15 @@ def in_children(work, items, jobs, timeout):
         while pending and len(running) < max(1, jobs):
             index, item = pending.pop()
             read_end, write_end = os.pipe()
+            output = tempfile.TemporaryFile()
             pid = os.fork()
             if pid == 0:
                 os.close(read_end)
-                _child(work, item, write_end, timeout)
+                _child(work, item, write_end, timeout, output.fileno())
             os.close(write_end)
-            running[pid] = (index, read_end)
+            running[pid] = (index, read_end, output)
         pid, status = os.wait()
-        index, read_end = running.pop(pid)
+        index, read_end, output = running.pop(pid)
         chunks = []
         while True:
             chunk = os.read(read_end, 65536)
@@ -129,12 +155,22 @@ def in_children(work, items, jobs, timeout):
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             results[index] = (True, json.loads(message))
         else:
-            results[index] = (False, _failure(status, message, timeout))
+            stopped, text = _failure(status, message, timeout, output.fileno())
+            results[index] = (None if stopped else False, text)
+        output.close()
     return results
 
 
 def load(paths, jobs, timeout):
-    return [None if ok else value for ok, value in in_children(_load, paths, jobs, timeout)]
+    out = []
+    for ok, value in in_children(_load, paths, jobs, timeout):
+        if ok:
+            out.append(None)
+        elif ok is None:
+            out.append({"stopped": value})
+        else:
+            out.append({"loader": value})
+    return out
 
 
 def preload(shortnames, jobs, timeout):

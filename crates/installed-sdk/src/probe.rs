@@ -41,6 +41,28 @@ pub struct ImportOutcome {
     pub error: Option<String>,
 }
 
+/// Why a library did not load in its fresh process.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadFailure {
+    /// `dlopen` returned an error: the loader's own words (`dlerror`).
+    Loader(String),
+    /// The process ended before `dlopen` returned: the loader had mapped
+    /// and bound the library, and its initialisation (a constructor)
+    /// exited or crashed, or loading ran out of time. The child's fate and
+    /// the last line it printed.
+    Stopped(String),
+}
+
+impl LoadFailure {
+    /// The text, whichever way it failed.
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Loader(text) | Self::Stopped(text) => text,
+        }
+    }
+}
+
 /// What the public API did with one short name.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct PreloadOutcome {
@@ -81,15 +103,15 @@ impl PythonProbe {
     }
 
     /// Loads each library in its own forked process (`jobs` at a time, each
-    /// within `timeout_secs`); `None` when it loaded, else the loader's
-    /// message. `LD_LIBRARY_PATH` and `LD_PRELOAD` are cleared so only the
+    /// within `timeout_secs`); `None` when it loaded, else how it failed.
+    /// `LD_LIBRARY_PATH` and `LD_PRELOAD` are cleared so only the
     /// libraries' own search paths count.
     pub fn load(
         &self,
         libraries: &[PathBuf],
         jobs: usize,
         timeout_secs: u32,
-    ) -> Result<Vec<Option<String>>, Error> {
+    ) -> Result<Vec<Option<LoadFailure>>, Error> {
         let paths: Vec<String> = libraries.iter().map(|p| p.display().to_string()).collect();
         let answer = self.ask(&json!({ "load": paths, "jobs": jobs, "timeout": timeout_secs }))?;
         self.field(answer, "load")
@@ -237,11 +259,44 @@ mod tests {
             .load(&libraries, 2, 30)
             .unwrap();
         assert_eq!(got.len(), libraries.len());
-        assert!(got[0].as_deref().unwrap().contains("libnot.so"), "{got:?}");
-        assert!(got[1].is_some());
+        assert!(
+            matches!(&got[0], Some(LoadFailure::Loader(e)) if e.contains("libnot.so")),
+            "{got:?}"
+        );
+        assert!(matches!(got[1], Some(LoadFailure::Loader(_))), "{got:?}");
         if libc.is_some() {
             assert_eq!(got[2], None);
         }
+    }
+
+    #[test]
+    fn a_constructor_that_ends_the_process_is_told_from_a_loader_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("quits.c");
+        std::fs::write(
+            &src,
+            "#include <stdio.h>\n#include <stdlib.h>\n\
+             __attribute__((constructor)) static void quit(void) {\n\
+             fprintf(stderr, \"noise\\nthis runtime must come first\\n\"); exit(7); }\n",
+        )
+        .unwrap();
+        let library = dir.path().join("libquits.so");
+        let status = Command::new("gcc") // a TEST_PACKAGES of xtask/src/ci.rs
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(&library)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let got = PythonProbe::new("python3", dir.path())
+            .load(&[library], 1, 30)
+            .unwrap();
+        assert_eq!(
+            got[0],
+            Some(LoadFailure::Stopped(
+                "the loading process exited with status 7: this runtime must come first".to_owned()
+            ))
+        );
     }
 
     #[test]

@@ -135,7 +135,8 @@ impl Check {
         }
     }
 
-    fn new(
+    /// A check that ended with `outcome`.
+    pub fn new(
         category: Category,
         name: impl Into<String>,
         outcome: Outcome,
@@ -147,6 +148,23 @@ impl Check {
             outcome,
             reason: reason.into(),
         }
+    }
+}
+
+impl Check {
+    /// `MARK category: name (reason)` and a newline.
+    fn write_line(&self, out: &mut String) {
+        let _ = write!(
+            out,
+            "{} {}: {}",
+            self.outcome.mark(),
+            self.category.as_str(),
+            self.name
+        );
+        if !self.reason.is_empty() {
+            let _ = write!(out, " ({})", self.reason);
+        }
+        out.push('\n');
     }
 }
 
@@ -215,23 +233,27 @@ impl SelfTestReport {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         for check in &self.checks {
-            let _ = write!(
-                out,
-                "{} {}: {}",
-                check.outcome.mark(),
-                check.category.as_str(),
-                check.name
-            );
-            if !check.reason.is_empty() {
-                let _ = write!(out, " ({})", check.reason);
-            }
-            out.push('\n');
+            check.write_line(&mut out);
         }
         if self.warned() > 0 {
             let _ = writeln!(out, "{} warned", self.warned());
         }
         if self.skipped() > 0 {
             let _ = writeln!(out, "{} skipped", self.skipped());
+        }
+        let _ = writeln!(out, "{} passed, {} failed", self.passed(), self.failed());
+        out
+    }
+
+    /// What `rocm-sdk test -q` prints: nothing when no check failed, else
+    /// the failed checks' lines and the final `N passed, N failed` line.
+    pub fn to_quiet_text(&self) -> String {
+        if self.is_ok() {
+            return String::new();
+        }
+        let mut out = String::new();
+        for check in self.checks.iter().filter(|c| c.outcome == Outcome::Failed) {
+            check.write_line(&mut out);
         }
         let _ = writeln!(out, "{} passed, {} failed", self.passed(), self.failed());
         out
@@ -344,6 +366,17 @@ mod tests {
         report.checks.retain(|c| c.outcome != Outcome::Failed);
         assert!(report.is_ok());
         assert!(report.to_text().ends_with("1 passed, 0 failed\n"));
+    }
+
+    #[test]
+    fn quiet_text_is_empty_on_success_and_only_failures_otherwise() {
+        insta::assert_snapshot!(report().to_quiet_text(), @r"
+        FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
+        1 passed, 1 failed
+        ");
+        let mut healthy = report();
+        healthy.checks.retain(|c| c.outcome != Outcome::Failed);
+        assert_eq!(healthy.to_quiet_text(), "");
     }
 
     #[test]

@@ -470,13 +470,19 @@ impl Planner<'_, '_> {
         p.files.sort_by(|a, b| a.dest.cmp(&b.dest));
     }
 
-    /// `{platform}/_libraries.json` of a package that owns library-table
+    /// `{pure}/_libraries.json` of a package that owns library-table
     /// entries (core, libraries): which entries its files provide, written
-    /// even when none do (`docs/formats.md`).
+    /// even when none do (`docs/formats.md`). It sits in the pure package,
+    /// not the platform directory, which the devel tree mirrors file for
+    /// file (the reference's layout rule).
     fn libraries_record(&self, p: &PackagePlan) -> Option<PlannedFile> {
         if !matches!(p.kind, PackageKind::Core | PackageKind::Libraries) {
             return None;
         }
+        let pure = package(p.kind, self.mode, &self.input.nonce)
+            .pure_package(p.target.as_deref())
+            .ok()
+            .flatten()?;
         let platform_dir = platform_of(p.kind, self.mode, &self.input.nonce, p.target.as_deref());
         let prefix = format!("{platform_dir}/");
         let platform = if self.input.is_windows() {
@@ -491,7 +497,7 @@ impl Planner<'_, '_> {
             p.files.iter().filter_map(|f| f.dest.strip_prefix(&prefix)),
         );
         Some(generated(
-            format!("{prefix}{}", libraries_record::FILE_NAME),
+            format!("{pure}/{}", libraries_record::FILE_NAME),
             "library record",
             record.to_json(),
         ))

@@ -187,7 +187,7 @@ fn library_records_name_the_files_each_runtime_package_ships() {
     insta::assert_snapshot!(
         render(generated_files(ExampleMode::Kpack, "linux_x86_64", "_libraries.json")),
         @r#"
-    == _rocm_sdk_core/_libraries.json
+    == rocm_sdk_core/_libraries.json
     {
       "distribution": "rocm-sdk-core",
       "libraries": {
@@ -197,7 +197,7 @@ fn library_records_name_the_files_each_runtime_package_ships() {
       },
       "schema": 1
     }
-    == _rocm_sdk_libraries/_libraries.json
+    == rocm_sdk_libraries/_libraries.json
     {
       "distribution": "rocm-sdk-libraries",
       "libraries": {
@@ -207,15 +207,15 @@ fn library_records_name_the_files_each_runtime_package_ships() {
     }
     "#
     );
-    // Legacy: one record per family package, in its own directory.
+    // Legacy: one record per family package, in its own pure package.
     let legacy = generated_files(ExampleMode::Legacy, "linux_x86_64", "_libraries.json");
     let dests: Vec<&str> = legacy.iter().map(|(d, _)| d.as_str()).collect();
     assert_eq!(
         dests,
         [
-            "_rocm_sdk_core/_libraries.json",
-            "_rocm_sdk_libraries_gfx110X_all/_libraries.json",
-            "_rocm_sdk_libraries_gfx94X_dcgpu/_libraries.json",
+            "rocm_sdk_core/_libraries.json",
+            "rocm_sdk_libraries_gfx110X_all/_libraries.json",
+            "rocm_sdk_libraries_gfx94X_dcgpu/_libraries.json",
         ]
     );
     assert!(

@@ -17,7 +17,9 @@
 //!   site-packages (what `rocm-sdk test` checks);
 //! - [`WheelSetTree`]: the union of a set of wheels' members as `pip` would
 //!   install them into one site-packages, read from the archives without
-//!   unpacking (what `therock-package verify` checks before publishing).
+//!   unpacking (what `therock-package verify` checks before publishing);
+//! - [`FactsTree`]: paths and ELF facts a caller already holds (what
+//!   `therock-package build` checks the set it just wrote with).
 //!
 //! ```no_run
 //! use link_check::{DirTree, LinkChecker};
@@ -48,6 +50,7 @@ mod audit;
 mod check;
 mod dir_tree;
 mod error;
+mod facts_tree;
 mod manylinux;
 mod policy;
 mod report;
@@ -59,6 +62,7 @@ pub use audit::{Violation, WheelAudit, audit_wheel};
 pub use check::LinkChecker;
 pub use dir_tree::DirTree;
 pub use error::Error;
+pub use facts_tree::FactsTree;
 pub use manylinux::{Arch, LinuxTag, Policies, Policy, PolicyName, UnknownPolicy};
 pub use policy::{LOADER_NAMES, SystemPolicy};
 pub use report::{ElfReport, LinkReport, Needed, Resolution, SearchKind, Unreadable, Unresolved};

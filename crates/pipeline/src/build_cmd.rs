@@ -15,6 +15,7 @@ use layout::{Plan, PlanInput};
 use serde::Serialize;
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
+use crate::built_links::{self, BuiltElves, ElfLinks};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::python;
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
@@ -118,12 +119,22 @@ pub struct BuildArgs {
     /// add the table to the report (and `timings` to `--json`).
     #[arg(long)]
     timings: bool,
+    /// Exit 1, as `verify` does, when the packages written fail the
+    /// ELF-link check (every `DT_NEEDED` resolves); without it the build
+    /// warns and exits 0.
+    #[arg(long)]
+    strict: bool,
 }
 
 impl BuildArgs {
     /// Whether `--json` was given.
     pub fn json(&self) -> bool {
         self.json
+    }
+
+    /// Whether `--strict` was given.
+    pub fn strict(&self) -> bool {
+        self.strict
     }
 
     /// The wheel codec from `--compression-level` and
@@ -442,15 +453,20 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         console: console.clone(),
         timings: args.timings,
     };
+    let elves = BuiltElves::default();
     let (written, executed) = match &shard {
         Some((id, shards)) => execute(
             &shards.select(&plan, *id),
             &python::sdist_files(),
             &options,
             staging,
+            &elves,
         )?,
-        None => execute(&plan, &python::sdist_files(), &options, staging)?,
+        None => execute(&plan, &python::sdist_files(), &options, staging, &elves)?,
     };
+    // A shard's wheels link against other shards' files: `assemble`
+    // verifies the whole release instead.
+    let elf_links = shard.is_none().then(|| built_links::check(&plan, elves));
     if let (Some(timings), Some(executed)) = (timings.as_mut(), executed) {
         timings.extend(executed);
     }
@@ -486,6 +502,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     }
     let mut report = BuildReport::new(Outcome::Built, args.dest_dir.join("dist"), files, started);
     report.shard = shard_manifest;
+    report.elf_links = elf_links;
     report.timings = timings;
     Ok(report)
 }
@@ -537,6 +554,9 @@ pub struct BuildReport {
     /// With `--timings`: where the time went.
     #[serde(skip_serializing_if = "Option::is_none")]
     timings: Option<BuildTimings>,
+    /// The ELF-link check of what was written (not for a shard or a plan).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    elf_links: Option<ElfLinks>,
 }
 
 impl BuildReport {
@@ -551,7 +571,19 @@ impl BuildReport {
             seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
             shard: None,
             timings: None,
+            elf_links: None,
         }
+    }
+
+    /// The ELF-link check of the packages written, when the build made one.
+    pub fn elf_links(&self) -> Option<&ElfLinks> {
+        self.elf_links.as_ref()
+    }
+
+    /// The warning line of a failed ELF-link check (`dist/` named in its
+    /// next step), `None` when it passed or was not made.
+    pub fn elf_links_warning(&self) -> Option<String> {
+        self.elf_links.as_ref()?.warning(&self.dist_dir)
     }
 
     /// The text report: one line per file, then the totals.

@@ -23,6 +23,7 @@ use wheel_writer::{
     SdistBuilder, WheelBuilder, WheelTag, WriteOptions,
 };
 
+use crate::built_links::{self, BuiltElves};
 use crate::python::SdistFile;
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, PackageClock, Stopwatch};
@@ -56,11 +57,14 @@ pub(crate) struct Written {
 /// error nothing in `dest_dir/dist` changes.
 /// With `options.timings`, also returns what each package and the commit
 /// took.
+/// The ELF facts of the runtime files written go to `elves`, for the
+/// build's link check (`built_links.rs`).
 pub(crate) fn execute(
     plan: &Plan,
     sdist_files: &[SdistFile],
     options: &ExecuteOptions,
     staging: Staging,
+    elves: &BuiltElves,
 ) -> Result<(Vec<Written>, Option<BuildTimings>)> {
     let mut timings = options.timings.then(BuildTimings::default);
     let packages_clock = Stopwatch::start();
@@ -91,6 +95,7 @@ pub(crate) fn execute(
             options,
             &cache,
             phases.as_ref(),
+            built_links::is_checked(package.kind).then_some(elves),
         )?;
         if let Some(timings) = timings.as_mut() {
             timings.package(
@@ -174,6 +179,7 @@ fn input_bytes(package: &PackagePlan) -> u64 {
     files + devel
 }
 
+#[allow(clippy::too_many_arguments)] // one call site; each argument is a concern
 fn write_wheel(
     plan: &Plan,
     package: &PackagePlan,
@@ -182,6 +188,7 @@ fn write_wheel(
     options: &ExecuteOptions,
     cache: &CompressionCache,
     clock: Option<&PackageClock>,
+    elves: Option<&BuiltElves>,
 ) -> Result<PathBuf> {
     let mut metadata = core_metadata(
         &plan.version,
@@ -198,7 +205,7 @@ fn write_wheel(
         .map(|file| {
             Ok((
                 file.dest.clone(),
-                member_source(plan, package, file, scratch, options, clock)?,
+                member_source(plan, package, file, scratch, options, clock, elves)?,
             ))
         })
         .collect::<Result<_>>()?;
@@ -232,7 +239,7 @@ fn core_metadata(
 }
 
 /// The bytes of one wheel member (the devel tarball is written into
-/// `scratch` first).
+/// `scratch` first); with `elves`, the ELF facts of the member too.
 fn member_source(
     plan: &Plan,
     package: &PackagePlan,
@@ -240,14 +247,26 @@ fn member_source(
     scratch: &Path,
     options: &ExecuteOptions,
     clock: Option<&PackageClock>,
+    elves: Option<&BuiltElves>,
 ) -> Result<Arc<dyn MemberSource>> {
     let exec = file.executable;
     Ok(match &file.action {
-        Action::Copy { source } => copy_source(source, exec),
+        Action::Copy { source } => {
+            if let Some(elves) = elves
+                && let Some(elf) = copied_elf(source)?
+            {
+                elves.record(&file.dest, elf);
+            }
+            copy_source(source, exec)
+        }
         Action::PatchSearchPath { source, append } => {
             let request = SearchPathEdit::append(append.iter().map(String::as_str)).force_rpath();
             let _span = clock.map(|c| c.elf_edit.span());
-            edited_source(source, &request, exec)?
+            let (member, edited) = edited_source(source, &request, exec)?;
+            if let Some(elves) = elves {
+                elves.record(&file.dest, edited);
+            }
+            member
         }
         Action::Launcher { target } => {
             let platform = Platform::from_wheel_tag(&plan.platform_tag)?;
@@ -296,22 +315,23 @@ fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn MemberSource> {
     }
 }
 
-/// A source with its search path edited while streaming; archive members
-/// (which cannot seek) are edited in memory.
+/// A source with its search path edited while streaming (archive members,
+/// which cannot seek, are edited in memory), and the edited file's ELF
+/// facts.
 fn edited_source(
     source: &SourceRef,
     request: &SearchPathEdit,
     executable: bool,
-) -> Result<Arc<dyn MemberSource>> {
+) -> Result<(Arc<dyn MemberSource>, ElfFile)> {
     let origin = format!("{} ({})", source.relpath, source.artifact);
     match &source.source {
         EntrySource::File(path) => {
-            let edit = plan_edit(&mut fs::File::open(path)?, request)
+            let (edit, edited) = plan_edit(&mut fs::File::open(path)?, request)
                 .with_context(|| format!("{}", path.display()))?;
             let size = edit.output_len();
             let path = path.clone();
             let edit = Arc::new(edit);
-            Ok(Arc::new(ReaderSource::new(
+            let member = ReaderSource::new(
                 move || {
                     let file = fs::File::open(&path)?;
                     edit.reader(file).map_err(io::Error::other)
@@ -319,21 +339,45 @@ fn edited_source(
                 size,
                 executable,
                 origin,
-            )))
+            );
+            Ok((Arc::new(member), edited))
         }
         archive @ EntrySource::ArchiveMember { .. } => {
             let bytes = archive.read_to_vec()?;
-            let edit = plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
+            let (edit, edited) =
+                plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
             edit.reader(Cursor::new(&bytes))?.read_to_end(&mut out)?;
-            Ok(Arc::new(BytesSource::new(out, executable, origin)))
+            Ok((Arc::new(BytesSource::new(out, executable, origin)), edited))
         }
     }
 }
 
-fn plan_edit<R: Read + io::Seek>(source: &mut R, request: &SearchPathEdit) -> Result<Edit> {
+fn plan_edit<R: Read + io::Seek>(
+    source: &mut R,
+    request: &SearchPathEdit,
+) -> Result<(Edit, ElfFile)> {
     let elf = ElfFile::parse(source)?;
-    Ok(elf.plan_edit(source, request)?)
+    Ok(elf.plan_edit_with_result(source, request)?)
+}
+
+/// The ELF facts of a file copied unchanged (a static executable, device
+/// code, a foreign machine's library), `None` when it is not ELF. Only the
+/// headers and dynamic tables are read; an archive member's bytes were
+/// extracted to disk when the artifacts were indexed, else it is skipped.
+fn copied_elf(source: &SourceRef) -> Result<Option<ElfFile>> {
+    let EntrySource::File(path) = &source.source else {
+        return Ok(None);
+    };
+    let mut file =
+        fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut magic = [0u8; 4];
+    if file.read_exact(&mut magic).is_err() || magic != *b"\x7fELF" {
+        return Ok(None);
+    }
+    // Every ELF file parsed when the artifacts were classified; one that no
+    // longer does has changed since, and the wheel writer reports that.
+    Ok(ElfFile::open(path).ok())
 }
 
 /// Streams the devel tree into `{dir}/_devel.tar*`, every member under
@@ -372,7 +416,7 @@ fn write_devel_tar(
                 source,
             } => {
                 let member: Arc<dyn MemberSource> = if *force_rpath {
-                    edited_source(source, &force, false)?
+                    edited_source(source, &force, false)?.0
                 } else {
                     copy_source(source, false)
                 };

@@ -36,6 +36,7 @@
 
 mod assemble;
 mod build_cmd;
+mod built_links;
 mod execute;
 mod index;
 mod inspect;
@@ -50,6 +51,7 @@ use clap::{Args, FromArgMatches};
 
 pub use assemble::{AssembleArgs, assemble};
 pub use build_cmd::{BuildArgs, BuildReport, DevelCompression, PlanArgs, build, plan};
+pub use built_links::ElfLinks;
 pub use index::{IndexArgs, IndexLayout, IndexReport, WrittenPage, index};
 pub use inspect::{InspectArgs, inspect};
 

@@ -170,6 +170,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             };
             let mut options = devel_tar::UnpackOptions {
                 on_step: Some(&mut on_step),
+                ..devel_tar::UnpackOptions::default()
             };
             let result = site.ensure_devel_with(&mut options);
             progress.finish();
@@ -179,6 +180,13 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             } else if !console.quiet() {
                 for warning in &report.warnings {
                     eprintln!("rocm-sdk: warning: {warning}");
+                }
+                let relinked = report.relinked + report.reconcile.linked_again;
+                if relinked > 0 {
+                    println!(
+                        "linked {relinked} devel paths to their runtime files again (they had \
+                         become separate copies)"
+                    );
                 }
                 println!("devel tree ready: {}", root.display());
             }
@@ -252,6 +260,8 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             let report = self_test(&site, &options);
             if json {
                 print!("{}", report.to_json());
+            } else if console.quiet() {
+                print!("{}", report.to_quiet_text());
             } else {
                 print!("{}", report.to_text());
             }
@@ -277,6 +287,7 @@ fn init_json(root: &std::path::Path, report: &devel_tar::EnsureReport) -> String
     };
     let document = serde_json::json!({
         "schema": 1,
+        "relinked": report.relinked + report.reconcile.linked_again,
         "root": root,
         "unpacked": unpacked,
         "warnings": warning_texts(&report.warnings),

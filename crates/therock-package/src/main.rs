@@ -120,7 +120,19 @@ fn run(command: &Command, console: &Console) -> anyhow::Result<(String, ExitStat
         Command::Inspect(args) => pipeline::inspect(args)?,
         Command::Build(args) => {
             let r = pipeline::build(args, console)?;
-            done(args.json(), console, || r.to_json(), || r.to_text())
+            let out = done(args.json(), console, || r.to_json(), || r.to_text());
+            // The packages are written either way; `--strict` makes a
+            // failed link check the verdict, as in `verify`.
+            if let Some(warning) = r.elf_links_warning() {
+                if args.strict() {
+                    eprintln!("therock-package: error: {warning}");
+                    return Ok((out, ExitStatus::verdict(false)));
+                }
+                if !console.quiet() {
+                    eprintln!("therock-package: warning: {warning}");
+                }
+            }
+            out
         }
         Command::Plan { args, json, shards } => pipeline::plan(args, *json, *shards)?,
         Command::Assemble(args) => pipeline::assemble(args)?,

@@ -1,11 +1,13 @@
 //! `rocm-sdk test` on packages built from a tree shaped like a real ROCm
 //! build: the kpack example plus a sanitizer runtime that cannot be
-//! `dlopen`ed (initial-exec TLS) and a library that needs a system library
+//! `dlopen`ed (initial-exec TLS), a library that needs a system library
 //! this machine has but neither the set nor the manylinux allow-list
 //! provides (`libtinfo.so.6`, Debian `libtinfo6`, a TEST_PACKAGES entry of
-//! `xtask/src/ci.rs`). A healthy install passes, with the right SKIP and
-//! WARN lines, in every layout pip and uv produce; a damaged one fails,
-//! naming the cause (docs/rocm-sdk.md).
+//! `xtask/src/ci.rs`), and `roc-obj-ls` as the Perl script it really is,
+//! needing a Perl module the host lacks (as Debian's lacks `File::Which`).
+//! A healthy install passes, with the right SKIP and WARN lines, in every
+//! layout pip and uv produce; a damaged one fails, naming the cause
+//! (docs/rocm-sdk.md).
 //!
 //! The tree is built once per test binary; every test installs into its
 //! own directories, so tests run in parallel.
@@ -27,6 +29,8 @@ const REQUIREMENT: &str = "rocm[libraries,devel,profiler,device-gfx942]";
 const SANITIZER: &str = "_rocm_sdk_core/lib/llvm/lib/clang/20/lib/linux/libclang_rt.asan-x86_64.so";
 /// The library whose `DT_NEEDED` is a host-only system library.
 const HOST_DEPENDENT: &str = "_rocm_sdk_core/lib/llvm/lib/liblldb.so.20";
+/// The Perl module `roc-obj-ls` needs from the host; no host has it.
+const HOST_PERL_MODULE: &str = "ROCm::Example::HostOnly";
 
 /// Compiles `source` into a shared library at `dest` with gcc.
 fn compile_library(dest: &Path, soname: &str, source: &str, flags: &[&str]) {
@@ -75,6 +79,14 @@ fn real_shaped_artifacts() -> &'static Path {
              int lldb_terminal_columns(void) { return tigetnum(\"cols\"); }\n",
             &["-Wl,--no-as-needed", "-ltinfo"],
         );
+        // TheRock's roc-obj-ls is Perl and `use`s File::Which, which a
+        // host may lack; Perl is part of every Debian (perl-base).
+        let tool = artifacts.join("core-hip_run_generic/core/clr/stage/bin/roc-obj-ls");
+        fs::write(
+            &tool,
+            format!("#!/usr/bin/perl\nuse strict;\nuse {HOST_PERL_MODULE};\nprint \"Usage\\n\";\n"),
+        )
+        .unwrap();
         (dir, artifacts)
     })
     .1
@@ -186,15 +198,67 @@ fn assert_healthy(out: &Output, layout: &str) {
         "PASS tools: amdclang++ --version (clang version 20.0.0git".to_owned(),
         "PASS tools: amdlld -flavor ld.lld --version (LLD 20.0.0 (compatible with GNU linkers))"
             .to_owned(),
-        "PASS tools: roc-obj-ls -h (Usage: roc-obj-ls [-v|h] executable...)".to_owned(),
+        "WARN tools: roc-obj-ls -h (".to_owned(),
         "PASS devel: hipconfig --rocmpath (".to_owned(),
         "PASS profiler: rocprof-sys-run --version".to_owned(),
-        "1 warned\n".to_owned(),
+        "2 warned\n".to_owned(),
     ];
     for line in expected {
         assert!(
             stdout.lines().any(|l| l.starts_with(&line)) || stdout.contains(&line),
             "{layout}: no line starting {line:?}:\n{text}"
+        );
+    }
+    let tool = stdout
+        .lines()
+        .find(|l| l.starts_with("WARN tools: roc-obj-ls -h ("))
+        .unwrap_or_default();
+    assert!(
+        tool.contains(&format!(
+            "/roc-obj-ls exited with exit status: 2: this machine lacks the Perl module \
+             {HOST_PERL_MODULE}, which the tool expects from the host system; install the \
+             distribution package that provides it (Debian/Ubuntu: `apt install \
+             librocm-example-hostonly-perl`, Fedora/RHEL: `dnf install \
+             perl-ROCm-Example-HostOnly`) or `cpan {HOST_PERL_MODULE}`; it said: Can't locate \
+             ROCm/Example/HostOnly.pm in @INC"
+        )),
+        "{layout}: the missing module and its remedy are named: {tool}"
+    );
+}
+
+/// The reference's layout rule (TheRock's `testLibrariesMirroredIntoDevel`,
+/// applied to every runtime platform tree the devel tree mirrors): every
+/// file of `_rocm_sdk_core/` and `_rocm_sdk_libraries/` but the package
+/// marker, bytecode caches and `.devel_links/` is the same file at the same
+/// path in `_rocm_sdk_devel/` after init.
+fn assert_mirrored_into_devel(sp: &Path) {
+    for platform in ["_rocm_sdk_core", "_rocm_sdk_libraries"] {
+        let root = sp.join(platform);
+        let mut not_mirrored = Vec::new();
+        let mut checked = 0;
+        for rel in fixtures::files::relative_files(&root) {
+            let parts: Vec<&str> = rel.split('/').collect();
+            if rel == "__init__.py" || parts.contains(&"__pycache__") || parts[0] == ".devel_links"
+            {
+                continue;
+            }
+            checked += 1;
+            let (file, devel) = (root.join(&rel), sp.join("_rocm_sdk_devel").join(&rel));
+            let same = match (fs::metadata(&file), fs::metadata(&devel)) {
+                (Ok(a), Ok(b)) => {
+                    use std::os::unix::fs::MetadataExt;
+                    (a.dev(), a.ino()) == (b.dev(), b.ino())
+                }
+                _ => false,
+            };
+            if !same {
+                not_mirrored.push(format!("{platform}/{rel}"));
+            }
+        }
+        assert!(checked > 0, "{platform} has files");
+        assert!(
+            not_mirrored.is_empty(),
+            "not the same file in the devel tree: {not_mirrored:#?}"
         );
     }
 }
@@ -205,13 +269,14 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     pip_install(&venv, &real_build().dist(), &[], &[]);
     let rocm_sdk = venv.join("bin/rocm-sdk");
     assert_healthy(&run(&rocm_sdk, &["test"], &[]), "pip venv");
+    assert_mirrored_into_devel(&common::site_packages_of(&venv));
 
     let json = run(&rocm_sdk, &["test", "--json"], &[]);
     assert_eq!(json.status.code(), Some(0), "{}", text(&json));
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(report["schema"], 1);
     assert_eq!(report["failed"], 0);
-    assert_eq!(report["warned"], 1);
+    assert_eq!(report["warned"], 2);
     let check = |name: &str| {
         report["checks"]
             .as_array()
@@ -236,6 +301,11 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     assert_eq!(needed["outcome"], "warned");
     assert!(needed["reason"].as_str().unwrap().contains("libtinfo.so.6"));
     assert_eq!(check("hipfft")["outcome"], "passed");
+
+    // `-q`: nothing at all on a healthy install.
+    let quiet = run(&rocm_sdk, &["test", "-q"], &[]);
+    assert_eq!(quiet.status.code(), Some(0), "{}", text(&quiet));
+    assert_eq!(text(&quiet), "", "rocm-sdk test -q printed something");
 }
 
 #[test]
@@ -382,13 +452,32 @@ fn a_deleted_library_fails_the_preload_naming_the_file() {
     fs::remove_file(sp.join("_rocm_sdk_core/lib/libamdhip64.so.7")).unwrap();
     let out = run(&venv.join("bin/rocm-sdk"), &["test"], &[]);
     let failed = failures(&out);
+    // `-q`: the same FAIL lines, then the totals line, nothing else.
+    let quiet = run(&venv.join("bin/rocm-sdk"), &["test", "-q"], &[]);
+    let mut quiet_lines: Vec<String> = failures(&quiet);
+    quiet_lines.push(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned(),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&quiet.stdout)
+            .lines()
+            .collect::<Vec<_>>(),
+        quiet_lines,
+        "{}",
+        text(&quiet)
+    );
+    assert_eq!(failures(&quiet), failed);
     let preload = failed
         .iter()
         .find(|l| l.starts_with("FAIL preload: amdhip64 ("))
         .unwrap_or_else(|| panic!("no preload failure for amdhip64:\n{}", text(&out)));
     assert!(
         preload.contains(
-            "_rocm_sdk_core/_libraries.json records _rocm_sdk_core/lib/libamdhip64.so.7, which \
+            "(rocm_sdk_core/_libraries.json records _rocm_sdk_core/lib/libamdhip64.so.7, which \
              is missing on disk; reinstall it: pip install --force-reinstall \"rocm-sdk-core==7.1.0\""
         ),
         "{preload}"
@@ -455,4 +544,96 @@ fn find_libraries_failing_for_an_installed_package_fails_naming_the_cause() {
         "core entries do not depend on the family:\n{}",
         text(&out)
     );
+}
+
+/// How many different files named `name` the Python of `venv` maps after
+/// loading `paths` with ctypes, in one process (distinct device and inode
+/// of its `/proc/self/maps` lines).
+fn files_mapped(venv: &Path, paths: &[PathBuf], name: &str) -> usize {
+    let script = "import ctypes, sys\n\
+                  for p in sys.argv[2:]:\n\
+                  \x20   ctypes.CDLL(p)\n\
+                  seen = set()\n\
+                  for line in open('/proc/self/maps'):\n\
+                  \x20   f = line.split()\n\
+                  \x20   if len(f) >= 6 and f[5].endswith('/' + sys.argv[1]):\n\
+                  \x20       seen.add((f[3], f[4]))\n\
+                  print(len(seen))\n";
+    let mut command = Command::new(venv.join("bin/python"));
+    command.args(["-c", script, name]).args(paths);
+    let out = run_command(&mut command);
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+fn run_command(command: &mut Command) -> Output {
+    let out = command.env_remove("LD_LIBRARY_PATH").output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    out
+}
+
+#[test]
+fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
+    let (_dir, venv) = venv(false);
+    pip_install(&venv, &real_build().dist(), &[], &[]);
+    let sp = common::site_packages_of(&venv);
+    let rocm_sdk = venv.join("bin/rocm-sdk");
+    ok(&run(&rocm_sdk, &["init"], &[]));
+    let library = "libamdhip64.so.7";
+    let both = [
+        sp.join("_rocm_sdk_core/lib").join(library),
+        sp.join("_rocm_sdk_devel/lib").join(library),
+    ];
+    assert_eq!(
+        files_mapped(&venv, &both, library),
+        1,
+        "one file, mapped once"
+    );
+
+    // What a later image layer does to core: pip writes every file anew.
+    let mut reinstall = Command::new(venv.join("bin/python"));
+    reinstall
+        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .args([
+            "--no-index",
+            "--force-reinstall",
+            "--no-deps",
+            "--find-links",
+        ])
+        .arg(real_build().dist())
+        .arg("rocm-sdk-core");
+    run_command(&mut reinstall);
+    assert_eq!(
+        files_mapped(&venv, &both, library),
+        2,
+        "the devel path is a copy now: two files mapped"
+    );
+
+    let out = run(&rocm_sdk, &["test"], &[]);
+    let failed = failures(&out);
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    let line = &failed[0];
+    assert!(
+        line.starts_with("FAIL devel: runtime links (")
+            && line.contains(
+                " devel paths are no longer the same files as their runtime files (an image \
+                 layer, a copy of site-packages or a reinstall separated them), so a process \
+                 loading a library through both paths maps two copies; run `rocm-sdk init` to \
+                 link them again: "
+            )
+            && line.contains("_rocm_sdk_devel/bin/hipcc is a copy, not _rocm_sdk_core/bin/hipcc; "),
+        "{line}"
+    );
+    // The test reports; it does not repair.
+    assert_eq!(failures(&run(&rocm_sdk, &["test"], &[])), failed);
+
+    let init = ok(&run(&rocm_sdk, &["init"], &[]));
+    assert!(
+        init.starts_with("linked ") && init.contains(" devel paths to their runtime files again"),
+        "{init}"
+    );
+    assert_healthy(&run(&rocm_sdk, &["test"], &[]), "after init");
+    assert_eq!(files_mapped(&venv, &both, library), 1, "mapped once again");
+    // Idempotent: nothing more to link.
+    let again = ok(&run(&rocm_sdk, &["init"], &[]));
+    assert!(again.starts_with("devel tree ready: "), "{again}");
 }

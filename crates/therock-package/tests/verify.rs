@@ -445,3 +445,108 @@ fn a_marker_pep_508_cannot_decide_fails_instead_of_holding() {
         "{report}"
     );
 }
+
+/// The example's artifacts without the HIP runtime: the libraries that
+/// link against it keep their `DT_NEEDED libamdhip64.so.7`, which nothing
+/// in the set provides.
+fn artifacts_without_hip() -> tempfile::TempDir {
+    let artifacts = common::copy_of_artifacts(fixtures::Layout::Tree);
+    let lib = artifacts
+        .path()
+        .join("core-hip_lib_generic/core/clr/stage/lib");
+    let mut removed = 0;
+    for entry in fs::read_dir(&lib).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("libamdhip64.so")
+        {
+            fs::remove_file(path).unwrap();
+            removed += 1;
+        }
+    }
+    assert!(
+        removed > 0,
+        "the example has the HIP runtime in {}",
+        lib.display()
+    );
+    artifacts
+}
+
+#[test]
+fn a_build_checks_what_it_wrote_warns_once_and_strict_fails() {
+    let artifacts = artifacts_without_hip();
+    let dest = tempfile::tempdir().unwrap();
+    let out = common::build_into(artifacts.path(), dest.path(), &["--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("ELF-link check"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "one line: {stderr}");
+    let line = warnings[0].replace(&dest.path().display().to_string(), "[DEST]");
+    insta::assert_snapshot!(line, @"therock-package: warning: the release fails verify's ELF-link check: 6 ELF files have unresolved NEEDED entries, the first: _rocm_sdk_core/bin/hipInfo: NEEDED libamdhip64.so.7 not found in _rocm_sdk_core/lib, _rocm_sdk_core/lib/llvm/lib, _rocm_sdk_core/lib/rocm_sysdeps/lib, and it is neither an allowed system library nor the loader; run `therock-package verify [DEST]/dist` to see all, and give it `--exclude SONAME` for libraries left to the system on purpose");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let links = &report["elf_links"];
+    assert_eq!(links["ok"], false, "{report:#}");
+    assert_eq!(links["unresolved_files"], 6, "{links}");
+    // The same check `verify` runs, on the same facts: it names the same
+    // first file, and counts the same ELF files.
+    let verified = fails(&verify(&[&dest.path().join("dist")], &[]));
+    let first = links["first"].as_str().unwrap();
+    assert!(
+        verified.contains(&format!(
+            "FAILED  elf-links: in runtime wheels every ELF NEEDED resolves inside the set, or is \
+             an allowed manylinux_2_28 system library or the loader ({} ELF files)",
+            links["files"]
+        )),
+        "{verified}"
+    );
+    let (file, rest) = first.split_once(": ").unwrap();
+    assert!(
+        verified.contains(&format!(
+            "- linux: {file} (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): {rest}"
+        )),
+        "{verified}"
+    );
+
+    // `--strict`: the verdict is `verify`'s, exit 1; quiet or not.
+    let strict_dest = tempfile::tempdir().unwrap();
+    let strict = common::build_into(artifacts.path(), strict_dest.path(), &["--strict", "-q"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert!(
+        stderr.starts_with(
+            "therock-package: error: the release fails verify's ELF-link check: 6 ELF files have"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(String::from_utf8_lossy(&strict.stdout), "");
+}
+
+#[test]
+fn a_build_of_the_example_passes_its_own_link_check() {
+    let dest = tempfile::tempdir().unwrap();
+    let out = common::build_into(
+        &common::artifacts(fixtures::ExampleMode::Kpack),
+        dest.path(),
+        &["--json", "--strict"],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&ok(&out).into_bytes()).unwrap();
+    assert_eq!(report["elf_links"]["ok"], true, "{report:#}");
+    assert_eq!(report["elf_links"]["unresolved_files"], 0);
+    assert!(report["elf_links"]["first"].is_null());
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("ELF-link check"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

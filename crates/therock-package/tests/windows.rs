@@ -145,7 +145,7 @@ fn a_windows_tree_packages_on_linux_into_windows_wheels() {
     let program = &core["rocm_sdk_core/_bin/rocm-sdk.exe"];
     assert_eq!(pe_machine(program), Some(PE_AMD64));
     assert!(!core.contains_key("rocm_sdk_core/_bin/rocm-sdk"));
-    let record = String::from_utf8(core["_rocm_sdk_core/_libraries.json"].clone()).unwrap();
+    let record = String::from_utf8(core["rocm_sdk_core/_libraries.json"].clone()).unwrap();
     for dll in [
         "bin/amdhip64_7.dll",
         "bin/hiprtc0701.dll",

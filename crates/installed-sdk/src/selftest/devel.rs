@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use devel_tar::LinkState;
 use dist_info::package::{Mode, PackageKind};
 
 use super::Context;
@@ -31,8 +32,14 @@ pub(super) fn unpack(cx: &Context<'_>, checks: &mut Vec<Check>) {
         ));
         return;
     }
-    checks.push(match cx.site.ensure_devel() {
-        Ok((root, warnings)) => {
+    // Separated links are left for the runtime-links check to report.
+    let mut options = devel_tar::UnpackOptions {
+        leave_separated_links: true,
+        ..devel_tar::UnpackOptions::default()
+    };
+    checks.push(match cx.site.ensure_devel_with(&mut options) {
+        Ok((root, report)) => {
+            let warnings = report.warnings;
             let mut detail = format!("{} is unpacked, device links current", cx.rel(&root));
             for warning in warnings {
                 let _ = write!(detail, "; warning: {warning}");
@@ -75,9 +82,60 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         });
     }
     hipconfig(cx, &root, checks);
+    checks.push(runtime_links(cx));
     for libraries in mirrored_libraries(cx) {
         checks.push(mirrored(cx, libraries, &root));
     }
+}
+
+/// Every devel path that should be the same file as a runtime file is
+/// (docs/devel-tar.md#runtime-links): a copy of its own, left by an image
+/// layer or a reinstall, makes a process that loads both paths map two
+/// copies.
+fn runtime_links(cx: &Context<'_>) -> Check {
+    const NAME: &str = "runtime links";
+    let links = match devel_tar::runtime_links(cx.sp()) {
+        Ok(Some(links)) => links,
+        Ok(None) => {
+            return Check::skipped(
+                Category::Devel,
+                NAME,
+                "the devel tree was unpacked by a release that kept no record of them",
+            );
+        }
+        Err(e) => return Check::failed(Category::Devel, NAME, Chain(&e).to_string()),
+    };
+    let problems: Vec<String> = links
+        .iter()
+        .filter_map(|l| match l.state {
+            LinkState::Separate => Some(format!("{} is a copy, not {}", l.link, l.source)),
+            LinkState::LinkMissing => {
+                Some(format!("{} (a link of {}) is missing", l.link, l.source))
+            }
+            LinkState::Same | LinkState::SourceMissing => None,
+        })
+        .collect();
+    if problems.is_empty() {
+        let same = links.iter().filter(|l| l.state == LinkState::Same).count();
+        return Check::passed(
+            Category::Devel,
+            NAME,
+            format!("{same} devel paths are the same files as their runtime files"),
+        );
+    }
+    let count = problems.len();
+    let (paths, are) = if count == 1 {
+        ("path", "is")
+    } else {
+        ("paths", "are")
+    };
+    let mut text = format!(
+        "{count} devel {paths} {are} no longer the same files as their runtime files (an image \
+         layer, a copy of site-packages or a reinstall separated them), so a process loading a \
+         library through both paths maps two copies; run `rocm-sdk init` to link them again: "
+    );
+    text.push_str(&crate::report::summarize(&problems));
+    Check::failed(Category::Devel, NAME, text)
 }
 
 /// `hipconfig --rocmpath` (through its console script) is the devel root.
@@ -200,8 +258,9 @@ fn mirrored(cx: &Context<'_>, libraries: &Distribution, root: &Path) -> Check {
     )
 }
 
-/// Regular files under `dir` (relative), without the package's own Python
-/// files, its library record and the device-link documents.
+/// Regular files under `dir` (relative), by the reference's rule: every
+/// file but the package marker `__init__.py`, bytecode caches and the
+/// device-link documents (`.devel_links/`), which drive the reconcile.
 fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -213,12 +272,8 @@ fn walk_files(base: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
         };
         let rel = path.strip_prefix(base).unwrap_or(&path).to_path_buf();
         let top = rel.components().next().map(|c| c.as_os_str().to_owned());
-        let skip = top.is_some_and(|t| {
-            t == "__pycache__"
-                || t == ".devel_links"
-                || t == "__init__.py"
-                || t == dist_info::libraries_record::FILE_NAME
-        });
+        let skip = entry.file_name() == "__pycache__"
+            || top.is_some_and(|t| t == ".devel_links" || (t == "__init__.py" && kind.is_file()));
         if skip {
             continue;
         }

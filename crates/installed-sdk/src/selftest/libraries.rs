@@ -2,12 +2,27 @@
 //! process (`dlopen` with `RTLD_NOW`, through the Python probe), with
 //! `LD_LIBRARY_PATH` cleared so only the libraries' own RPATHs count.
 //!
-//! Some libraries cannot be `dlopen`ed by design, and their bytes say so:
-//! `DF_1_NOOPEN` in `DT_FLAGS_1` (the loader refuses), or initial-exec
-//! thread-local storage (`DF_STATIC_TLS` in `DT_FLAGS` with a `PT_TLS`
-//! segment: sanitizer runtimes), which loads only at program start. The
-//! first are not loaded; the second are, and a failure is reported as
-//! skipped with the loader's words rather than failed.
+//! Every library is loaded, and the outcome is what happened
+//! (docs/behaviour.md#self-test): it loads, PASS; otherwise FAIL with the
+//! loader's words, except where the library's bytes say it cannot be
+//! `dlopen`ed by design *and* the failure is the one that design predicts,
+//! SKIP:
+//!
+//! - `DF_1_NOOPEN` in `DT_FLAGS_1`, and the loader refused it as such
+//!   ("cannot be dlopen()ed");
+//! - initial-exec thread-local storage (`DF_STATIC_TLS` in `DT_FLAGS` with
+//!   a `PT_TLS` segment: sanitizer runtimes), which loads only at program
+//!   start, and the loader found no room for it ("cannot allocate memory
+//!   in static TLS block"), or the loader accepted it and its own
+//!   initialisation refused to run outside program start (AddressSanitizer:
+//!   "does not come first in initial library list ... LD_PRELOAD").
+//!
+//! The flag alone decides nothing: glibc keeps surplus static TLS for
+//! `dlopen`, so a small block loads, and such a library failing on a
+//! missing dependency is a FAIL like any other. A program-start runtime
+//! that the loader accepted but whose initialisation stopped for another
+//! reason it names (HWASan: "requires a kernel with tagged address ABI") is
+//! a WARN: the package is whole, the host lacks what the runtime needs.
 
 use std::fs::{self, File};
 use std::io::Read;
@@ -17,7 +32,8 @@ use dist_info::package::PackageKind;
 use elf_surgery::{ElfFile, ElfKind};
 
 use super::Context;
-use crate::report::{Category, Check};
+use crate::probe::LoadFailure;
+use crate::report::{Category, Check, Outcome};
 use dist_info::error_chain::Chain;
 
 /// The runtime packages whose platform directories hold libraries.
@@ -56,28 +72,69 @@ impl Loadability {
         }
     }
 
-    /// Why a library is not checked by loading it.
-    fn reason(self, loader: Option<&str>) -> String {
-        let mut reason = match self {
+    /// The design that keeps this library from being `dlopen`ed.
+    fn design(self) -> String {
+        match self {
             Self::Dlopen => String::new(),
             Self::NoOpen => {
-                "not loadable by design: DT_FLAGS_1 has DF_1_NOOPEN, so the loader refuses to \
-                 dlopen it"
-                    .to_owned()
+                "DT_FLAGS_1 has DF_1_NOOPEN, so the loader refuses to dlopen it".to_owned()
             }
             Self::StaticTls(size) => format!(
-                "not loadable by design: it uses initial-exec thread-local storage \
-                 (DT_FLAGS has DF_STATIC_TLS, PT_TLS of {size} bytes), so it loads only at \
-                 program start (linked in or LD_PRELOAD), not by dlopen into a running process"
+                "it uses initial-exec thread-local storage (DT_FLAGS has DF_STATIC_TLS, PT_TLS \
+                 of {size} bytes), so it loads only at program start (linked in or LD_PRELOAD), \
+                 not by dlopen into a running process"
             ),
-        };
-        if let Some(loader) = loader {
-            reason.push_str("; the loader said: ");
-            reason.push_str(loader);
         }
-        reason
+    }
+
+    /// The outcome of loading a library of this loadability.
+    fn outcome(self, failure: Option<&LoadFailure>) -> (Outcome, String) {
+        let Some(failure) = failure else {
+            return (Outcome::Passed, "loads".to_owned());
+        };
+        let design = self.design();
+        match (self, failure) {
+            (Self::NoOpen, LoadFailure::Loader(text)) if text.contains(NOOPEN_REFUSAL) => (
+                Outcome::Skipped,
+                format!("not loadable by design: {design}; the loader said: {text}"),
+            ),
+            (Self::StaticTls(_), LoadFailure::Loader(text)) if text.contains(STATIC_TLS_FULL) => (
+                Outcome::Skipped,
+                format!("not loadable by design: {design}; the loader said: {text}"),
+            ),
+            (Self::StaticTls(_), LoadFailure::Stopped(text))
+                if MUST_COME_FIRST.iter().any(|p| text.contains(p)) =>
+            {
+                (
+                    Outcome::Skipped,
+                    format!(
+                        "not loadable by design: {design}; the loader accepted it and its own \
+                         initialisation refused to run: {text}"
+                    ),
+                )
+            }
+            (Self::StaticTls(_), LoadFailure::Stopped(text)) if !text.contains(TIMED_OUT) => (
+                Outcome::Warned,
+                format!(
+                    "the loader accepted it (every dependency and symbol resolves), then its own \
+                     initialisation stopped the process: {text}; it is a program-start runtime \
+                     ({design}) and this machine lacks what it needs"
+                ),
+            ),
+            (_, failure) => (Outcome::Failed, failure.text().to_owned()),
+        }
     }
 }
+
+/// What glibc says when `dlopen` meets `DF_1_NOOPEN`.
+const NOOPEN_REFUSAL: &str = "cannot be dlopen()ed";
+/// What glibc says when the static TLS block has no room left.
+const STATIC_TLS_FULL: &str = "cannot allocate memory in static TLS block";
+/// What a runtime says when it finds it was not loaded at program start
+/// (AddressSanitizer and the sanitizers sharing its common runtime).
+const MUST_COME_FIRST: [&str; 2] = ["does not come first in initial library list", "LD_PRELOAD"];
+/// The probe's words for a load that ran out of time (never by design).
+const TIMED_OUT: &str = "did not finish within";
 
 /// Windows loads DLLs instead (`dlls.rs`).
 #[cfg_attr(windows, allow(dead_code))]
@@ -91,19 +148,14 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         ));
         return;
     }
-    let (refused, to_load): (Vec<_>, Vec<_>) = libraries
+    let loadability: Vec<Loadability> = libraries
         .iter()
-        .map(|path| {
-            let loadability =
-                ElfFile::open(path).map_or(Loadability::Dlopen, |e| Loadability::of(&e));
-            (path.clone(), loadability)
-        })
-        .partition(|(_, l)| *l == Loadability::NoOpen);
+        .map(|path| ElfFile::open(path).map_or(Loadability::Dlopen, |e| Loadability::of(&e)))
+        .collect();
     let timeout = u32::try_from(cx.options.load_timeout.as_secs())
         .unwrap_or(u32::MAX)
         .max(1);
-    let paths: Vec<PathBuf> = to_load.iter().map(|(p, _)| p.clone()).collect();
-    let results = match cx.probe.load(&paths, cx.options.jobs, timeout) {
+    let results = match cx.probe.load(&libraries, cx.options.jobs, timeout) {
         Ok(results) => results,
         Err(e) => {
             checks.push(Check::failed(
@@ -114,22 +166,15 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
             return;
         }
     };
-    let mut found: Vec<Check> = refused
-        .iter()
-        .map(|(path, l)| Check::skipped(Category::Libraries, cx.rel(path), l.reason(None)))
-        .collect();
-    for ((library, loadability), result) in to_load.iter().zip(results) {
-        let name = cx.rel(library);
-        found.push(match (result, loadability) {
-            (None, _) => Check::passed(Category::Libraries, name, "loads"),
-            (Some(error), Loadability::StaticTls(_)) => {
-                Check::skipped(Category::Libraries, name, loadability.reason(Some(&error)))
-            }
-            (Some(error), _) => Check::failed(Category::Libraries, name, error),
-        });
+    for ((library, loadability), result) in libraries.iter().zip(loadability).zip(results) {
+        let (outcome, reason) = loadability.outcome(result.as_ref());
+        checks.push(Check::new(
+            Category::Libraries,
+            cx.rel(library),
+            outcome,
+            reason,
+        ));
     }
-    found.sort_by(|a, b| a.name.cmp(&b.name));
-    checks.extend(found);
 }
 
 /// The platform directories of the installed runtime packages.
@@ -249,20 +294,96 @@ mod tests {
         assert_eq!(of(&plain), Loadability::Dlopen);
         // What the bytes announce is what the loader does.
         let loads = PythonProbe::new("python3", dir.path())
-            .load(&[tls, noopen, plain], 2, 30)
+            .load(&[tls.clone(), noopen.clone(), plain], 2, 30)
             .unwrap();
+        let outcome = |path: &Path, load: &Option<LoadFailure>| of(path).outcome(load.as_ref());
+        let (tls_outcome, tls_reason) = outcome(&tls, &loads[0]);
+        assert_eq!(tls_outcome, Outcome::Skipped, "{tls_reason}");
         assert!(
-            loads[0]
-                .as_deref()
-                .is_some_and(|e| e.contains("static TLS")),
-            "{loads:?}"
+            tls_reason.starts_with(
+                "not loadable by design: it uses initial-exec thread-local storage (DT_FLAGS has \
+                 DF_STATIC_TLS, PT_TLS of 1048576 bytes)"
+            ) && tls_reason.ends_with("cannot allocate memory in static TLS block"),
+            "{tls_reason}"
         );
-        assert!(loads[1].is_some(), "{loads:?}");
-        assert_eq!(loads[2], None);
+        let (noopen_outcome, noopen_reason) = outcome(&noopen, &loads[1]);
+        assert_eq!(noopen_outcome, Outcome::Skipped, "{noopen_reason}");
         assert!(
-            Loadability::StaticTls(8)
-                .reason(Some("x"))
-                .ends_with("the loader said: x")
+            noopen_reason.contains("cannot be dlopen()ed"),
+            "{noopen_reason}"
+        );
+        assert_eq!(loads[2], None);
+    }
+
+    #[test]
+    fn a_static_tls_library_missing_a_dependency_fails_with_the_loaders_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let dependency = "int gone(void) { return 1; }\n";
+        build(dir.path(), "gone", dependency, &[]);
+        // A small initial-exec block, as libamdhip64 has: glibc's surplus
+        // static TLS has room for it, so only the missing library stops it.
+        let tls = build(
+            dir.path(),
+            "smalltls",
+            "__thread int counter __attribute__((tls_model(\"initial-exec\")));\n\
+             int gone(void);\n\
+             int bump(void) { return ++counter + gone(); }\n",
+            &[
+                "-L",
+                dir.path().to_str().unwrap(),
+                "-lgone",
+                "-Wl,-rpath,$ORIGIN",
+            ],
+        );
+        fs::remove_file(dir.path().join("libgone.so")).unwrap();
+        let elf = ElfFile::open(&tls).unwrap();
+        assert!(matches!(Loadability::of(&elf), Loadability::StaticTls(4)));
+        let probe = PythonProbe::new("python3", dir.path());
+        let loads = probe.load(std::slice::from_ref(&tls), 1, 30).unwrap();
+        let (outcome, reason) = Loadability::of(&elf).outcome(loads[0].as_ref());
+        assert_eq!(outcome, Outcome::Failed, "{reason}");
+        assert_eq!(
+            reason,
+            "libgone.so: cannot open shared object file: No such file or directory"
+        );
+        // With the dependency back it loads: the flag alone is no reason.
+        build(dir.path(), "gone", dependency, &[]);
+        let loads = probe.load(&[tls], 1, 30).unwrap();
+        assert_eq!(loads[0], None);
+    }
+
+    #[test]
+    fn a_runtime_stopping_in_its_own_initialisation_is_judged_by_its_words() {
+        let tls = Loadability::StaticTls(88);
+        let stopped = |text: &str| LoadFailure::Stopped(text.to_owned());
+        let (outcome, reason) = tls.outcome(Some(&stopped(
+            "the loading process exited with status 1: ==1==ASan runtime does not come first in \
+             initial library list; you should either link runtime to your application or \
+             manually preload it with LD_PRELOAD.",
+        )));
+        assert_eq!(outcome, Outcome::Skipped, "{reason}");
+        let (outcome, reason) = tls.outcome(Some(&stopped(
+            "the loading process exited with status 99: FATAL: HWAddressSanitizer requires a \
+             kernel with tagged address ABI.",
+        )));
+        assert_eq!(outcome, Outcome::Warned, "{reason}");
+        assert!(
+            reason.contains("requires a kernel with tagged address ABI"),
+            "{reason}"
+        );
+        // Out of time, or stopped without being a program-start runtime: FAIL.
+        let (outcome, _) = tls.outcome(Some(&stopped("loading did not finish within 60 s")));
+        assert_eq!(outcome, Outcome::Failed);
+        let (outcome, _) = Loadability::Dlopen
+            .outcome(Some(&stopped("the loading process was killed by SIGSEGV")));
+        assert_eq!(outcome, Outcome::Failed);
+        // Any other loader error of a flagged library is the loader's words.
+        let (outcome, reason) = Loadability::NoOpen.outcome(Some(&LoadFailure::Loader(
+            "libx.so: undefined symbol: y".to_owned(),
+        )));
+        assert_eq!(
+            (outcome, reason.as_str()),
+            (Outcome::Failed, "libx.so: undefined symbol: y")
         );
     }
 }

@@ -8,6 +8,7 @@
 mod devel;
 #[cfg(windows)]
 mod dlls;
+mod host_needs;
 mod libraries;
 mod needed;
 mod packages;

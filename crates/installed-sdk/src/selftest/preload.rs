@@ -39,10 +39,14 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         .filter(|d| matches!(d.kind, PackageKind::Core | PackageKind::Libraries))
     {
         installed_kinds.push(dist.kind);
-        let Some(dir) = dist.platform_package.as_deref() else {
+        let (Some(dir), Some(pure)) = (
+            dist.platform_package.as_deref(),
+            dist.pure_package.as_deref(),
+        ) else {
             continue;
         };
-        match read_record(cx, dist, dir) {
+        let record_path = pure.join(libraries_record::FILE_NAME);
+        match read_record(cx, dist, &record_path) {
             Ok(record) => {
                 for (shortname, relpath) in record.libraries {
                     let Some(entry) = cx
@@ -57,7 +61,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                             format!(
                                 "{} records {shortname:?}, which is not in the library table of \
                                  this release; {}",
-                                cx.rel(&dir.join(libraries_record::FILE_NAME)),
+                                cx.rel(&record_path),
                                 reinstall(dist)
                             ),
                         ));
@@ -68,7 +72,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                         .or_default()
                         .push(Recorded {
                             distribution: dist,
-                            record: cx.rel(&dir.join(libraries_record::FILE_NAME)),
+                            record: cx.rel(&record_path),
                             path: dir.join(&relpath),
                         });
                 }
@@ -134,17 +138,17 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     }
 }
 
-/// The record of `dist`, or why it cannot be read.
+/// The record of `dist` at `path` (in its pure package), or why it cannot
+/// be read.
 fn read_record(
     cx: &Context<'_>,
     dist: &Distribution,
-    dir: &Path,
+    path: &Path,
 ) -> Result<LibrariesRecord, String> {
-    let path = dir.join(libraries_record::FILE_NAME);
     let bytes =
-        fs::read(&path).map_err(|e| format!("{}: {e}; {}", cx.rel(&path), reinstall(dist)))?;
+        fs::read(path).map_err(|e| format!("{}: {e}; {}", cx.rel(path), reinstall(dist)))?;
     let record = LibrariesRecord::from_json(&bytes).map_err(|e| {
-        let mut text = format!("{}: {e}", cx.rel(&path));
+        let mut text = format!("{}: {e}", cx.rel(path));
         let mut source = std::error::Error::source(&e);
         while let Some(cause) = source {
             let _ = write!(text, ": {cause}");
@@ -155,7 +159,7 @@ fn read_record(
     if record.distribution != dist.name {
         return Err(format!(
             "{} belongs to {}, not to {}; {}",
-            cx.rel(&path),
+            cx.rel(path),
             record.distribution,
             dist.name,
             reinstall(dist)

@@ -15,6 +15,7 @@ use dist_info::requirement::Platform;
 
 use super::Context;
 use super::run::{first_line, run};
+use super::tools::{failed_run, output_text};
 use crate::distributions::Distribution;
 use crate::record::{installed_path, read_record};
 use crate::report::{Category, Check};
@@ -230,15 +231,13 @@ pub(super) fn profiler(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 Ok(out) if out.status.success() => {
                     Check::passed(Category::Profiler, label, first_line(&out))
                 }
-                Ok(out) => Check::failed(
+                Ok(out) => failed_run(
+                    cx,
                     Category::Profiler,
                     label,
-                    format!(
-                        "{} exited with {}: {}",
-                        path.display(),
-                        out.status,
-                        first_line(&out)
-                    ),
+                    &path,
+                    &out.status.to_string(),
+                    &output_text(&out),
                 ),
                 Err(e) => Check::failed(
                     Category::Profiler,

@@ -3,11 +3,14 @@
 //! devel tool runs from the devel tree) and its output must contain a
 //! known phrase. `hipconfig --rocmpath` is checked with the devel tree.
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 use dist_info::package::PackageKind;
 
 use super::Context;
+use super::host_needs::HostNeed;
+use super::libraries::{runtime_dirs, walk};
 use super::run::run;
 use super::scripts::{script_path, tool_path};
 use crate::report::{Category, Check};
@@ -101,15 +104,13 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                         ),
                     )
                 } else {
-                    Check::failed(
+                    failed_run(
+                        cx,
                         Category::Tools,
                         label,
-                        format!(
-                            "{} exited with {}: {}",
-                            program.display(),
-                            out.status,
-                            first_line(&text)
-                        ),
+                        &program,
+                        &out.status.to_string(),
+                        &text,
                     )
                 }
             }
@@ -130,8 +131,54 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     }
 }
 
+/// A tool that exited with an error: a warning when its output says the
+/// host lacks what the tool expects from the host (and the ROCm packages do
+/// not ship it), else a failure.
+pub(super) fn failed_run(
+    cx: &Context<'_>,
+    category: Category,
+    label: String,
+    program: &Path,
+    status: &str,
+    text: &str,
+) -> Check {
+    let said = first_line(text);
+    match HostNeed::in_output(text) {
+        Some(need) if !shipped(cx, &need) => Check::warned(
+            category,
+            label,
+            format!(
+                "{} exited with {status}: this machine lacks {need}, which the tool expects from \
+                 the host system; {}; it said: {said}",
+                program.display(),
+                need.remedy()
+            ),
+        ),
+        _ => Check::failed(
+            category,
+            label,
+            format!("{} exited with {status}: {said}", program.display()),
+        ),
+    }
+}
+
+/// Whether a runtime package ships what is missing (a library the tool
+/// should have found inside the packages: their defect, not the host's).
+fn shipped(cx: &Context<'_>, need: &HostNeed) -> bool {
+    let HostNeed::Library(name) = need else {
+        return false;
+    };
+    let mut files = Vec::new();
+    for dir in runtime_dirs(cx) {
+        walk(&dir, &mut files);
+    }
+    files
+        .iter()
+        .any(|f| f.file_name().is_some_and(|n| n == name.as_str()))
+}
+
 /// Stdout, then stderr.
-fn output_text(output: &Output) -> String {
+pub(super) fn output_text(output: &Output) -> String {
     let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
     text.push_str(&String::from_utf8_lossy(&output.stderr));
     text

@@ -1,0 +1,143 @@
+//! The build checks what it wrote (docs/behaviour.md#build-link-check):
+//! the ELF-link check `verify` runs (`link-check`, default manylinux_2_28
+//! system policy), applied to the runtime wheels just written, from the
+//! facts the build already holds: the paths it planned and the ELF facts
+//! of every host file it edited (the edit's own verification parses the
+//! result) or copied, gathered while the wheels were written. No wheel is
+//! read back.
+//!
+//! A failure is one warning line (how many ELF files have unresolved
+//! `NEEDED` entries, the first one, and the next step) and `elf_links` in
+//! `build --json`; the build still exits 0 (the reference builds such
+//! trees) unless `--strict`.
+
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+
+use dist_info::package::PackageKind;
+use elf_surgery::ElfFile;
+use layout::Plan;
+use link_check::{FactsTree, LinkChecker, TreeElf};
+use serde::Serialize;
+
+/// The ELF facts of the runtime files, collected while they are written.
+#[derive(Debug, Default)]
+pub(crate) struct BuiltElves {
+    files: Mutex<Vec<TreeElf>>,
+}
+
+impl BuiltElves {
+    /// Notes the facts of the file written at `dest`.
+    pub(crate) fn record(&self, dest: &str, elf: ElfFile) {
+        self.files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(TreeElf {
+                path: dest.to_owned(),
+                origin: None,
+                elf,
+                imports: None,
+            });
+    }
+
+    fn take(self) -> Vec<TreeElf> {
+        self.files
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether the check covers a package: the runtime wheels, as `verify`
+/// (devel ships its tree as a tar, checked where it lands by `rocm-sdk
+/// test`).
+pub(crate) fn is_checked(kind: PackageKind) -> bool {
+    !matches!(kind, PackageKind::Devel | PackageKind::Meta)
+}
+
+/// The result, as `build --json` reports it (docs/formats.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ElfLinks {
+    /// Whether every `DT_NEEDED` of every host ELF file resolves.
+    pub ok: bool,
+    /// Host ELF files checked (shared objects and dynamic executables).
+    pub files: usize,
+    /// How many of them have unresolved `NEEDED` entries.
+    pub unresolved_files: usize,
+    /// The first unresolved entry, as `verify` words it.
+    pub first: Option<String>,
+}
+
+/// Runs the check over the runtime packages of `plan` with the facts in
+/// `elves`.
+pub(crate) fn check(plan: &Plan, elves: BuiltElves) -> ElfLinks {
+    let paths = plan
+        .packages
+        .iter()
+        .filter(|p| is_checked(p.kind))
+        .flat_map(|p| p.files.iter().map(|f| f.dest.clone()));
+    let tree = FactsTree::new(paths, elves.take());
+    let report = LinkChecker::new()
+        .check(&tree)
+        .expect("a tree of facts has nothing to fail on");
+    let mut with_problems: Vec<&str> = report.unresolved().map(|u| u.file.path.as_str()).collect();
+    with_problems.dedup();
+    ElfLinks {
+        ok: report.is_ok(),
+        files: report.files.len(),
+        unresolved_files: with_problems.len(),
+        first: report.unresolved().next().map(|u| u.to_string()),
+    }
+}
+
+impl ElfLinks {
+    /// The one line a failed check prints (after `therock-package:
+    /// warning: `), naming `dist` in the next step; `None` when it passed.
+    pub fn warning(&self, dist: &Path) -> Option<String> {
+        let first = self.first.as_deref().filter(|_| !self.ok)?;
+        let files = if self.unresolved_files == 1 {
+            "1 ELF file has".to_owned()
+        } else {
+            format!("{} ELF files have", self.unresolved_files)
+        };
+        Some(format!(
+            "the release fails verify's ELF-link check: {files} unresolved NEEDED entries, the \
+             first: {first}; run `therock-package verify {}` to see all, and give it `--exclude \
+             SONAME` for libraries left to the system on purpose",
+            dist.display()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_names_the_count_the_first_and_the_next_step() {
+        let links = ElfLinks {
+            ok: false,
+            files: 9,
+            unresolved_files: 2,
+            first: Some(
+                "_rocm_sdk_core/bin/rocminfo: NEEDED libhsa-runtime64.so.1 not found".into(),
+            ),
+        };
+        insta::assert_snapshot!(links.warning(Path::new("out/dist")).unwrap(), @"the release fails verify's ELF-link check: 2 ELF files have unresolved NEEDED entries, the first: _rocm_sdk_core/bin/rocminfo: NEEDED libhsa-runtime64.so.1 not found; run `therock-package verify out/dist` to see all, and give it `--exclude SONAME` for libraries left to the system on purpose");
+        let one = ElfLinks {
+            unresolved_files: 1,
+            ..links.clone()
+        };
+        assert!(
+            one.warning(Path::new("d"))
+                .unwrap()
+                .contains(": 1 ELF file has unresolved")
+        );
+        let fine = ElfLinks {
+            ok: true,
+            unresolved_files: 0,
+            first: None,
+            ..links
+        };
+        assert_eq!(fine.warning(Path::new("d")), None);
+    }
+}
