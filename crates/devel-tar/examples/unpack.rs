@@ -29,6 +29,7 @@ fn main() -> ExitCode {
     };
     let mut options = UnpackOptions {
         on_step: Some(&mut on_step),
+        ..UnpackOptions::default()
     };
     let result =
         devel_tar::unpack(&sp, &mut options).and_then(|_| devel_tar::reconcile_device_links(&sp));

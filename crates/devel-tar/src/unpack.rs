@@ -56,16 +56,31 @@ pub enum Step {
 }
 
 /// Options of [`unpack`].
-#[derive(Default)]
 pub struct UnpackOptions<'a> {
     /// Called after each [`Step`].
     pub on_step: Option<&'a mut dyn FnMut(&Step)>,
+    /// Refuse an archive holding a name Windows cannot hold or two members
+    /// that differ only in case (`dist_info::windows_names`), before
+    /// anything is opened or written (docs/behaviour.md#windows-names).
+    /// Default: on a Windows host, where such a name opens a device or
+    /// overwrites another file.
+    pub windows_names: bool,
+}
+
+impl Default for UnpackOptions<'_> {
+    fn default() -> Self {
+        Self {
+            on_step: None,
+            windows_names: cfg!(windows),
+        }
+    }
 }
 
 impl std::fmt::Debug for UnpackOptions<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UnpackOptions")
             .field("on_step", &self.on_step.is_some())
+            .field("windows_names", &self.windows_names)
             .finish()
     }
 }
@@ -169,7 +184,14 @@ pub fn unpack(
     // scan checked against RECORD.
     let file = fs::File::open(&tar).map_err(|e| Error::read("open", &tar, e))?;
     let scanned = file.try_clone().map_err(|e| Error::read("open", &tar, e))?;
-    let model = scan::scan(&tar, scanned, compression, &recorded, &site.names)?;
+    let model = scan::scan(
+        &tar,
+        scanned,
+        compression,
+        &recorded,
+        &site.names,
+        options.windows_names,
+    )?;
     let plan = UnpackPlan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
@@ -302,7 +324,17 @@ impl UnpackPlan {
             };
             let relpath = model.names.relpath(path).unwrap_or(path);
             match resolved {
-                Resolved::Missing => {
+                // Nothing ships a path of the tree but the tarball itself:
+                // such a link already dangled where the release was built.
+                Resolved::Missing(missing) if model.names.contains(&missing) => {
+                    plan.warnings.push(DevelWarning::DanglingInTarball {
+                        path: path.clone(),
+                        target: target.clone(),
+                        missing,
+                    });
+                    continue;
+                }
+                Resolved::Missing(_) => {
                     plan.warnings.push(DevelWarning::DanglingLink {
                         path: path.clone(),
                         target: target.clone(),

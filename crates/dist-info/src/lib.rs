@@ -1,7 +1,8 @@
 //! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, versions, requirements and extras of the
 //! `rocm` selector, target selection, the `_dist_info.json` document, and
-//! the safety rules of the devel tree that the build and the install share.
+//! the safety rules of the devel tree that the build and the install share,
+//! and the names Windows cannot hold.
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
 //! the environment and pass values in.
@@ -50,3 +51,4 @@ pub mod target;
 #[cfg(test)]
 mod test_support;
 pub mod version;
+pub mod windows_names;

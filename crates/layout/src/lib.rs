@@ -25,6 +25,7 @@ mod planner;
 pub mod rules;
 mod runtime;
 mod search_path;
+mod windows;
 
 pub use error::Error;
 pub use facts::{Facts, FileClass};

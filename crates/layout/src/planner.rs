@@ -87,7 +87,17 @@ impl<'a> PlanInput<'a> {
     }
 
     fn is_windows(&self) -> bool {
-        self.platform_tag.starts_with("win")
+        Platform::is_windows_tag(&self.platform_tag)
+    }
+
+    /// The platform the packages are for (Linux unless the tag is a
+    /// Windows tag).
+    fn platform(&self) -> Platform {
+        if self.is_windows() {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        }
     }
 }
 
@@ -201,8 +211,10 @@ impl Planner<'_, '_> {
                 }
                 self.check_kpack_complete(&on_disk)?;
                 for base in dist_info::target::base_targets(&on_disk) {
-                    let device =
-                        self.catalog(&rules::device_artifacts(&base), &PathFilter::new())?;
+                    let device = self.catalog(
+                        &rules::device_artifacts(&base, self.input.platform()),
+                        &PathFilter::new(),
+                    )?;
                     let (plan, _) = self.runtime(
                         &device,
                         PackageKind::Device,
@@ -271,6 +283,11 @@ impl Planner<'_, '_> {
         for p in &mut packages {
             self.finish_package(p, dist_info);
         }
+        if windows {
+            let names = TreeNames::new(&self.input.nonce);
+            crate::windows::check(&packages, &names, &self.input.platform_tag)?;
+            crate::windows::warn_long_paths(&packages, &names);
+        }
         Ok(Plan {
             mode: self.mode,
             version: self.version,
@@ -282,8 +299,11 @@ impl Planner<'_, '_> {
         })
     }
 
-    /// Device targets (kpack) or families (legacy) present on disk, sorted.
+    /// Device targets (kpack) or families (legacy) present on disk that
+    /// have a place on the platform, sorted; device artifacts left out
+    /// ([`rules::device_target_on`]) are warned about, one by one.
     fn on_disk_targets(&self) -> Vec<String> {
+        let platform = self.input.platform();
         let set: BTreeSet<String> = self
             .input
             .artifacts
@@ -294,6 +314,20 @@ impl Planner<'_, '_> {
             .filter(|n| match self.mode {
                 Mode::Kpack => rules::is_device_name(n.name()) && n.component() == "lib",
                 Mode::Legacy => true,
+            })
+            .filter(|n| {
+                let kept =
+                    self.mode == Mode::Legacy || rules::device_target_on(n.target(), platform);
+                if !kept {
+                    tracing::warn!(
+                        "{n}: left out of the Windows packages: its target {} is a feature \
+                         variant of {}, which TheRock builds for Linux only, and its files' names \
+                         hold `:`, which NTFS takes as a stream",
+                        n.target(),
+                        base_target(n.target())
+                    );
+                }
+                kept
             })
             .map(|n| n.target().to_owned())
             .collect();
@@ -481,11 +515,7 @@ impl Planner<'_, '_> {
         }
         let platform_dir = platform_of(p.kind, self.mode, &self.input.nonce, p.target.as_deref());
         let prefix = format!("{platform_dir}/");
-        let platform = if self.input.is_windows() {
-            Platform::Windows
-        } else {
-            Platform::Linux
-        };
+        let platform = self.input.platform();
         let record = LibrariesRecord::from_shipped_files(
             &p.dist_name,
             p.kind,

@@ -170,6 +170,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             };
             let mut options = devel_tar::UnpackOptions {
                 on_step: Some(&mut on_step),
+                ..devel_tar::UnpackOptions::default()
             };
             let result = site.ensure_devel_with(&mut options);
             progress.finish();
