@@ -67,6 +67,7 @@ pub struct UnpackOptions<'a> {
     pub windows_names: bool,
 }
 
+#[allow(clippy::derivable_impls)] // not on a Windows host, where `windows_names` is on
 impl Default for UnpackOptions<'_> {
     fn default() -> Self {
         Self {

@@ -266,9 +266,6 @@ pub fn case_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<(Str
             .or_default()
             .push(spelling);
     }
-    fn parent(path: &str) -> &str {
-        path.rsplit_once('/').map_or("", |(dir, _)| dir)
-    }
     let mut pairs = Vec::new();
     for same in by_fold.values().filter(|s| s.len() > 1) {
         for (i, first) in same.iter().enumerate() {
@@ -280,6 +277,11 @@ pub fn case_collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<(Str
     }
     pairs.sort();
     pairs
+}
+
+/// The directory of a `/`-separated path (`""` at the top).
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 /// The length of the installed path of `relpath` (relative to

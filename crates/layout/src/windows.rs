@@ -7,6 +7,7 @@
 //! that reach `MAX_PATH` below a typical site-packages are warned about.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 
 use dist_info::devel_tree::TreeNames;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
@@ -80,12 +81,13 @@ pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> R
             .map(|(_, short)| short.as_str())
             .collect();
         let ellipsis = if rest.len() > NAMED_MORE { ", …" } else { "" };
-        message.push_str(&format!(
+        let _ = write!(
+            message,
             " ({} more such {}: {}{ellipsis})",
             rest.len(),
             if rest.len() == 1 { "name" } else { "names" },
             named.join(", ")
-        ));
+        );
     }
     Err(Error::Check(message))
 }
