@@ -13,7 +13,7 @@ use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
 use dist_info::selector::{Selector, SelectorInput};
-use dist_info::target::base_target;
+use dist_info::target::{base_target, base_targets};
 use dist_info::version::Version;
 
 use crate::devel::{RuntimeIndex, plan_devel};
@@ -301,9 +301,10 @@ impl Planner<'_, '_> {
 
     /// Device targets (kpack) or families (legacy) present on disk that
     /// have a place on the platform, sorted; device artifacts left out
-    /// ([`rules::device_target_on`]) are warned about, one by one.
+    /// ([`rules::device_target_on`]) are named in one warning.
     fn on_disk_targets(&self) -> Vec<String> {
         let platform = self.input.platform();
+        let mut left_out = BTreeSet::new();
         let set: BTreeSet<String> = self
             .input
             .artifacts
@@ -319,18 +320,26 @@ impl Planner<'_, '_> {
                 let kept =
                     self.mode == Mode::Legacy || rules::device_target_on(n.target(), platform);
                 if !kept {
-                    tracing::warn!(
-                        "{n}: left out of the Windows packages: its target {} is a feature \
-                         variant of {}, which TheRock builds for Linux only, and its files' names \
-                         hold `:`, which NTFS takes as a stream",
-                        n.target(),
-                        base_target(n.target())
-                    );
+                    left_out.insert((n.to_string(), n.target().to_owned()));
                 }
                 kept
             })
             .map(|n| n.target().to_owned())
             .collect();
+        if !left_out.is_empty() {
+            let names: Vec<&str> = left_out.iter().map(|(n, _)| n.as_str()).collect();
+            let variants: BTreeSet<&str> = left_out.iter().map(|(_, t)| t.as_str()).collect();
+            let plural = if variants.len() == 1 { "" } else { "s" };
+            let pronoun = if names.len() == 1 { "it" } else { "them" };
+            tracing::warn!(
+                "left out of the Windows packages: {} (device artifacts of the feature variant{plural} \
+                 {} of {}, which TheRock builds for Linux only; their files' names hold `:`, which \
+                 NTFS takes as a stream, so no Windows package can hold {pronoun})",
+                names.join(", "),
+                variants.iter().copied().collect::<Vec<_>>().join(", "),
+                base_targets(&variants).join(", ")
+            );
+        }
         set.into_iter().collect()
     }
 
