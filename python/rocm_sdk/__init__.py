@@ -331,6 +331,24 @@ def _check_version(check_version: str | re.Pattern[str], fail: bool) -> None:
     )
 
 
+def _check_argument_types(preload_shortnames: object, check_version: object) -> None:
+    """`TypeError` for arguments of the wrong kind: a string would be read as
+    its characters (unknown libraries `a`, `m`, `d`, ...) and a number
+    fails deep inside `re` with a message about neither."""
+    if preload_shortnames is not None and (
+        isinstance(preload_shortnames, (str, bytes)) or not isinstance(preload_shortnames, Iterable)
+    ):
+        raise TypeError(
+            "preload_shortnames must be a list of library short names, such as "
+            f"['amdhip64'], not {type(preload_shortnames).__name__} {preload_shortnames!r}"
+        )
+    if check_version is not None and not isinstance(check_version, (str, re.Pattern)):
+        raise TypeError(
+            "check_version must be a version string, such as '7.1.*', or a compiled "
+            f"re.Pattern, not {type(check_version).__name__} {check_version!r}"
+        )
+
+
 def initialize_process(
     *,
     preload_shortnames: Iterable[str] | None = None,
@@ -356,11 +374,17 @@ def initialize_process(
     - Other keywords are accepted and ignored, so callers written for a
       newer `rocm_sdk` keep working.
 
+    A `preload_shortnames` that is a single string (`"amdhip64"` instead of
+    `["amdhip64"]`) or not iterable, and a `check_version` that is neither a
+    string nor a compiled pattern (`7.0`), raise `TypeError` saying what is
+    expected, before anything is loaded.
+
     On Windows it first adds the DLL directories of the installed packages
     to the DLL search path (`os.add_dll_directory`), so the caller's own
     DLLs find the ROCm DLLs they import.
     """
     del kwargs
+    _check_argument_types(preload_shortnames, check_version)
     if check_version:
         _check_version(check_version, fail_on_version_mismatch)
     _add_package_dll_directories()

@@ -231,6 +231,33 @@ class VersionCheckTest(SiteTest):
         out = self.check("check_version=re.compile('8'), fail_on_version_mismatch=True")
         self.assertTrue(out.startswith("RuntimeError "), out)
 
+    def test_arguments_of_the_wrong_kind_raise_type_error(self) -> None:
+        def raised(expression: str) -> str:
+            p = self.py(
+                "import re, rocm_sdk\n"
+                f"try:\n    rocm_sdk.initialize_process({expression})\n"
+                "except TypeError as e:\n    print(e)\n"
+            )
+            self.assertEqual(p.returncode, 0, p.stderr)
+            return p.stdout.strip()
+
+        self.assertEqual(
+            raised("preload_shortnames='amdhip64'"),
+            "preload_shortnames must be a list of library short names, such as "
+            "['amdhip64'], not str 'amdhip64'",
+        )
+        self.assertIn("not bytes b'amdhip64'", raised("preload_shortnames=b'amdhip64'"))
+        self.assertIn("not int 7", raised("preload_shortnames=7"))
+        self.assertEqual(
+            raised("check_version=7.0"),
+            "check_version must be a version string, such as '7.1.*', or a compiled "
+            "re.Pattern, not float 7.0",
+        )
+        self.assertIn("not bytes b'7.1'", raised("check_version=b'7.1'"))
+        # Lists, tuples and generators of names are all accepted.
+        self.assertEqual(raised("preload_shortnames=[]"), "")
+        self.assertEqual(raised("preload_shortnames=(n for n in ())"), "")
+
     def test_version_and_unknown_keywords(self) -> None:
         out = self.ok(
             "import rocm_sdk\nrocm_sdk.initialize_process(some_future_option=1)\n"

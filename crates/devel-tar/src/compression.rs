@@ -58,8 +58,10 @@ impl TarCodec {
         self.decoder(BufReader::with_capacity(READ_BUFFER, File::open(path)?))
     }
 
-    /// The plain tar stream of the encoded bytes `input`.
-    pub(crate) fn decoder<'r>(
+    /// The plain tar stream of the encoded bytes `input` (an xz stream
+    /// within a bounded dictionary): how the install and `verify` read a
+    /// devel tarball.
+    pub fn decoder<'r>(
         self,
         input: impl BufRead + Send + 'r,
     ) -> io::Result<Box<dyn Read + Send + 'r>> {

@@ -159,7 +159,7 @@ mod tests {
         );
         assert_eq!(
             r("_rocm_sdk_devel/lib/b", "../stale"),
-            Ok(Resolved::Missing)
+            Ok(Resolved::Missing("_rocm_sdk_devel/stale".into()))
         );
         assert_eq!(
             r("_rocm_sdk_devel/lib/b", "../../_core/abs/passwd"),
@@ -190,7 +190,7 @@ mod tests {
         let r = |link: &str, t: &str| resolve_link(&tree, link, t);
         assert_eq!(
             r("_rocm_sdk_devel_n1/lib/b", "../stale"),
-            Ok(Resolved::Missing)
+            Ok(Resolved::Missing("_rocm_sdk_devel_n1/stale".into()))
         );
         assert_eq!(
             r("_rocm_sdk_devel_n1/lib/b", "loop"),

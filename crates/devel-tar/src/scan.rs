@@ -9,6 +9,7 @@ use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
+use dist_info::windows_names;
 
 use crate::compression::{READ_BUFFER, TarCodec};
 use crate::counting::CountingReader;
@@ -91,13 +92,15 @@ impl Model {
 /// start), whose members must all lie in the tree `names` gives, and
 /// returns its model, or the first reason to refuse it. The file must match
 /// `recorded`, its RECORD row: a mismatch is reported before any other
-/// finding, since a changed file explains them all.
+/// finding, since a changed file explains them all. With `windows_names`,
+/// names Windows cannot hold are refused too ([`check_windows_names`]).
 pub(crate) fn scan(
     tar: &Path,
     file: File,
     compression: TarCodec,
     recorded: &Recorded,
     names: &TreeNames,
+    windows_names: bool,
 ) -> Result<Model, Error> {
     let size = file
         .metadata()
@@ -110,7 +113,42 @@ pub(crate) fn scan(
     recorded.check(tar, &raw)?;
     let mut model = scanned?;
     check_tree(&mut model, tar)?;
+    if windows_names {
+        check_windows_names(&model, tar)?;
+    }
     Ok(model)
+}
+
+/// docs/behaviour.md#windows-names: no member or link text names a device
+/// or holds a name Windows cannot hold, and no two members differ only in
+/// case (`dist_info::windows_names`, the rule the build applies to a
+/// Windows package). On Windows, opening `bin/aux.txt` opens the AUX device
+/// and waits forever, and `share/CON/` cannot be created, so the whole
+/// archive is judged before anything is opened or written.
+fn check_windows_names(model: &Model, tar: &Path) -> Result<(), Error> {
+    let refuse = |member: &str, reason: String| Error::UnsafeMember {
+        tar: tar.to_path_buf(),
+        member: member.to_owned(),
+        reason,
+    };
+    for (path, kind) in &model.members {
+        windows_names::check_path(path).map_err(|problem| refuse(path, problem.to_string()))?;
+        if let Kind::Symlink { target } = kind {
+            windows_names::check_path(target)
+                .map_err(|problem| refuse(path, format!("link to {target:?}: {problem}")))?;
+        }
+    }
+    if let Some((first, second)) =
+        windows_names::case_collisions(model.members.keys().map(String::as_str))
+            .into_iter()
+            .next()
+    {
+        return Err(refuse(
+            &second,
+            format!("it differs from {first} only in case, and Windows takes them for one name"),
+        ));
+    }
+    Ok(())
 }
 
 /// Every member of the archive read from `raw`, checked one by one.

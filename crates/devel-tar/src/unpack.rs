@@ -57,7 +57,6 @@ pub enum Step {
 }
 
 /// Options of [`unpack`] and [`ensure_with`].
-#[derive(Default)]
 pub struct UnpackOptions<'a> {
     /// Called after each [`Step`].
     pub on_step: Option<&'a mut dyn FnMut(&Step)>,
@@ -65,6 +64,23 @@ pub struct UnpackOptions<'a> {
     /// as their runtime or device file as they are (`rocm-sdk test`, which
     /// reports them), instead of linking them again.
     pub leave_separated_links: bool,
+    /// Refuse an archive holding a name Windows cannot hold or two members
+    /// that differ only in case (`dist_info::windows_names`), before
+    /// anything is opened or written (docs/behaviour.md#windows-names).
+    /// Default: on a Windows host, where such a name opens a device or
+    /// overwrites another file.
+    pub windows_names: bool,
+}
+
+#[allow(clippy::derivable_impls)] // not on a Windows host, where `windows_names` is on
+impl Default for UnpackOptions<'_> {
+    fn default() -> Self {
+        Self {
+            on_step: None,
+            leave_separated_links: false,
+            windows_names: cfg!(windows),
+        }
+    }
 }
 
 impl std::fmt::Debug for UnpackOptions<'_> {
@@ -72,6 +88,7 @@ impl std::fmt::Debug for UnpackOptions<'_> {
         f.debug_struct("UnpackOptions")
             .field("on_step", &self.on_step.is_some())
             .field("leave_separated_links", &self.leave_separated_links)
+            .field("windows_names", &self.windows_names)
             .finish()
     }
 }
@@ -187,7 +204,14 @@ pub fn unpack(
     // scan checked against RECORD.
     let file = fs::File::open(&tar).map_err(|e| Error::read("open", &tar, e))?;
     let scanned = file.try_clone().map_err(|e| Error::read("open", &tar, e))?;
-    let model = scan::scan(&tar, scanned, compression, &recorded, &site.names)?;
+    let model = scan::scan(
+        &tar,
+        scanned,
+        compression,
+        &recorded,
+        &site.names,
+        options.windows_names,
+    )?;
     let plan = UnpackPlan::build(&model, &site, &tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
@@ -322,7 +346,17 @@ impl UnpackPlan {
             };
             let relpath = model.names.relpath(path).unwrap_or(path);
             match resolved {
-                Resolved::Missing => {
+                // Nothing ships a path of the tree but the tarball itself:
+                // such a link already dangled where the release was built.
+                Resolved::Missing(missing) if model.names.contains(&missing) => {
+                    plan.warnings.push(DevelWarning::DanglingInTarball {
+                        path: path.clone(),
+                        target: target.clone(),
+                        missing,
+                    });
+                    continue;
+                }
+                Resolved::Missing(_) => {
                     plan.warnings.push(DevelWarning::DanglingLink {
                         path: path.clone(),
                         target: target.clone(),

@@ -14,6 +14,18 @@ pub enum DevelWarning {
         /// Its symlink text.
         target: String,
     },
+    /// A devel link that dangles inside the tree itself: the tarball holds
+    /// nothing at the path it leads to, and no other package installs
+    /// there, so nothing the user installs can mend it (the link already
+    /// dangled in the artifacts the release was built from).
+    DanglingInTarball {
+        /// The link, relative to site-packages.
+        path: String,
+        /// Its symlink text.
+        target: String,
+        /// Where it leads, relative to site-packages.
+        missing: String,
+    },
     /// A hard link was impossible (file system without hard links, or
     /// protected hard links), so the file was copied.
     Copied {
@@ -47,6 +59,14 @@ impl fmt::Display for DevelWarning {
             DevelWarning::DanglingLink { path, target } => write!(
                 f,
                 "skipped devel link {path} -> {target}: the target is not installed (install the package that ships it, then reinstall rocm-sdk-devel)"
+            ),
+            DevelWarning::DanglingInTarball {
+                path,
+                target,
+                missing,
+            } => write!(
+                f,
+                "skipped devel link {path} -> {target}: rocm-sdk-devel ships nothing at {missing} (the link already dangled in the ROCm build this release was made from); the rest of the tree is complete, and no package you can install provides it: report it to the release's publisher if a tool needs it"
             ),
             DevelWarning::Copied { path, reason } => {
                 write!(f, "copied {path} because a hard link failed: {reason}")

@@ -769,3 +769,145 @@ fn a_large_tree_is_written_by_worker_threads_completely() {
     }
     assert_eq!(trees[0], trees[1]);
 }
+
+/// On Windows (`windows_names`, the default there) an archive holding a
+/// name Windows cannot hold, or two members that differ only in case, is
+/// refused before anything is opened or written: `bin/aux.txt` would open
+/// the AUX device and wait forever, `share/CON/` cannot be created. The
+/// same archive unpacks where those are ordinary names.
+#[test]
+fn names_windows_cannot_hold_are_refused_on_windows_before_anything_is_written() {
+    let ok: (&str, tar::EntryType, &[u8], &str) = ("_rocm_sdk_devel/ok", F, b"fine", "");
+    let cases: Vec<(Vec<(&str, tar::EntryType, &[u8], &str)>, &str, &str)> = vec![
+        (
+            vec![ok, ("_rocm_sdk_devel/bin/CON", F, b"x", "")],
+            "_rocm_sdk_devel/bin/CON",
+            "`CON` is the device CON to Windows",
+        ),
+        (
+            vec![ok, ("_rocm_sdk_devel/bin/aux.txt", F, b"x", "")],
+            "_rocm_sdk_devel/bin/aux.txt",
+            "`aux.txt` is the device AUX",
+        ),
+        (
+            vec![
+                ok,
+                ("_rocm_sdk_devel/share/CON/", D, b"", ""),
+                ("_rocm_sdk_devel/share/CON/x", F, b"x", ""),
+            ],
+            "_rocm_sdk_devel/share/CON",
+            "`CON` is the device CON",
+        ),
+        (
+            vec![ok, ("_rocm_sdk_devel/lib/a.", F, b"x", "")],
+            "_rocm_sdk_devel/lib/a.",
+            "ends in a dot or a space",
+        ),
+        (
+            vec![ok, ("_rocm_sdk_devel/lib/k:xnack+.kpack", F, b"x", "")],
+            "_rocm_sdk_devel/lib/k:xnack+.kpack",
+            "which NTFS takes as a stream of `k`",
+        ),
+        (
+            vec![ok, ("_rocm_sdk_devel/lib/l", S, b"", "../NUL.txt")],
+            "_rocm_sdk_devel/lib/l",
+            "link to \"../NUL.txt\": `NUL.txt` is the device NUL",
+        ),
+        (
+            vec![
+                ok,
+                ("_rocm_sdk_devel/lib/Foo.dll", F, b"a", ""),
+                ("_rocm_sdk_devel/lib/foo.dll", F, b"b", ""),
+            ],
+            "_rocm_sdk_devel/lib/foo.dll",
+            "it differs from _rocm_sdk_devel/lib/Foo.dll only in case",
+        ),
+        (
+            vec![
+                ok,
+                ("_rocm_sdk_devel/include/HIP/a.h", F, b"a", ""),
+                ("_rocm_sdk_devel/include/hip/b.h", F, b"b", ""),
+            ],
+            "_rocm_sdk_devel/include/hip",
+            "it differs from _rocm_sdk_devel/include/HIP only in case",
+        ),
+    ];
+    for (members, member, reason) in cases {
+        let site = SitePackages::with_devel(&raw_tar(&members), "_devel.tar");
+        let before = snapshot(&site.sp);
+        let mut windows = UnpackOptions {
+            windows_names: true,
+            ..UnpackOptions::default()
+        };
+        let err = unpack(&site.sp, &mut windows).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(&err, Error::UnsafeMember { member: m, .. } if m == member),
+            "{member}: {text}"
+        );
+        assert!(text.contains(reason), "{member}: {text}");
+        assert!(text.contains("nothing was written"), "{text}");
+        assert_eq!(
+            snapshot(&site.sp),
+            before,
+            "{member}: something was written"
+        );
+        // Where these are ordinary names, the same archive unpacks.
+        let mut linux = UnpackOptions {
+            windows_names: false,
+            ..UnpackOptions::default()
+        };
+        unpack(&site.sp, &mut linux).unwrap_or_else(|e| panic!("{member}: {e}"));
+    }
+    let site = SitePackages::with_devel(
+        &raw_tar(&[("_rocm_sdk_devel/bin/CON", F, b"x", "")]),
+        "_devel.tar",
+    );
+    let err = unpack(
+        &site.sp,
+        &mut UnpackOptions {
+            windows_names: true,
+            ..UnpackOptions::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    let err = err.replace(&site.sp.display().to_string(), "[SP]");
+    insta::assert_snapshot!(err, @r#"refusing unsafe member "_rocm_sdk_devel/bin/CON" of [SP]/rocm_sdk_devel/_devel.tar: `CON` is the device CON to Windows, which opens the device instead of a file; nothing was written. This archive was not made by therock-package; reinstall rocm-sdk-devel from a trusted index"#);
+}
+
+/// A link that already dangled in the artifacts ships in the tarball
+/// pointing at a path of the tree itself: no package installs anything
+/// there, so the warning says so instead of advising an install.
+#[test]
+fn a_link_dangling_inside_the_tarball_is_not_blamed_on_a_missing_package() {
+    let site = SitePackages::with_devel(
+        &raw_tar(&[
+            ("_rocm_sdk_devel/lib/", D, b"", ""),
+            ("_rocm_sdk_devel/lib/libx.so", S, b"", "libx.so.9"),
+            (
+                "_rocm_sdk_devel/lib/libhip.so",
+                S,
+                b"",
+                "../../_rocm_sdk_libraries/lib/libhip.so.1",
+            ),
+        ]),
+        "_devel.tar",
+    );
+    let report = unpack(&site.sp, &mut UnpackOptions::default()).unwrap();
+    assert_eq!(
+        report.warnings,
+        [
+            DevelWarning::DanglingLink {
+                path: "_rocm_sdk_devel/lib/libhip.so".into(),
+                target: "../../_rocm_sdk_libraries/lib/libhip.so.1".into(),
+            },
+            DevelWarning::DanglingInTarball {
+                path: "_rocm_sdk_devel/lib/libx.so".into(),
+                target: "libx.so.9".into(),
+                missing: "_rocm_sdk_devel/lib/libx.so.9".into(),
+            },
+        ]
+    );
+    insta::assert_snapshot!(report.warnings[1].to_string(), @"skipped devel link _rocm_sdk_devel/lib/libx.so -> libx.so.9: rocm-sdk-devel ships nothing at _rocm_sdk_devel/lib/libx.so.9 (the link already dangled in the ROCm build this release was made from); the rest of the tree is complete, and no package you can install provides it: report it to the release's publisher if a tool needs it");
+}

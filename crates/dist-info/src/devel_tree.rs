@@ -262,8 +262,9 @@ pub enum Resolved {
     File(String),
     /// A directory at this path (`""` is site-packages itself).
     Dir(String),
-    /// Nothing (or a file used as a directory): the link dangles.
-    Missing,
+    /// Nothing at this path (or a file used as a directory): the link
+    /// dangles there.
+    Missing(String),
 }
 
 /// Follows the link at `link` whose text is `text` through `tree`, segment
@@ -274,7 +275,8 @@ pub enum Resolved {
 /// Refused: any text of the chain that [`check_link_text`] refuses, a `..`
 /// above site-packages, more than [`MAX_LINKS`] links, and a path the view
 /// answers [`Node::Unknown`] for. A missing path ends the walk as
-/// [`Resolved::Missing`].
+/// [`Resolved::Missing`], naming the first path of the walk that is not
+/// there.
 pub fn resolve_link(tree: &impl TreeView, link: &str, text: &str) -> Result<Resolved, LinkProblem> {
     check_link_text(text)?;
     let mut dir: Vec<String> = link.split('/').map(str::to_owned).collect();
@@ -297,7 +299,7 @@ pub fn resolve_link(tree: &impl TreeView, link: &str, text: &str) -> Result<Reso
             Node::Dir => continue,
             // A file is only the end of the walk when nothing follows it.
             Node::File if pending.iter().all(|s| s == ".") => return Ok(Resolved::File(path)),
-            Node::Missing | Node::File => return Ok(Resolved::Missing),
+            Node::Missing | Node::File => return Ok(Resolved::Missing(path)),
             Node::Symlink(next) => next.into_owned(),
         };
         followed += 1;
@@ -481,8 +483,19 @@ mod tests {
             r("_rocm_sdk_devel/lib/e", "../../../etc"),
             Err(LinkProblem::LeavesSitePackages)
         );
-        assert_eq!(r("_rocm_sdk_devel/lib/e", "nothing"), Ok(Resolved::Missing));
-        assert_eq!(r("_rocm_sdk_devel/lib/e", "f/x"), Ok(Resolved::Missing));
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "nothing"),
+            Ok(Resolved::Missing("_rocm_sdk_devel/lib/nothing".into()))
+        );
+        // A file used as a directory: the walk stops at the file.
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "f/x"),
+            Ok(Resolved::Missing("_rocm_sdk_devel/lib/f".into()))
+        );
+        assert_eq!(
+            r("_rocm_sdk_devel/lib/e", "../../_core/lib/gone.so"),
+            Ok(Resolved::Missing("_core/lib/gone.so".into()))
+        );
         assert_eq!(
             r("_rocm_sdk_devel/lib/loop", "loop"),
             Err(LinkProblem::TooManyLinks)

@@ -1,8 +1,8 @@
 //! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, versions, requirements and extras of the
 //! `rocm` selector, target selection, the `_dist_info.json` document, what
-//! a member of any package may be, and the safety rules of the devel tree
-//! that the build and the install share.
+//! a member of any package may be, the safety rules of the devel tree
+//! that the build and the install share, and the names Windows cannot hold.
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
 //! the environment and pass values in.
@@ -52,3 +52,4 @@ pub mod target;
 #[cfg(test)]
 mod test_support;
 pub mod version;
+pub mod windows_names;

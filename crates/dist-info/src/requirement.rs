@@ -16,6 +16,38 @@ pub enum Platform {
 }
 
 impl Platform {
+    /// The platform a concrete wheel platform tag installs on: every `win*`
+    /// tag (`win_amd64`, `win_arm64`, `win32`) is Windows; `linux_*`,
+    /// `manylinux*` and `musllinux*` are Linux; anything else (`any`,
+    /// `macosx_*`) is neither. The one place the build, `verify` and
+    /// `assemble` tell a Windows tag from another.
+    ///
+    /// ```
+    /// use dist_info::requirement::Platform;
+    /// assert_eq!(Platform::of_wheel_tag("win_arm64"), Some(Platform::Windows));
+    /// assert_eq!(Platform::of_wheel_tag("manylinux_2_28_x86_64"), Some(Platform::Linux));
+    /// assert_eq!(Platform::of_wheel_tag("any"), None);
+    /// ```
+    pub fn of_wheel_tag(tag: &str) -> Option<Self> {
+        if tag.starts_with("win") {
+            Some(Platform::Windows)
+        } else if ["linux", "manylinux", "musllinux"]
+            .iter()
+            .any(|prefix| tag.starts_with(prefix))
+        {
+            Some(Platform::Linux)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the wheel platform tag `tag` is a Windows tag
+    /// ([`Platform::of_wheel_tag`]): its packages get Windows' rules
+    /// (program modes, DLL search, the names of `windows_names`).
+    pub fn is_windows_tag(tag: &str) -> bool {
+        Self::of_wheel_tag(tag) == Some(Platform::Windows)
+    }
+
     /// The value of Python's `sys.platform` on this platform.
     pub fn sys_platform(self) -> &'static str {
         match self {

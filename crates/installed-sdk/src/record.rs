@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use dist_info::file_hash;
 use dist_info::record::{RecordEntry, parse_record};
+use dist_info::windows_names;
 
 use crate::error::Error;
 
@@ -94,12 +95,31 @@ pub struct RecordVerification {
 }
 
 /// Hashes every file listed with a digest (on all cores) and compares
-/// digest and size. Paths are found with [`installed_path`].
+/// digest and size. Paths are found with [`installed_path`]. On Windows a
+/// row naming a path Windows cannot hold (`bin/aux.txt`, docs/windows.md)
+/// is a mismatch, never opened: opening it opens a device, and reading
+/// AUX waits forever.
 pub fn verify_rows(site_packages: &Path, rows: &[RecordEntry]) -> RecordVerification {
+    verify_rows_on(site_packages, rows, cfg!(windows))
+}
+
+fn verify_rows_on(
+    site_packages: &Path,
+    rows: &[RecordEntry],
+    windows_names: bool,
+) -> RecordVerification {
     let hashed: Vec<&RecordEntry> = rows.iter().filter(|r| r.sha256().is_some()).collect();
     let mismatches: Vec<RecordMismatch> = hashed
         .par_iter()
         .filter_map(|row| {
+            if windows_names && let Err(problem) = windows_names::check_path(&row.path) {
+                return Some(RecordMismatch {
+                    path: row.path.clone(),
+                    problem: format!(
+                        "{problem}, so it was not opened (Windows cannot hold the name)"
+                    ),
+                });
+            }
             let path = installed_path(site_packages, &row.path);
             check_file(&path, row).err().map(|problem| RecordMismatch {
                 path: row.path.clone(),
@@ -185,6 +205,32 @@ mod tests {
         assert!(problems[0].0 == "bad" && problems[0].1.contains("sha256"));
         assert!(problems[1].0 == "long" && problems[1].1.contains("size 6"));
         assert_eq!(problems[2], ("gone", "missing"));
+    }
+
+    #[test]
+    fn on_windows_a_row_naming_a_device_is_a_mismatch_and_never_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+        std::fs::write(dir.path().join("bin/aux.txt"), b"hello").unwrap();
+        let (digest, size) = sha256_file(&dir.path().join("bin/aux.txt")).unwrap();
+        let rows = [RecordEntry {
+            path: "bin/aux.txt".to_owned(),
+            hash: Some(format!("sha256={digest}")),
+            size: Some(size),
+        }];
+        assert!(
+            verify_rows_on(dir.path(), &rows, false)
+                .mismatches
+                .is_empty()
+        );
+        let windows = verify_rows_on(dir.path(), &rows, true);
+        assert_eq!(
+            windows.mismatches,
+            [RecordMismatch {
+                path: "bin/aux.txt".into(),
+                problem: "`aux.txt` is the device AUX to Windows, which opens the device instead of a file, so it was not opened (Windows cannot hold the name)".into(),
+            }]
+        );
     }
 
     #[test]

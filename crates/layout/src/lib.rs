@@ -26,6 +26,7 @@ pub mod rules;
 mod runtime;
 mod search_path;
 mod selectors;
+mod windows;
 
 pub use error::Error;
 pub use facts::{Facts, FileClass};

@@ -116,15 +116,24 @@ fn defect(size: u64, class: Option<&FileClass>, windows: bool) -> Option<&'stati
 
 /// The file as the user finds it: on disk, or a member of an archive.
 fn describe(file: &Entry) -> String {
-    match file.source() {
+    describe_source(&file.artifact(), file.relpath(), file.source())
+}
+
+/// The file `relpath` of `artifact`, read from `source`, as the user finds
+/// it: on disk, or a member of an archive (or, without a source, by its
+/// artifact and relpath).
+pub(crate) fn describe_source(
+    artifact: &dyn std::fmt::Display,
+    relpath: &str,
+    source: Option<&EntrySource>,
+) -> String {
+    match source {
         Some(EntrySource::File(path)) => path.display().to_string(),
         Some(EntrySource::ArchiveMember { archive, .. }) => format!(
-            "{} (member {} of {})",
+            "{} (member {relpath} of {artifact})",
             archive.path.display(),
-            file.relpath(),
-            file.artifact()
         ),
-        None => format!("{} in {}", file.relpath(), file.artifact()),
+        None => format!("{relpath} in {artifact}"),
     }
 }
 

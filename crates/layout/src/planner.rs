@@ -11,7 +11,7 @@ use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
-use dist_info::target::base_target;
+use dist_info::target::{base_target, base_targets};
 use dist_info::version::Version;
 
 use crate::devel::{RuntimeIndex, plan_devel};
@@ -85,7 +85,17 @@ impl<'a> PlanInput<'a> {
     }
 
     fn is_windows(&self) -> bool {
-        self.platform_tag.starts_with("win")
+        Platform::is_windows_tag(&self.platform_tag)
+    }
+
+    /// The platform the packages are for (Linux unless the tag is a
+    /// Windows tag).
+    fn platform(&self) -> Platform {
+        if self.is_windows() {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        }
     }
 }
 
@@ -199,8 +209,10 @@ impl Planner<'_, '_> {
                 }
                 self.check_kpack_complete(&on_disk)?;
                 for base in dist_info::target::base_targets(&on_disk) {
-                    let device =
-                        self.catalog(&rules::device_artifacts(&base), &PathFilter::new())?;
+                    let device = self.catalog(
+                        &rules::device_artifacts(&base, self.input.platform()),
+                        &PathFilter::new(),
+                    )?;
                     let (plan, _) = self.runtime(
                         &device,
                         PackageKind::Device,
@@ -269,6 +281,11 @@ impl Planner<'_, '_> {
         for p in &mut packages {
             self.finish_package(p, dist_info);
         }
+        if windows {
+            let names = TreeNames::new(&self.input.nonce);
+            crate::windows::check(&packages, &names, &self.input.platform_tag)?;
+            crate::windows::warn_long_paths(&packages, &names);
+        }
         Ok(Plan {
             mode: self.mode,
             version: self.version,
@@ -280,8 +297,12 @@ impl Planner<'_, '_> {
         })
     }
 
-    /// Device targets (kpack) or families (legacy) present on disk, sorted.
+    /// Device targets (kpack) or families (legacy) present on disk that
+    /// have a place on the platform, sorted; device artifacts left out
+    /// ([`rules::device_target_on`]) are named in one warning.
     fn on_disk_targets(&self) -> Vec<String> {
+        let platform = self.input.platform();
+        let mut left_out = BTreeSet::new();
         let set: BTreeSet<String> = self
             .input
             .artifacts
@@ -293,8 +314,30 @@ impl Planner<'_, '_> {
                 Mode::Kpack => rules::is_device_name(n.name()) && n.component() == "lib",
                 Mode::Legacy => true,
             })
+            .filter(|n| {
+                let kept =
+                    self.mode == Mode::Legacy || rules::device_target_on(n.target(), platform);
+                if !kept {
+                    left_out.insert((n.to_string(), n.target().to_owned()));
+                }
+                kept
+            })
             .map(|n| n.target().to_owned())
             .collect();
+        if !left_out.is_empty() {
+            let names: Vec<&str> = left_out.iter().map(|(n, _)| n.as_str()).collect();
+            let variants: BTreeSet<&str> = left_out.iter().map(|(_, t)| t.as_str()).collect();
+            let plural = if variants.len() == 1 { "" } else { "s" };
+            let pronoun = if names.len() == 1 { "it" } else { "them" };
+            tracing::warn!(
+                "left out of the Windows packages: {} (device artifacts of the feature variant{plural} \
+                 {} of {}, which TheRock builds for Linux only; their files' names hold `:`, which \
+                 NTFS takes as a stream, so no Windows package can hold {pronoun})",
+                names.join(", "),
+                variants.iter().copied().collect::<Vec<_>>().join(", "),
+                base_targets(&variants).join(", ")
+            );
+        }
         set.into_iter().collect()
     }
 
@@ -485,11 +528,7 @@ impl Planner<'_, '_> {
             .flatten()?;
         let platform_dir = platform_of(p.kind, self.mode, &self.input.nonce, p.target.as_deref());
         let prefix = format!("{platform_dir}/");
-        let platform = if self.input.is_windows() {
-            Platform::Windows
-        } else {
-            Platform::Linux
-        };
+        let platform = self.input.platform();
         let record = LibrariesRecord::from_shipped_files(
             &p.dist_name,
             p.kind,

@@ -2,6 +2,7 @@
 
 use artifacts::{ArtifactFilter, GENERIC_TARGET, PathFilter};
 use dist_info::package::Mode;
+use dist_info::requirement::Platform;
 use dist_info::target::base_target;
 
 /// Artifact names whose `lib`/`run` components make up core.
@@ -159,13 +160,26 @@ pub fn libraries_artifacts(family: Option<&str>) -> ArtifactFilter {
 }
 
 /// Device (kpack): the libraries names with device code, `lib`, whose
-/// target's base is `base` (xnack variants merge in; never generic).
-pub fn device_artifacts(base: &str) -> ArtifactFilter {
+/// target's base is `base` and that have a place on `platform`
+/// ([`device_target_on`]; never generic).
+pub fn device_artifacts(base: &str, platform: Platform) -> ArtifactFilter {
     let base = base.to_owned();
     ArtifactFilter::new()
         .name_where(|n| LIBRARIES_NAMES.contains(&n) && !HOST_ONLY_LIBRARIES.contains(&n))
         .components(["lib"])
-        .target_where(move |t| t != GENERIC_TARGET && base_target(t) == base)
+        .target_where(move |t| {
+            t != GENERIC_TARGET && base_target(t) == base && device_target_on(t, platform)
+        })
+}
+
+/// Whether device artifacts of `target` go into packages for `platform`:
+/// on Linux every target, its feature variants (`gfx942:xnack+`) merging
+/// into the base target's device wheel; on Windows only plain targets.
+/// TheRock builds feature variants for Linux only, and their files carry
+/// the variant in their names (`blas_lib_gfx942:xnack+.kpack`), whose `:`
+/// NTFS takes as a stream (docs/windows.md#feature-variants).
+pub fn device_target_on(target: &str, platform: Platform) -> bool {
+    platform == Platform::Linux || base_target(target) == target
 }
 
 /// Whether an artifact name carries device code in kpack builds.
@@ -249,12 +263,23 @@ mod tests {
 
     #[test]
     fn device_merges_xnack_variants_and_skips_rpp_and_generic() {
-        let f = device_artifacts("gfx942");
+        let f = device_artifacts("gfx942", Platform::Linux);
         assert!(f.matches(&n("blas_lib_gfx942")));
         assert!(f.matches(&n("blas_lib_gfx942:xnack+")));
         assert!(!f.matches(&n("blas_lib_generic")));
         assert!(!f.matches(&n("rpp_lib_gfx942")));
         assert!(!f.matches(&n("blas_lib_gfx1100")));
+    }
+
+    #[test]
+    fn windows_device_wheels_take_plain_targets_only() {
+        let f = device_artifacts("gfx942", Platform::Windows);
+        assert!(f.matches(&n("blas_lib_gfx942")));
+        assert!(!f.matches(&n("blas_lib_gfx942:xnack+")));
+        assert!(!f.matches(&n("blas_lib_gfx942:xnack-")));
+        assert!(device_target_on("gfx90a:xnack-", Platform::Linux));
+        assert!(!device_target_on("gfx90a:xnack-", Platform::Windows));
+        assert!(device_target_on("gfx1100", Platform::Windows));
     }
 
     #[test]

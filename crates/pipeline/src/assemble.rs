@@ -584,7 +584,7 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
     }
     let has_platform = |windows: bool| {
         legs.iter()
-            .any(|l| l.platform_tag.starts_with("win") == windows)
+            .any(|l| dist_info::requirement::Platform::is_windows_tag(&l.platform_tag) == windows)
     };
     let mut verify_args = VerifyArgs::new([root.clone()]).with_link_rules(args.link_rules.clone());
     if let Some(list) = leg

@@ -273,7 +273,7 @@ impl PlanArgs {
             self.version.as_deref(),
         )?;
         let platform_tag = self.platform_tag();
-        let platform = if platform_tag.starts_with("win") {
+        let platform = if Platform::is_windows_tag(&platform_tag) {
             Platform::Windows
         } else {
             Platform::Linux

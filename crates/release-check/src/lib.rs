@@ -6,8 +6,8 @@
 //! Checks, in report order: well-formed packages, one version, identical
 //! bytes for a file name present twice, device wheels reachable through
 //! the `rocm` extras on their platform, every requirement satisfiable,
-//! kpack completeness against given family lists, ELF links, manylinux
-//! policies.
+//! kpack completeness against given family lists, names Windows can hold,
+//! ELF links, manylinux policies.
 //!
 //! Verify this release from another program:
 //!
@@ -35,6 +35,7 @@ mod policy;
 mod release;
 mod requirements;
 mod versions;
+mod windows_names;
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -361,6 +362,16 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         kpack,
         kpack_note,
     ));
+    let windows = windows_names::check(&release);
+    checks.push(CheckOutcome {
+        details: windows.details,
+        ..outcome(
+            "windows-names",
+            "every wheel that installs on Windows, and its devel tarball, holds only names Windows can hold, none differing from another installed path only in case",
+            windows.problems,
+            Some(windows.note),
+        )
+    });
     let links = links::check(&release, &args.link_rules.exclude);
     let excluded = if args.link_rules.exclude.is_empty() {
         String::new()

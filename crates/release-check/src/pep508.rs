@@ -45,7 +45,7 @@ pub(crate) struct Env<'a> {
 impl Env<'_> {
     /// The platform family of the tag.
     pub(crate) fn platform(&self) -> Platform {
-        if self.platform_tag.starts_with("win") {
+        if Platform::is_windows_tag(self.platform_tag) {
             Platform::Windows
         } else {
             Platform::Linux

@@ -269,15 +269,8 @@ pub fn hex(bytes: &[u8]) -> String {
 pub(crate) fn platforms_of_tag(tag: &str) -> Vec<Platform> {
     if tag == "any" {
         vec![Platform::Linux, Platform::Windows]
-    } else if tag.starts_with("win") {
-        vec![Platform::Windows]
-    } else if tag.starts_with("linux")
-        || tag.starts_with("manylinux")
-        || tag.starts_with("musllinux")
-    {
-        vec![Platform::Linux]
     } else {
-        Vec::new()
+        Platform::of_wheel_tag(tag).into_iter().collect()
     }
 }
 

@@ -272,3 +272,132 @@ fn under_wine_rocm_sdk_works_in_an_installed_windows_layout() {
         );
     }
 }
+
+/// Replaces the installed devel tarball with a tar of `members` (regular
+/// files, parents implied) and its RECORD row with the new one's, as a
+/// hostile index would serve it: the archive `rocm-sdk init` then finds.
+fn replace_devel_tarball(site: &Path, members: &[&str]) {
+    const SCRIPT: &str = r#"
+import base64, glob, hashlib, io, os, sys, tarfile
+site, members = sys.argv[1], sys.argv[2:]
+tar_path = os.path.join(site, "rocm_sdk_devel", "_devel.tar")
+with tarfile.open(tar_path, "w", format=tarfile.GNU_FORMAT) as tar:
+    for name in members:
+        info = tarfile.TarInfo(name)
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"x\n"))
+data = open(tar_path, "rb").read()
+digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+(record,) = glob.glob(os.path.join(site, "rocm_sdk_devel-*.dist-info", "RECORD"))
+rows = [
+    f"rocm_sdk_devel/_devel.tar,sha256={digest},{len(data)}"
+    if line.startswith("rocm_sdk_devel/_devel.tar,") else line
+    for line in open(record, newline="").read().splitlines()
+]
+open(record, "w", newline="").write("\n".join(rows) + "\n")
+"#;
+    ok(&Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(site)
+        .args(members)
+        .output()
+        .unwrap());
+}
+
+/// Every path below `root` with the bytes of files (`None` for directories).
+fn tree_state(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().display().to_string();
+            if path.is_dir() {
+                stack.push(path);
+                out.insert(rel, None);
+            } else {
+                out.insert(rel, Some(fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// Under Wine, `rocm-sdk.exe init` refuses a devel tarball holding
+/// `bin/CON` before anything is written: before, it failed on the device
+/// half-way and left a partial tree that every retry failed on again.
+#[test]
+fn under_wine_init_refuses_a_devel_tarball_with_a_device_name_before_writing() {
+    let (_venv, site) = installed();
+    replace_devel_tarball(
+        &site,
+        &[
+            "_rocm_sdk_devel/include/hip/hip_runtime.h",
+            "_rocm_sdk_devel/bin/CON",
+            "_rocm_sdk_devel/share/doc.txt",
+        ],
+    );
+    let before = tree_state(&site);
+    let out = rocm_sdk(&site, &["init"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("refusing unsafe member \"_rocm_sdk_devel/bin/CON\"")
+            && stderr.contains("`CON` is the device CON to Windows")
+            && stderr.contains("nothing was written"),
+        "{stderr}"
+    );
+    assert!(tree_state(&site) == before, "init wrote into site-packages");
+    assert!(!site.join("_rocm_sdk_devel").exists());
+}
+
+/// Under Wine, `rocm-sdk.exe test` reports a RECORD row naming `bin\aux.txt`
+/// instead of opening it: Windows opens AUX as the device, and the read
+/// waited forever. The run gets a deadline so a regression fails instead
+/// of hanging the suite.
+#[test]
+fn under_wine_the_self_check_never_opens_a_device_name_from_record() {
+    let (_venv, site) = installed();
+    let file = site.join("_rocm_sdk_core/bin/aux.txt");
+    fs::write(&file, b"x\n").unwrap();
+    let record = fs::read_dir(&site)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("rocm_sdk_core-")
+        })
+        .unwrap()
+        .join("RECORD");
+    let mut rows = fs::read_to_string(&record).unwrap();
+    // `x\n`: its sha256 in RECORD's encoding.
+    rows.push_str(
+        "_rocm_sdk_core/bin/aux.txt,sha256=c8s4WKaHqElMozIwUwFigvPa051Cz2LKTnndoqrH2aw,2\n",
+    );
+    fs::write(&record, rows).unwrap();
+    let mut child = Wine::get()
+        .command(&site.join("rocm_sdk_core/_bin/rocm-sdk.exe"), &["test"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_mins(5);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("rocm-sdk.exe test hangs on a RECORD row naming bin\\aux.txt");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("_rocm_sdk_core/bin/aux.txt")
+            && report.contains("so it was not opened (Windows cannot hold the name)"),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -19,6 +19,8 @@ use windows_sys::Win32::System::LibraryLoader::{
     LoadLibraryExW, RemoveDllDirectory,
 };
 
+use dist_info::windows_names::{self, NameProblem};
+
 use super::Context;
 use super::libraries::{runtime_dirs, walk};
 use crate::report::{Category, Check};
@@ -28,7 +30,15 @@ const IMAGE_FILE_DLL: u16 = 0x2000;
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let dirs = runtime_dirs(cx);
-    let dlls = dlls(&dirs);
+    let (dlls, refused) = dlls(cx, &dirs);
+    // Opening such a file opens a device (a read of AUX waits forever).
+    checks.extend(refused.into_iter().map(|(path, problem)| {
+        Check::failed(
+            Category::Libraries,
+            cx.rel(&path),
+            format!("{problem}, so it was not opened; reinstall the package without it"),
+        )
+    }));
     if dlls.is_empty() {
         checks.push(Check::skipped(
             Category::Libraries,
@@ -53,14 +63,25 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     checks.extend(found);
 }
 
-/// Every DLL under `dirs`, sorted.
-fn dlls(dirs: &[PathBuf]) -> Vec<PathBuf> {
+/// Every DLL under `dirs`, sorted, and the files whose site-packages path
+/// Windows cannot hold (docs/windows.md#names), never opened.
+fn dlls(cx: &Context<'_>, dirs: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, NameProblem)>) {
     let mut files = Vec::new();
     for dir in dirs {
         walk(dir, &mut files);
     }
     files.sort();
-    files.into_iter().filter(|p| is_dll(p)).collect()
+    let mut refused = Vec::new();
+    let mut dlls = Vec::new();
+    for path in files {
+        let rel = cx.rel(&path).replace('\\', "/");
+        match windows_names::check_path(&rel) {
+            Err(problem) => refused.push((path, problem)),
+            Ok(()) if is_dll(&path) => dlls.push(path),
+            Ok(()) => {}
+        }
+    }
+    (dlls, refused)
 }
 
 /// Whether the file is a PE image marked as a DLL.

@@ -118,11 +118,17 @@ impl Wine {
 
     /// `program args…` under Wine, its output collected.
     pub fn run(&self, program: &Path, args: &[&str]) -> Output {
-        self.base_command()
-            .arg(program)
-            .args(args)
+        self.command(program, args)
             .output()
             .unwrap_or_else(|e| panic!("cannot run {} under Wine: {e}", program.display()))
+    }
+
+    /// The command that runs `program args…` under Wine, for a caller that
+    /// spawns it itself.
+    pub fn command(&self, program: &Path, args: &[&str]) -> Command {
+        let mut command = self.base_command();
+        command.arg(program).args(args);
+        command
     }
 }
 

@@ -1,0 +1,208 @@
+//! docs/behaviour.md#windows-names: a package set for a Windows tag holds
+//! only names Windows can hold, and no two of its installed paths differ
+//! only in case. The rule is `dist_info::windows_names`, the one the
+//! install side applies when it unpacks the devel tree on Windows; here it
+//! is applied to every path the set installs into site-packages (every
+//! package's files and the devel tree), before anything is written. Paths
+//! that reach `MAX_PATH` below a typical site-packages are warned about.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use dist_info::devel_tree::TreeNames;
+use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
+
+use crate::error::Error;
+use crate::libraries::describe_source;
+use crate::plan::{Action, DevelEntry, LinkReason, PackagePlan, SourceRef};
+
+/// One path the set installs, relative to site-packages.
+struct Installed<'p> {
+    path: String,
+    /// A directory (of the devel tree).
+    dir: bool,
+    /// The distribution that installs it.
+    package: &'p str,
+    /// Where it comes from, as the user finds it.
+    origin: String,
+}
+
+/// Problems listed by name after the first one.
+const NAMED_MORE: usize = 3;
+
+/// Refuses a set for the Windows tag `tag` that installs a name Windows
+/// cannot hold or two paths that differ only in case.
+pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> Result<(), Error> {
+    let installed = installed(packages, names);
+    let mut problems: Vec<(String, String)> = Vec::new();
+    // A bad directory is one problem, however many paths lie below it.
+    let mut judged = BTreeSet::new();
+    for item in &installed {
+        let Some((bad, problem)) = windows_names::first_bad_name(&item.path) else {
+            continue;
+        };
+        if judged.insert(bad) {
+            let shown = if bad.len() < item.path.len() || item.dir {
+                format!("{bad}/")
+            } else {
+                bad.to_owned()
+            };
+            problems.push((
+                format!(
+                    "{}: shipped as {} in {}, but {problem}; a {tag} package cannot hold it: \
+                     rename or remove it in its artifact",
+                    item.origin, item.path, item.package
+                ),
+                shown,
+            ));
+        }
+    }
+    for (first, second) in windows_names::case_collisions(installed.iter().map(|i| i.path.as_str()))
+    {
+        let (a, b) = (spelled(&installed, &first), spelled(&installed, &second));
+        problems.push((
+            format!(
+                "{} and {}: shipped as {} ({}) and {} ({}), one name to Windows (they differ only \
+                 in case), so on install one would overwrite the other: rename one of them in \
+                 its artifact",
+                a.origin, b.origin, a.shown, a.package, b.shown, b.package
+            ),
+            format!("{} / {}", a.shown, b.shown),
+        ));
+    }
+    let Some(((first, _), rest)) = problems.split_first() else {
+        return Ok(());
+    };
+    let mut message = first.clone();
+    if !rest.is_empty() {
+        let named: Vec<&str> = rest
+            .iter()
+            .take(NAMED_MORE)
+            .map(|(_, short)| short.as_str())
+            .collect();
+        let ellipsis = if rest.len() > NAMED_MORE { ", …" } else { "" };
+        let _ = write!(
+            message,
+            " ({} more such {}: {}{ellipsis})",
+            rest.len(),
+            if rest.len() == 1 { "name" } else { "names" },
+            named.join(", ")
+        );
+    }
+    Err(Error::Check(message))
+}
+
+/// Warns, naming the longest, when installed paths reach `MAX_PATH` below
+/// a typical site-packages.
+pub(crate) fn warn_long_paths(packages: &[PackagePlan], names: &TreeNames) {
+    let installed = installed(packages, names);
+    let Some((count, longest, length)) =
+        windows_names::over_max_path(installed.iter().map(|i| i.path.as_str()))
+    else {
+        return;
+    };
+    let package = installed
+        .iter()
+        .find(|i| i.path == longest)
+        .map_or("", |i| i.package);
+    let (paths, reach) = if count == 1 {
+        ("path", "reaches")
+    } else {
+        ("paths", "reach")
+    };
+    tracing::warn!(
+        "{count} installed {paths} {reach} Windows' limit of {MAX_PATH} characters (MAX_PATH) \
+         below a typical site-packages ({TYPICAL_SITE_PACKAGES}, {} characters); the longest, \
+         {longest} in {package}, is {length} characters there: installers fail on such paths \
+         unless long paths are enabled (LongPathsEnabled), so shorten them if you can",
+        TYPICAL_SITE_PACKAGES.encode_utf16().count()
+    );
+}
+
+/// A colliding spelling, as a message shows it: a directory with its `/`,
+/// with the package and origin of the first path at or below it.
+struct Spelled<'i> {
+    shown: String,
+    package: &'i str,
+    origin: &'i str,
+}
+
+fn spelled<'i>(installed: &'i [Installed<'_>], spelling: &str) -> Spelled<'i> {
+    let below = format!("{spelling}/");
+    // A directory is named by a file below it: that is what the user finds.
+    let item = installed
+        .iter()
+        .find(|i| i.path == spelling && !i.dir)
+        .map(|i| (i, false))
+        .or_else(|| {
+            installed
+                .iter()
+                .find(|i| i.path.starts_with(&below) && !i.dir)
+                .or_else(|| installed.iter().find(|i| i.path == spelling))
+                .map(|i| (i, true))
+        });
+    match item {
+        Some((item, dir)) => Spelled {
+            shown: if dir { below } else { spelling.to_owned() },
+            package: item.package,
+            origin: &item.origin,
+        },
+        None => Spelled {
+            shown: spelling.to_owned(),
+            package: "",
+            origin: "",
+        },
+    }
+}
+
+/// Every path the set installs, with its package and origin, sorted by
+/// path (the devel tree's paths where `rocm-sdk init` unpacks them).
+fn installed<'p>(packages: &'p [PackagePlan], names: &TreeNames) -> Vec<Installed<'p>> {
+    let mut out = Vec::new();
+    for p in packages {
+        let package = p.dist_name.as_str();
+        for file in &p.files {
+            let origin = match &file.action {
+                Action::Copy { source } | Action::PatchSearchPath { source, .. } => {
+                    origin_of(source)
+                }
+                Action::Launcher { target } => format!("the launcher of {target}"),
+                Action::Generated { what, .. } => format!("the {what} the build writes"),
+                Action::DevelTar => "the devel tarball".to_owned(),
+            };
+            out.push(Installed {
+                path: file.dest.clone(),
+                dir: false,
+                package,
+                origin,
+            });
+        }
+        for entry in &p.devel_tree {
+            let origin = match entry {
+                DevelEntry::File { source, .. } => origin_of(source),
+                DevelEntry::Dir { relpath } => format!("the directory {relpath} of the artifacts"),
+                DevelEntry::Generated { what, .. } => format!("the {what} the build writes"),
+                DevelEntry::Symlink {
+                    relpath,
+                    target,
+                    why: LinkReason::Verbatim,
+                } => format!("the link {relpath} -> {target} of the artifacts"),
+                DevelEntry::Symlink { relpath, .. } => {
+                    format!("the devel link {relpath} to a runtime file")
+                }
+            };
+            out.push(Installed {
+                path: names.in_tree(entry.relpath()),
+                dir: matches!(entry, DevelEntry::Dir { .. }),
+                package,
+                origin,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+fn origin_of(source: &SourceRef) -> String {
+    describe_source(&source.artifact, &source.relpath, Some(&source.source))
+}
