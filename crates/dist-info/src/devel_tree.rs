@@ -184,9 +184,31 @@ pub enum PathProblem {
     OutsideDevelRoot(String),
 }
 
+/// Checks one name (a file or directory name, one segment of a member
+/// path) for what no package may hold, whatever the platform: a control
+/// character (U+0000–U+001F, U+007F–U+009F). RECORD, the installers and
+/// `rocm-sdk test` read paths line by line, so a newline in a name ships a
+/// file no installation can account for. The rule of every package: the
+/// artifacts are refused with such a name before anything is planned
+/// (docs/behaviour.md#inputs), the devel tarball's members
+/// ([`check_relpath`]) and links ([`check_link_text`]) are checked with
+/// it, and the install side refuses a tarball member that breaks it.
+///
+/// ```
+/// use dist_info::devel_tree::{PathProblem, check_file_name};
+/// assert_eq!(check_file_name("libfoo.so"), Ok(()));
+/// assert_eq!(check_file_name("lib\nfoo.so"), Err(PathProblem::ControlCharacter));
+/// ```
+pub fn check_file_name(name: &str) -> Result<(), PathProblem> {
+    if name.chars().any(char::is_control) {
+        return Err(PathProblem::ControlCharacter);
+    }
+    Ok(())
+}
+
 /// Checks that `relpath` is a clean relative path: non-empty `/`-separated
-/// normal segments, no `.`/`..`, no leading or doubled `/`, no backslash, no
-/// control characters.
+/// normal segments, no `.`/`..`, no leading or doubled `/`, no backslash, and
+/// every segment a name [`check_file_name`] accepts.
 ///
 /// ```
 /// use dist_info::devel_tree::{PathProblem, check_relpath};
@@ -203,8 +225,8 @@ pub fn check_relpath(relpath: &str) -> Result<(), PathProblem> {
     if relpath.contains('\\') {
         return Err(PathProblem::Backslash);
     }
-    if relpath.chars().any(char::is_control) {
-        return Err(PathProblem::ControlCharacter);
+    for segment in relpath.split('/') {
+        check_file_name(segment)?;
     }
     for segment in relpath.split('/') {
         match segment {
@@ -279,7 +301,7 @@ pub enum LinkProblem {
 /// );
 /// ```
 pub fn check_link_text(text: &str) -> Result<(), LinkProblem> {
-    if text.is_empty() || text.chars().any(char::is_control) {
+    if text.is_empty() || check_file_name(text).is_err() {
         Err(LinkProblem::InvalidText(text.to_owned()))
     } else if text.starts_with('/') {
         Err(LinkProblem::Absolute(text.to_owned()))

@@ -1,6 +1,7 @@
 //! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, versions, requirements and extras of the
-//! `rocm` selector, target selection, the `_dist_info.json` document, and
+//! `rocm` selector, target selection, the `_dist_info.json` document,
+//! TheRock's `share/therock/dist_info.json` (its one reader), and
 //! the safety rules of the devel tree that the build and the install share.
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
@@ -31,6 +32,7 @@ pub mod console_scripts;
 pub mod devel_links;
 pub mod devel_tree;
 pub mod dist_name;
+pub mod dist_targets;
 pub mod document;
 pub mod epoch;
 pub mod error_chain;

@@ -13,13 +13,13 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use artifacts::{Catalog, EntryKind};
+use artifacts::{Catalog, CatalogWarning, EntryKind};
 use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resolve_link};
 
 use crate::facts::{Facts, FileClass};
 use crate::plan::{DevelEntry, Dropped, LinkReason, SonameAlias, SourceRef};
-use crate::runtime::split;
+use crate::runtime::{removed_entries, split};
 
 /// The devel tree's package marker. The tree is the platform package
 /// `_rocm_sdk_devel{N}`, a regular package like its runtime siblings, so
@@ -65,6 +65,7 @@ pub(crate) fn plan_devel(
     facts: &Facts,
     index: &RuntimeIndex,
     names: &TreeNames,
+    keep_absolute: bool,
 ) -> (Vec<DevelEntry>, Vec<Dropped>) {
     let mut tree: BTreeMap<String, DevelEntry> = BTreeMap::new();
     // Where each entry came from, for warnings.
@@ -101,9 +102,15 @@ pub(crate) fn plan_devel(
             let Some(source) = SourceRef::of(entry) else {
                 continue;
             };
+            let force_rpath = facts.of(entry).is_some_and(FileClass::takes_search_path);
             DevelEntry::File {
                 relpath: relpath.to_owned(),
-                force_rpath: facts.of(entry).is_some_and(FileClass::takes_search_path),
+                force_rpath,
+                remove: if force_rpath {
+                    removed_entries(facts, entry, keep_absolute)
+                } else {
+                    Vec::new()
+                },
                 source,
             }
         };
@@ -125,10 +132,23 @@ pub(crate) fn plan_devel(
             bytes: Vec::new(),
         });
     let refused = refused_links(&tree, names);
+    // A link the catalog already warned about (not followed) is said once.
+    let said: BTreeSet<&str> = catalog
+        .warnings()
+        .iter()
+        .filter_map(|w| match w {
+            CatalogWarning::LinkNotFollowed { relpath, .. } => Some(relpath.as_str()),
+            _ => None,
+        })
+        .collect();
     let mut dropped = Vec::with_capacity(refused.len());
     for (relpath, reason) in refused {
         let origin = artifacts.get(relpath.as_str()).map_or("", String::as_str);
-        tracing::warn!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        if said.contains(relpath.as_str()) {
+            tracing::info!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        } else {
+            tracing::warn!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        }
         tree.remove(&relpath);
         dropped.push(Dropped { relpath, reason });
     }

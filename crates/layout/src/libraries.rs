@@ -115,9 +115,9 @@ fn defect(size: u64, class: Option<&FileClass>, windows: bool) -> Option<&'stati
 }
 
 /// The file as the user finds it: on disk, or a member of an archive.
-fn describe(file: &Entry) -> String {
+pub(crate) fn describe(file: &Entry) -> String {
     match file.source() {
-        Some(EntrySource::File(path)) => path.display().to_string(),
+        Some(EntrySource::File { path, .. }) => path.display().to_string(),
         Some(EntrySource::ArchiveMember { archive, .. }) => format!(
             "{} (member {} of {})",
             archive.path.display(),

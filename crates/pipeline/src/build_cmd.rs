@@ -16,7 +16,7 @@ use serde::Serialize;
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
-use crate::python;
+use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, Stopwatch, human_bytes};
@@ -60,6 +60,11 @@ pub struct PlanArgs {
     /// and `[summaries]` (docs/pipeline.md); unset keys keep their defaults.
     #[arg(long, value_name = "FILE")]
     metadata: Option<PathBuf>,
+    /// Ship the absolute entries of host ELF files' search paths
+    /// (`/home/builder/…/lib`: directories of the build host, which become
+    /// `DT_RPATH`) instead of leaving them out with a warning.
+    #[arg(long)]
+    keep_absolute_search_paths: bool,
     /// `License-Expression` of every package (overrides `--metadata`).
     #[arg(long, value_name = "SPDX")]
     license_expression: Option<String>,
@@ -225,37 +230,30 @@ impl PlanArgs {
         Ok(metadata)
     }
 
-    /// Reads the artifacts and makes the plan.
-    fn plan(&self) -> Result<Plan> {
-        self.plan_from(&self.open_artifacts()?)
+    /// Reads the artifacts and makes the plan; a plan that writes no
+    /// package lists the native program without needing it.
+    fn plan(&self, program: Program) -> Result<Plan> {
+        self.plan_from(&self.open_artifacts()?, program)
     }
 
-    /// Discovers and indexes the artifacts.
+    /// Discovers and indexes the artifacts (the reader logs what it skipped).
     fn open_artifacts(&self) -> Result<ArtifactDir> {
-        Ok(Self::noticed(ArtifactDir::open(&self.artifact_dir)?))
+        Ok(ArtifactDir::open(&self.artifact_dir)?)
     }
 
     /// Discovers and indexes the artifacts, extracting the file members of
     /// archives below `into` on the way (a build reads each member at its
     /// own time).
     fn open_artifacts_extracting(&self, into: &Path) -> Result<ArtifactDir> {
-        Ok(Self::noticed(ArtifactDir::open_extracting(
+        Ok(ArtifactDir::open_extracting(
             &self.artifact_dir,
             &ArtifactFilter::new(),
             into,
-        )?))
-    }
-
-    /// Logs the directory's notices.
-    fn noticed(dir: ArtifactDir) -> ArtifactDir {
-        for notice in dir.notices() {
-            tracing::info!("{notice}");
-        }
-        dir
+        )?)
     }
 
     /// Makes the plan from indexed artifacts.
-    fn plan_from(&self, dir: &ArtifactDir) -> Result<Plan> {
+    fn plan_from(&self, dir: &ArtifactDir, program: Program) -> Result<Plan> {
         let manifest = dir.therock_manifest()?;
         let version = dist_info::version::choose_version(
             manifest.version.as_deref(),
@@ -280,7 +278,8 @@ impl PlanArgs {
             .file_name()
             .clone_into(&mut input.devel_tar_name);
         input.metadata = self.project_metadata()?;
-        input.extra_files = python::wheel_files(platform, &platform_tag)?;
+        input.keep_absolute_search_paths = self.keep_absolute_search_paths;
+        input.extra_files = python::wheel_files(platform, &platform_tag, program)?;
         input.console_scripts = all_console_scripts()
             .into_iter()
             .filter(|s| s.on(platform))
@@ -316,7 +315,14 @@ impl BuildArgs {
 /// `therock-package plan`: prints the plan, or with `shards` its split
 /// into that many shards.
 pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
-    let plan = args.plan()?;
+    // The shards' digest covers the program's bytes; a plain plan shows
+    // nothing of them.
+    let program = if shards.is_some() {
+        Program::Required
+    } else {
+        Program::Listed
+    };
+    let plan = args.plan(program)?;
     if let Some(count) = shards {
         let shards = ShardPlan::new(&plan, count)?;
         return Ok(if json {
@@ -367,13 +373,14 @@ fn summary_of_plan(plan: &Plan) -> String {
 
 /// `therock-package build`.
 pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
+    check_destination(&args.plan.artifact_dir, &args.dest_dir)?;
     let started = Instant::now();
     let whole = Stopwatch::start();
     let mut timings = args.timings.then(BuildTimings::default);
     let mut step = Stopwatch::start();
     let compression = args.wheel_compression();
     if args.no_build_packages {
-        let plan = args.plan.plan()?;
+        let plan = args.plan.plan(Program::Listed)?;
         std::fs::create_dir_all(&args.dest_dir)
             .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
         let path = args.dest_dir.join("plan.json");
@@ -422,7 +429,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         timings.step("extract", &step);
         step = Stopwatch::start();
     }
-    let plan = args.plan.plan_from(&dir)?;
+    let plan = args.plan.plan_from(&dir, Program::Required)?;
     if let Some(timings) = timings.as_mut() {
         timings.step("plan", &step);
     }
@@ -488,6 +495,68 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     report.shard = shard_manifest;
     report.timings = timings;
     Ok(report)
+}
+
+/// docs/behaviour.md#build-checks: the destination and the artifact
+/// directory never overlap. A destination inside the artifacts would be
+/// packaged by the next build (its wheels inside a base directory ship in
+/// rocm-sdk-core); artifacts inside the destination sit where the build
+/// writes `dist/` and removes abandoned staging directories. Judged on the
+/// real paths (links resolved; for a destination not made yet, those of
+/// its deepest existing ancestor).
+fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
+    // A missing artifact directory is reported by the artifact reader.
+    let Ok(artifacts) = std::fs::canonicalize(artifact_dir) else {
+        return Ok(());
+    };
+    let dest = real_path(dest_dir)?;
+    if dest.starts_with(&artifacts) {
+        anyhow::bail!(
+            "--dest-dir {} is inside --artifact-dir {} (as {}): the next build would package \
+             this one's output; choose a destination outside the artifact directory",
+            dest_dir.display(),
+            artifact_dir.display(),
+            dest.display()
+        );
+    }
+    if artifacts.starts_with(&dest) {
+        anyhow::bail!(
+            "--artifact-dir {} is inside --dest-dir {} (as {}), where the build replaces dist/ \
+             and removes what earlier builds left; choose a destination that does not hold the \
+             artifact directory",
+            artifact_dir.display(),
+            dest_dir.display(),
+            artifacts.display()
+        );
+    }
+    Ok(())
+}
+
+/// `path` with every link resolved, when parts of it do not exist yet:
+/// the real path of its deepest existing ancestor joined with the rest
+/// (`..` in the rest applied lexically, as creating it would).
+fn real_path(path: &Path) -> Result<PathBuf> {
+    use std::path::Component;
+    let absolute =
+        std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let components: Vec<Component> = absolute.components().collect();
+    for split in (1..=components.len()).rev() {
+        let existing: PathBuf = components[..split].iter().collect();
+        let Ok(mut real) = std::fs::canonicalize(&existing) else {
+            continue;
+        };
+        for component in &components[split..] {
+            match component {
+                Component::ParentDir => {
+                    real.pop();
+                }
+                Component::Normal(name) => real.push(name),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        return Ok(real);
+    }
+    Ok(absolute)
 }
 
 /// The manifest a `--shard` build wrote beside `dist/`.

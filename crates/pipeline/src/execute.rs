@@ -244,8 +244,14 @@ fn member_source(
     let exec = file.executable;
     Ok(match &file.action {
         Action::Copy { source } => copy_source(source, exec),
-        Action::PatchSearchPath { source, append } => {
-            let request = SearchPathEdit::append(append.iter().map(String::as_str)).force_rpath();
+        Action::PatchSearchPath {
+            source,
+            append,
+            remove,
+        } => {
+            let request = SearchPathEdit::append(append.iter().map(String::as_str))
+                .remove(remove.iter().map(String::as_str))
+                .force_rpath();
             let _span = clock.map(|c| c.elf_edit.span());
             edited_source(source, &request, exec)?
         }
@@ -278,22 +284,20 @@ fn member_source(
     })
 }
 
+/// A source copied as it is; every open checks it is still the file the
+/// plan was made from (docs/pipeline.md, "Sources that change").
 fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn MemberSource> {
-    match &source.source {
-        EntrySource::File(path) => {
-            Arc::new(FileSource::with_metadata(path, source.size, executable))
-        }
-        archive @ EntrySource::ArchiveMember { .. } => {
-            let archive = archive.clone();
-            let origin = source.relpath.clone();
-            Arc::new(ReaderSource::new(
-                move || archive.open().map_err(io::Error::other),
-                source.size,
-                executable,
-                origin,
-            ))
-        }
-    }
+    let entry = source.source.clone();
+    let origin = match &entry {
+        EntrySource::File { path, .. } => path.display().to_string(),
+        EntrySource::ArchiveMember { .. } => source.relpath.clone(),
+    };
+    Arc::new(ReaderSource::new(
+        move || entry.open().map_err(io::Error::other),
+        source.size,
+        executable,
+        origin,
+    ))
 }
 
 /// A source with its search path edited while streaming; archive members
@@ -305,16 +309,19 @@ fn edited_source(
 ) -> Result<Arc<dyn MemberSource>> {
     let origin = format!("{} ({})", source.relpath, source.artifact);
     match &source.source {
-        EntrySource::File(path) => {
-            let edit = plan_edit(&mut fs::File::open(path)?, request)
-                .with_context(|| format!("{}", path.display()))?;
+        file @ EntrySource::File { path, .. } => {
+            let mut opened = file.open_file()?.expect("a file source opens as a file");
+            let edit = plan_edit(&mut opened, request).map_err(|e| e.at(path))?;
             let size = edit.output_len();
-            let path = path.clone();
+            let file = file.clone();
             let edit = Arc::new(edit);
             Ok(Arc::new(ReaderSource::new(
                 move || {
-                    let file = fs::File::open(&path)?;
-                    edit.reader(file).map_err(io::Error::other)
+                    let opened = file
+                        .open_file()
+                        .map_err(io::Error::other)?
+                        .expect("a file source opens as a file");
+                    edit.reader(opened).map_err(io::Error::other)
                 },
                 size,
                 executable,
@@ -323,7 +330,8 @@ fn edited_source(
         }
         archive @ EntrySource::ArchiveMember { .. } => {
             let bytes = archive.read_to_vec()?;
-            let edit = plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
+            let edit = plan_edit(&mut Cursor::new(&bytes), request)
+                .map_err(|e| e.at(Path::new(&origin)))?;
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
             edit.reader(Cursor::new(&bytes))?.read_to_end(&mut out)?;
             Ok(Arc::new(BytesSource::new(out, executable, origin)))
@@ -331,9 +339,13 @@ fn edited_source(
     }
 }
 
-fn plan_edit<R: Read + io::Seek>(source: &mut R, request: &SearchPathEdit) -> Result<Edit> {
-    let elf = ElfFile::parse(source)?;
-    Ok(elf.plan_edit(source, request)?)
+/// The edit of `source`; the error names no file yet (the caller's `at`
+/// names it once).
+fn plan_edit<R: Read + io::Seek>(
+    source: &mut R,
+    request: &SearchPathEdit,
+) -> elf_surgery::Result<Edit> {
+    ElfFile::parse(source)?.plan_edit(source, request)
 }
 
 /// Streams the devel tree into `{dir}/_devel.tar*`, every member under
@@ -355,7 +367,6 @@ fn write_devel_tar(
         names,
     };
     let mut tar = DevelTarWriter::create(&path, &tar_options)?;
-    let force = SearchPathEdit::append(Vec::<String>::new()).force_rpath();
     for entry in &package.devel_tree {
         match entry {
             DevelEntry::Dir { relpath } => tar.add_directory(relpath)?,
@@ -369,9 +380,13 @@ fn write_devel_tar(
             DevelEntry::File {
                 relpath,
                 force_rpath,
+                remove,
                 source,
             } => {
                 let member: Arc<dyn MemberSource> = if *force_rpath {
+                    let force = SearchPathEdit::default()
+                        .remove(remove.iter().map(String::as_str))
+                        .force_rpath();
                     edited_source(source, &force, false)?
                 } else {
                     copy_source(source, false)

@@ -41,6 +41,15 @@ pub(crate) const EMBEDDED: [NativeProgram; 2] = [
     },
 ];
 
+/// Where the program of `platform` goes inside the core wheel.
+pub(crate) fn wheel_path(programs: &[NativeProgram], platform: Platform) -> &'static str {
+    programs
+        .iter()
+        .find(|p| p.platform == platform)
+        .expect("every platform has a program entry")
+        .wheel_path
+}
+
 /// The program for wheels tagged `platform_tag` (on `platform`), from
 /// `programs`; refuses when it was not built into this tool.
 pub(crate) fn program_for(
