@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use artifacts::{Catalog, CatalogWarning, EntryKind};
+use artifacts::{Catalog, EntryKind};
 use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resolve_link};
 
@@ -59,13 +59,15 @@ impl RuntimeIndex {
 
 /// The devel tree of `catalog` beside the runtime packages of `index`,
 /// sorted by relpath, and the links left out because the install would
-/// refuse them once unpacked into the tree `names` gives.
+/// refuse them once unpacked into the tree `names` gives (warned about
+/// unless `said` holds the warning already).
 pub(crate) fn plan_devel(
     catalog: &Catalog,
     facts: &Facts,
     index: &RuntimeIndex,
     names: &TreeNames,
     keep_absolute: bool,
+    said: &mut BTreeSet<String>,
 ) -> (Vec<DevelEntry>, Vec<Dropped>) {
     let mut tree: BTreeMap<String, DevelEntry> = BTreeMap::new();
     // Where each entry came from, for warnings.
@@ -132,22 +134,14 @@ pub(crate) fn plan_devel(
             bytes: Vec::new(),
         });
     let refused = refused_links(&tree, names);
-    // A link the catalog already warned about (not followed) is said once.
-    let said: BTreeSet<&str> = catalog
-        .warnings()
-        .iter()
-        .filter_map(|w| match w {
-            CatalogWarning::LinkNotFollowed { relpath, .. } => Some(relpath.as_str()),
-            _ => None,
-        })
-        .collect();
     let mut dropped = Vec::with_capacity(refused.len());
     for (relpath, reason) in refused {
         let origin = artifacts.get(relpath.as_str()).map_or("", String::as_str);
-        if said.contains(relpath.as_str()) {
-            tracing::info!("{relpath} in {origin}: left out of the devel tarball: {reason}");
-        } else {
-            tracing::warn!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        // Legacy builds plan one devel tree per family from the same
+        // generic artifacts: each warning once.
+        let warning = format!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        if said.insert(warning.clone()) {
+            tracing::warn!("{warning}");
         }
         tree.remove(&relpath);
         dropped.push(Dropped { relpath, reason });

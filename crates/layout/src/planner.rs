@@ -118,7 +118,8 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
         facts: Facts::default(),
         taken: BTreeSet::new(),
         contributing: BTreeSet::new(),
-        warned: BTreeSet::new(),
+        warnings: BTreeSet::new(),
+        devel_warnings: BTreeSet::new(),
     };
     planner.run(&version)
 }
@@ -133,8 +134,10 @@ struct Planner<'i, 'a> {
     taken: BTreeSet<String>,
     /// Artifacts that gave a package at least one file or link.
     contributing: BTreeSet<String>,
-    /// The catalog warnings said so far.
-    warned: BTreeSet<CatalogWarning>,
+    /// The warnings of every catalog, each once.
+    warnings: BTreeSet<CatalogWarning>,
+    /// The devel plans' warnings said so far.
+    devel_warnings: BTreeSet<String>,
 }
 
 fn package(kind: PackageKind, mode: Mode, nonce: &Nonce) -> Package {
@@ -155,12 +158,9 @@ impl Planner<'_, '_> {
         paths: &PathFilter,
     ) -> Result<Catalog, Error> {
         let catalog = self.input.artifacts.catalog(artifacts, paths)?;
-        // Several packages merge the same artifacts: each warning once.
-        for warning in catalog.warnings() {
-            if self.warned.insert(warning.clone()) {
-                tracing::warn!("{warning}");
-            }
-        }
+        // Several packages merge the same artifacts: each warning is said
+        // once, when the plan is complete (report_catalog_warnings).
+        self.warnings.extend(catalog.warnings().iter().cloned());
         self.facts.gather(catalog.entries())?;
         self.taken.extend(
             self.input
@@ -177,6 +177,25 @@ impl Planner<'_, '_> {
                 .map(|e| e.artifact().to_string()),
         );
         Ok(catalog)
+    }
+
+    /// The catalogs' warnings, each once; a link not followed that the
+    /// devel plan left out was already named by its warning (with the
+    /// link's text and why the install would refuse it).
+    fn report_catalog_warnings(&self, packages: &[PackagePlan]) {
+        let left_out: BTreeSet<&str> = packages
+            .iter()
+            .filter(|p| p.kind == PackageKind::Devel)
+            .flat_map(|p| p.dropped.iter().map(|d| d.relpath.as_str()))
+            .collect();
+        for warning in &self.warnings {
+            if let CatalogWarning::LinkNotFollowed { relpath, .. } = warning
+                && left_out.contains(relpath.as_str())
+            {
+                continue;
+            }
+            tracing::warn!("{warning}");
+        }
     }
 
     /// docs/behaviour.md#search-paths: every ELF file whose search path
@@ -389,6 +408,7 @@ impl Planner<'_, '_> {
             }
         }
 
+        self.report_catalog_warnings(&packages);
         self.report_silent_artifacts();
         self.report_absolute_search_paths(&packages);
         let selectors = self.selectors(version, &on_disk, &packages)?;
@@ -494,7 +514,7 @@ impl Planner<'_, '_> {
     }
 
     fn devel(
-        &self,
+        &mut self,
         catalog: &Catalog,
         index: &RuntimeIndex,
         family: Option<(&String, &str)>,
@@ -506,6 +526,7 @@ impl Planner<'_, '_> {
             index,
             &names,
             self.input.keep_absolute_search_paths,
+            &mut self.devel_warnings,
         );
         if self.input.is_windows() {
             for entry in &mut tree {

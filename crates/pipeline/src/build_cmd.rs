@@ -703,3 +703,135 @@ fn host_platform_tag() -> String {
         (os, arch) => format!("{os}_{arch}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use cli_output::{Console, Verbosity};
+    use fixtures::{ExampleMode, Layout};
+
+    use super::{BuildArgs, Program};
+    use crate::execute::{ExecuteOptions, execute};
+    use crate::python;
+    use crate::staging::Staging;
+
+    /// A private copy of the example's kpack artifacts.
+    fn example_copy() -> tempfile::TempDir {
+        let copy = tempfile::tempdir().unwrap();
+        let example = fixtures::shared().artifact_dir(ExampleMode::Kpack, Layout::Tree);
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", example.display()))
+            .arg(copy.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        copy
+    }
+
+    /// Plans the build of `artifacts`, lets `change` alter the tree, then
+    /// executes the plan made before: what execution says.
+    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> anyhow::Result<()> {
+        let dest = tempfile::tempdir().unwrap();
+        let args: BuildArgs = crate::from_flags(
+            "build",
+            &[
+                "--artifact-dir",
+                artifacts.to_str().unwrap(),
+                "--dest-dir",
+                dest.path().to_str().unwrap(),
+            ],
+        )
+        .unwrap();
+        let dir = args.plan.open_artifacts().unwrap();
+        let plan = args.plan.plan_from(&dir, Program::Required).unwrap();
+        change();
+        let options = ExecuteOptions {
+            wheel: wheel_writer::WriteOptions::default(),
+            devel: args.plan.devel_compression(),
+            mtime: dist_info::epoch::member_mtime(None),
+            console: Console::detect(Verbosity {
+                verbose: 0,
+                quiet: true,
+            }),
+            timings: false,
+        };
+        let staging = Staging::create(&dest.path().join("dist"), None).unwrap();
+        let result = execute(&plan, &python::sdist_files(), &options, staging).map(|_| ());
+        if result.is_err() {
+            let dist: Vec<_> = fs::read_dir(dest.path().join("dist")).map_or_else(
+                |_| Vec::new(),
+                |d| d.map(|e| e.unwrap().file_name()).collect(),
+            );
+            assert!(dist.is_empty(), "nothing is published: {dist:?}");
+        }
+        result
+    }
+
+    #[test]
+    fn a_source_that_changes_between_planning_and_reading_is_refused_naming_it() {
+        // The HIP library's SONAME string rewritten in place (same length,
+        // a new mtime) after the plan named the file from the old bytes;
+        // a README replaced by another file of the same size and mtime.
+        // Planning and execution are separate steps here, so the change
+        // falls between them without any timing.
+        let copy = example_copy();
+        let lib = copy
+            .path()
+            .join("core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0");
+        let error = plan_change_execute(copy.path(), || {
+            let mut bytes = fs::read(&lib).unwrap();
+            let soname = b"libamdhip64.so.7\0";
+            let at = bytes
+                .windows(soname.len())
+                .position(|w| w == soname)
+                .unwrap();
+            bytes[at..at + soname.len()].copy_from_slice(b"libamdhip64.so.9\0");
+            fs::write(&lib, bytes).unwrap();
+        })
+        .unwrap_err();
+        let text = format!("{error:#}");
+        assert!(
+            text.contains(&format!(
+                "{} changed after the build indexed it",
+                lib.display()
+            )),
+            "{text}"
+        );
+
+        let copy = example_copy();
+        let readme = copy
+            .path()
+            .join("base_lib_generic/base/aux-overlay/stage/share/doc/rocm/README.txt");
+        let error = plan_change_execute(copy.path(), || {
+            let meta = fs::metadata(&readme).unwrap();
+            let other = readme.with_extension("new");
+            fs::write(&other, vec![b'x'; usize::try_from(meta.len()).unwrap()]).unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&other)
+                .unwrap()
+                .set_modified(UNIX_EPOCH + Duration::from_secs(fixtures::FIXED_MTIME))
+                .unwrap();
+            fs::rename(&other, &readme).unwrap();
+        })
+        .unwrap_err();
+        let text = format!("{error:#}");
+        assert!(
+            text.contains(&format!(
+                "{} changed after the build indexed it",
+                readme.display()
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_unchanged_tree_planned_then_executed_builds() {
+        let copy = example_copy();
+        plan_change_execute(copy.path(), || {}).unwrap();
+    }
+}

@@ -288,10 +288,8 @@ fn member_source(
 /// plan was made from (docs/pipeline.md, "Sources that change").
 fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn MemberSource> {
     let entry = source.source.clone();
-    let origin = match &entry {
-        EntrySource::File { path, .. } => path.display().to_string(),
-        EntrySource::ArchiveMember { .. } => source.relpath.clone(),
-    };
+    // The reader's errors name the file on disk or the archive.
+    let origin = format!("{} ({})", source.relpath, source.artifact);
     Arc::new(ReaderSource::new(
         move || entry.open().map_err(io::Error::other),
         source.size,

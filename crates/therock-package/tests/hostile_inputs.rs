@@ -601,12 +601,18 @@ fn a_link_the_artifacts_cannot_follow_is_warned_about_once() {
     let lib = copy.path().join(HIP).join("core/clr/stage/lib");
     symlink("/etc/hostname", lib.join("host-file")).unwrap();
     symlink("../../../../../../../../x", lib.join("climbs-out")).unwrap();
+    // The profiler's artifacts feed no devel tree: its catalog says it.
+    let profiler = copy
+        .path()
+        .join("rocprofiler-systems_lib_generic/profiler/rocprofiler-systems/stage/lib");
+    symlink("/etc/hostname", profiler.join("librocprof-sys-host.so")).unwrap();
     let (code, stderr) = plan(copy.path());
     assert_eq!(code, 0, "{stderr}");
-    insta::assert_snapshot!(stderr.trim_end(), @r"
-    WARN symlink lib/climbs-out -> ../../../../../../../../x in core-hip_lib_generic not followed (target climbs out of the artifact tree); treated as dangling
-    WARN symlink lib/host-file -> /etc/hostname in core-hip_lib_generic not followed (absolute target outside the artifact tree); treated as dangling
-    ");
+    insta::assert_snapshot!(stderr.trim_end(), @r#"
+    WARN lib/climbs-out in core-hip_lib_generic: left out of the devel tarball: symlink to "../../../../../../../../x": it leads outside site-packages
+    WARN lib/host-file in core-hip_lib_generic: left out of the devel tarball: symlink to "/etc/hostname": it reaches the absolute path "/etc/hostname"
+    WARN symlink lib/librocprof-sys-host.so -> /etc/hostname in rocprofiler-systems_lib_generic not followed (absolute target outside the artifact tree); treated as dangling
+    "#);
 }
 
 // ---- search paths ----
