@@ -33,32 +33,33 @@ pub struct FileIdentity {
 impl FileIdentity {
     /// The identity of the open `file` at `path`, whose metadata is `meta`.
     pub(crate) fn of(path: &Path, file: &File, meta: &Metadata) -> Result<Self> {
-        Self::from_id(
+        Ok(Self::from_id(
             file_id::FileId::of_file(file, meta).map_err(|e| Error::io(path, e))?,
             meta,
-        )
+        ))
     }
 
     /// The identity of the directory entry `path` (not followed), whose
     /// `symlink_metadata` is `meta`.
     pub(crate) fn of_entry(path: &Path, meta: &Metadata) -> Result<Self> {
-        Self::from_id(
+        Ok(Self::from_id(
             file_id::FileId::of_entry(path, meta).map_err(|e| Error::io(path, e))?,
             meta,
-        )
+        ))
     }
 
-    fn from_id(id: file_id::FileId, meta: &Metadata) -> Result<Self> {
-        Ok(Self {
+    fn from_id(id: file_id::FileId, meta: &Metadata) -> Self {
+        Self {
             id,
             len: meta.len(),
             modified: meta.modified().ok(),
             changed: changed(meta),
-        })
+        }
     }
 }
 
 #[cfg(unix)]
+#[allow(clippy::unnecessary_wraps)] // `None` on Windows, which has no ctime
 fn changed(meta: &Metadata) -> Option<(i64, i64)> {
     use std::os::unix::fs::MetadataExt;
     Some((meta.ctime(), meta.ctime_nsec()))

@@ -210,17 +210,15 @@ fn classify(
     if head != b"\x7fELF" {
         return Ok((FileClass::Data, None));
     }
-    let elf = match source.open_file()? {
-        // The file is opened again to seek in it, checked against the
-        // identity it was indexed with like every open.
-        Some(mut file) => ElfFile::parse(&mut file),
-        None => {
-            // Archive members cannot seek: parse from memory (host ELF in
-            // archives is read whole once here).
-            let mut bytes = head;
-            reader.read_to_end(&mut bytes).map_err(io)?;
-            ElfFile::parse(&mut Cursor::new(bytes))
-        }
+    // A file is opened again to seek in it, checked against the identity
+    // it was indexed with like every open. Archive members cannot seek:
+    // parse from memory (host ELF in archives is read whole once here).
+    let elf = if let Some(mut file) = source.open_file()? {
+        ElfFile::parse(&mut file)
+    } else {
+        let mut bytes = head;
+        reader.read_to_end(&mut bytes).map_err(io)?;
+        ElfFile::parse(&mut Cursor::new(bytes))
     };
     let elf = elf.map_err(|e| Error::Elf(e.at(source.path())))?;
     Ok((class_of(&elf), absolute_search_path(&elf)))

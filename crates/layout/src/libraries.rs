@@ -6,12 +6,13 @@
 //! name and fail only when a user loads it. So the name is checked against
 //! the bytes here, before anything is written.
 
-use artifacts::{Catalog, Entry, EntryKind, EntrySource, Glob, Resolution};
+use artifacts::{Catalog, Entry, EntryKind, Glob, Resolution};
 use dist_info::library::{Library, all_libraries};
 use dist_info::package::PackageKind;
 
 use crate::error::Error;
 use crate::facts::{Facts, FileClass};
+use crate::plan::SourceRef;
 
 /// One library-table pattern, as a relpath glob of a platform package.
 struct Pattern {
@@ -116,16 +117,10 @@ fn defect(size: u64, class: Option<&FileClass>, windows: bool) -> Option<&'stati
 
 /// The file as the user finds it: on disk, or a member of an archive.
 pub(crate) fn describe(file: &Entry) -> String {
-    match file.source() {
-        Some(EntrySource::File { path, .. }) => path.display().to_string(),
-        Some(EntrySource::ArchiveMember { archive, .. }) => format!(
-            "{} (member {} of {})",
-            archive.path.display(),
-            file.relpath(),
-            file.artifact()
-        ),
-        None => format!("{} in {}", file.relpath(), file.artifact()),
-    }
+    SourceRef::of(file).map_or_else(
+        || format!("{} in {}", file.relpath(), file.artifact()),
+        |source| source.describe(),
+    )
 }
 
 #[cfg(test)]

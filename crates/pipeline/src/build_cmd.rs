@@ -771,6 +771,12 @@ mod tests {
         result
     }
 
+    fn assert_names_changed(error: &anyhow::Error, file: &Path) {
+        let text = format!("{error:#}");
+        let said = format!("{} changed after the build indexed it", file.display());
+        assert!(text.contains(&said), "{text}");
+    }
+
     #[test]
     fn a_source_that_changes_between_planning_and_reading_is_refused_naming_it() {
         // The HIP library's SONAME string rewritten in place (same length,
@@ -793,14 +799,7 @@ mod tests {
             fs::write(&lib, bytes).unwrap();
         })
         .unwrap_err();
-        let text = format!("{error:#}");
-        assert!(
-            text.contains(&format!(
-                "{} changed after the build indexed it",
-                lib.display()
-            )),
-            "{text}"
-        );
+        assert_names_changed(&error, &lib);
 
         let copy = example_copy();
         let readme = copy
@@ -819,14 +818,7 @@ mod tests {
             fs::rename(&other, &readme).unwrap();
         })
         .unwrap_err();
-        let text = format!("{error:#}");
-        assert!(
-            text.contains(&format!(
-                "{} changed after the build indexed it",
-                readme.display()
-            )),
-            "{text}"
-        );
+        assert_names_changed(&error, &readme);
     }
 
     #[test]

@@ -155,18 +155,12 @@ fn wheel_files_from(
 #[cfg(test)]
 mod tests {
     use super::{Program, SDIST, wheel_files_from};
-    use crate::native::{EMBEDDED, NativeProgram};
+    use crate::native::embedded_without;
     use dist_info::requirement::Platform;
 
     #[test]
     fn a_plan_lists_a_program_this_tool_lacks_and_a_build_refuses_it() {
-        let without_windows: Vec<NativeProgram> = EMBEDDED
-            .iter()
-            .map(|p| NativeProgram {
-                bytes: p.bytes.filter(|_| p.platform != Platform::Windows),
-                ..*p
-            })
-            .collect();
+        let without_windows = embedded_without(Platform::Windows);
         let listed = wheel_files_from(
             &without_windows,
             Platform::Windows,
