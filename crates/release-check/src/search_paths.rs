@@ -26,7 +26,9 @@ pub(crate) fn check(linux: Option<&(WheelSetTree, LinkReport)>) -> Option<Vec<St
             {
                 problems.push(format!(
                     "{} (in {}): its {tag} searches the absolute directory {entry}, a directory \
-                     of the build host; rebuild without --keep-absolute-search-paths",
+                     of the build host; rebuild without --keep-absolute-search-paths (a file the \
+                     build does not edit, 32-bit or another machine's, must be left out of the \
+                     artifacts)",
                     file.path,
                     file.origin.as_deref().unwrap_or("?")
                 ));

@@ -671,6 +671,6 @@ fn absolute_search_path_entries_are_left_out_with_a_warning_unless_kept() {
         .collect();
     insta::assert_snapshot!(problems.join("\n"), @"
     FAILED  search-paths: no ELF file of a Linux runtime wheel searches an absolute directory (a directory of the build host)
-            - _rocm_sdk_core/lib/libamdhip64.so.7 (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths
+            - _rocm_sdk_core/lib/libamdhip64.so.7 (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths (a file the build does not edit, 32-bit or another machine's, must be left out of the artifacts)
     ");
 }
