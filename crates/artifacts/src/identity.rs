@@ -82,6 +82,16 @@ pub(crate) fn open_regular(path: &Path, follow: bool) -> Result<(File, Metadata)
         &mut options,
         libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
     );
+    // The reparse point itself, not its target: the file-type check below
+    // refuses it.
+    #[cfg(windows)]
+    if !follow {
+        const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        std::os::windows::fs::OpenOptionsExt::custom_flags(
+            &mut options,
+            FILE_FLAG_OPEN_REPARSE_POINT,
+        );
+    }
     let file = options.open(path).map_err(|e| {
         #[cfg(unix)]
         if !follow && e.raw_os_error() == Some(libc::ELOOP) {
