@@ -9,18 +9,19 @@
 //! later decompress again and skip to a member's offset
 //! ([`crate::EntrySource::open`]), or stream every wanted member of an archive
 //! in one pass ([`crate::read_sources`]); each reopening checks that the
-//! file is still the one indexed (device, inode, size, mtime), so the bytes
-//! read are the bytes verified.
+//! file is still the one indexed (device, inode, size, mtime, ctime:
+//! [`crate::FileIdentity`]), so the bytes read are the bytes verified.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{ArchiveRef, Artifact, ArtifactLocation, EntrySource, Member, MemberKind};
 use crate::extract::ExtractRoot;
+use crate::identity::{FileIdentity, open_checked, open_regular};
 use crate::manifest::{MANIFEST_FILE, parse_manifest};
 use crate::{ArchiveFormat, ArtifactName, Error, Result};
 
@@ -36,54 +37,10 @@ pub(crate) const XZ_MEMORY_LIMIT: u64 = 512 << 20;
 /// A tar block; the end-of-archive marker is (at least) one of zeros.
 const BLOCK: u64 = 512;
 
-/// What identifies an archive file's bytes: recorded when it is indexed,
-/// compared whenever it is opened again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct FileIdentity {
-    id: file_id::FileId,
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-}
-
-impl FileIdentity {
-    fn of(path: &Path, file: &File, meta: &Metadata) -> Result<Self> {
-        Ok(Self {
-            id: file_id::FileId::of_file(file, meta).map_err(|e| Error::io(path, e))?,
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        })
-    }
-}
-
-/// Opens an archive file without blocking on a FIFO; it must be a regular file.
-fn open_archive_file(path: &Path) -> Result<(File, Metadata)> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path).map_err(|e| Error::io(path, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
-    if !meta.is_file() {
-        return Err(Error::UnsupportedFileType {
-            path: path.to_path_buf(),
-            kind: crate::scan_dir::kind_of(meta.file_type()).into(),
-        });
-    }
-    Ok((file, meta))
-}
-
 /// A decompressing reader over the whole tar stream of an archive indexed
 /// earlier; refuses a file that is no longer the one indexed.
 pub(crate) fn decoder(archive: &ArchiveRef) -> Result<Box<dyn Read + Send>> {
-    let (file, meta) = open_archive_file(&archive.path)?;
-    if FileIdentity::of(&archive.path, &file, &meta)? != archive.identity {
-        return Err(Error::BadArchive {
-            archive: archive.path.clone(),
-            reason: "the file changed since it was indexed; artifacts must not change while \
-                     a build reads them, run the build again"
-                .into(),
-        });
-    }
+    let file = open_checked(&archive.path, &archive.identity, true)?;
     decompress(file, archive)
 }
 
@@ -348,7 +305,7 @@ pub(crate) fn index_archive(
     format: ArchiveFormat,
     extract: Option<&Path>,
 ) -> Result<Artifact> {
-    let (file, meta) = open_archive_file(&path)?;
+    let (file, meta) = open_regular(&path, true)?;
     let identity = FileIdentity::of(&path, &file, &meta)?;
     let archive = Arc::new(ArchiveRef {
         path,
@@ -460,7 +417,10 @@ fn index_members(
             let size = entry.size();
             let offset = entry.raw_file_position();
             let source = match extract.as_deref_mut() {
-                Some(root) => EntrySource::File(root.write(&full, offset, size, &mut entry)?),
+                Some(root) => {
+                    let (path, identity) = root.write(&full, offset, size, &mut entry)?;
+                    EntrySource::File { path, identity }
+                }
                 None => EntrySource::ArchiveMember {
                     archive: Arc::clone(archive),
                     offset,
@@ -487,6 +447,7 @@ fn index_members(
                     path: inside(&path, &full),
                 });
             };
+            crate::error::check_name(text, "link text", || inside(&path, &full))?;
             Seen {
                 kind: MemberKind::Symlink(text.to_owned()),
                 mode: 0o777,
@@ -647,6 +608,7 @@ fn member_name(archive: &std::path::Path, raw: &[u8]) -> Result<String> {
             path: inside(archive, &String::from_utf8_lossy(raw)),
         });
     };
+    crate::error::check_name(text, "name", || inside(archive, text))?;
     let outside = || Error::MemberOutsidePrefix {
         archive: archive.to_path_buf(),
         member: text.to_owned(),

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::archive::FileIdentity;
+use crate::identity::{FileIdentity, open_checked, open_regular};
 use crate::{ArchiveFormat, ArtifactName, Error, Result};
 
 /// Where an artifact lives.
@@ -38,10 +38,20 @@ pub struct ArchiveRef {
 }
 
 /// Where the bytes of a regular file come from.
+///
+/// Every open checks that the source is still what was indexed (its
+/// [`FileIdentity`] for a file; the archive's for a member) and refuses it
+/// with [`Error::SourceChanged`] otherwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntrySource {
-    /// A file on disk (inside a directory artifact).
-    File(PathBuf),
+    /// A file on disk (inside a directory artifact, or a member this
+    /// process extracted from an archive).
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What it was when it was indexed.
+        identity: FileIdentity,
+    },
     /// The data of an archive member: `size` bytes at `offset` in the
     /// decompressed tar stream (a hard link points at its target's data).
     ArchiveMember {
@@ -55,6 +65,24 @@ pub enum EntrySource {
 }
 
 impl EntrySource {
+    /// The regular file at `path` as it is now: a source whose later opens
+    /// fail once it changes. A symlink is not followed.
+    pub fn file(path: impl Into<PathBuf>) -> Result<Self> {
+        let path = path.into();
+        let (file, meta) = open_regular(&path, false)?;
+        let identity = FileIdentity::of(&path, &file, &meta)?;
+        Ok(Self::File { path, identity })
+    }
+
+    /// A file on disk, opened and checked against its identity (seekable,
+    /// for a reader that parses headers); `None` for an archive member.
+    pub fn open_file(&self) -> Result<Option<std::fs::File>> {
+        match self {
+            Self::File { path, identity } => open_checked(path, identity, false).map(Some),
+            Self::ArchiveMember { .. } => Ok(None),
+        }
+    }
+
     /// Opens the bytes for reading.
     ///
     /// For an archive member this decompresses the archive from its start
@@ -63,10 +91,7 @@ impl EntrySource {
     /// which decompress each archive once.
     pub fn open(&self) -> Result<Box<dyn Read + Send>> {
         match self {
-            Self::File(path) => {
-                let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-                Ok(Box::new(f))
-            }
+            Self::File { path, identity } => Ok(Box::new(open_checked(path, identity, false)?)),
             Self::ArchiveMember {
                 archive,
                 offset,
@@ -92,7 +117,7 @@ impl EntrySource {
     pub fn read_to_vec(&self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
         self.open()?.read_to_end(&mut out).map_err(|e| match self {
-            Self::File(path) => Error::io(path, e),
+            Self::File { path, .. } => Error::io(path, e),
             Self::ArchiveMember { archive, .. } => crate::archive::read_error(&archive.path, e),
         })?;
         Ok(out)
@@ -101,7 +126,7 @@ impl EntrySource {
     /// The file on disk, or the archive, that holds the bytes.
     pub fn path(&self) -> &Path {
         match self {
-            Self::File(p) => p,
+            Self::File { path, .. } => path,
             Self::ArchiveMember { archive, .. } => &archive.path,
         }
     }

@@ -11,9 +11,10 @@ use crate::artifact::Artifact;
 use crate::manifest::MANIFEST_FILE;
 use crate::therock::{BASE_ARTIFACT, DIST_INFO_PATH, THEROCK_MANIFEST_PATH, expected_path};
 use crate::{
-    ArchiveFormat, ArtifactFilter, ArtifactName, Catalog, DistInfoJson, Error, PathFilter, Result,
+    ArchiveFormat, ArtifactFilter, ArtifactName, Catalog, Error, PathFilter, Result,
     TheRockManifest,
 };
+use dist_info::dist_targets::DistTargets;
 
 /// Something in the artifact directory that was skipped (logged, never fatal).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -252,13 +253,17 @@ impl ArtifactDir {
         TheRockManifest::parse(&bytes, &origin)
     }
 
-    /// Reads `share/therock/dist_info.json` from `base_lib_generic`.
-    pub fn dist_info(&self) -> Result<DistInfoJson> {
+    /// Reads `share/therock/dist_info.json` from `base_lib_generic`, with
+    /// the reader the install side uses ([`DistTargets::parse`]).
+    pub fn dist_info(&self) -> Result<DistTargets> {
         let (bytes, origin) = self.read_base_file(
             DIST_INFO_PATH,
             "dist_info.json lists the build's GPU targets; pass the artifact directory of a complete TheRock build",
         )?;
-        DistInfoJson::parse(&bytes, &origin)
+        DistTargets::parse(&bytes).map_err(|source| Error::DistTargets {
+            path: origin,
+            source,
+        })
     }
 
     fn read_base_file(

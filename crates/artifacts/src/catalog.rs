@@ -400,13 +400,10 @@ pub(crate) fn build(artifacts: &[&Artifact], paths: &PathFilter) -> Result<Catal
         });
     }
     warnings.sort();
+    // The caller reports the warnings (a build merges the same artifacts
+    // into several catalogs and says each once).
     for w in &warnings {
-        if matches!(
-            w,
-            CatalogWarning::DuplicateDiffers { .. } | CatalogWarning::Shadowed { .. }
-        ) {
-            tracing::warn!("{w}");
-        }
+        tracing::debug!("{w}");
     }
     Ok(Catalog {
         artifacts: artifacts.iter().map(|a| Arc::clone(&a.name)).collect(),
@@ -473,7 +470,6 @@ fn log_dangling(
     warnings: &mut Vec<CatalogWarning>,
 ) {
     if reason.is_escape() || reason == Dangling::Loop {
-        tracing::warn!(%artifact, relpath, target, "symlink not followed ({reason}); treated as dangling");
         warnings.push(CatalogWarning::LinkNotFollowed {
             relpath: relpath.to_owned(),
             artifact: artifact.clone(),

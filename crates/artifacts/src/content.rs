@@ -25,7 +25,7 @@ use crate::{Error, Result};
 /// # fn main() -> Result<(), artifacts::Error> {
 /// use std::io::Read;
 /// use artifacts::{read_sources, EntrySource};
-/// let items = vec![("a", EntrySource::File("a.txt".into()))];
+/// let items = vec![("a", EntrySource::file("a.txt")?)];
 /// let refs: Vec<(&str, &EntrySource)> = items.iter().map(|(k, s)| (*k, s)).collect();
 /// read_sources(&refs, |_name, r| {
 ///     let mut v = Vec::new();
@@ -72,7 +72,7 @@ fn plan_units<'a, T>(items: &[(T, &'a EntrySource)]) -> Vec<Unit<'a>> {
     let mut archives: BTreeMap<PathBuf, (&'a ArchiveRef, Wanted)> = BTreeMap::new();
     for (i, (_, source)) in items.iter().enumerate() {
         match source {
-            EntrySource::File(_) => units.push(Unit::File(i)),
+            EntrySource::File { .. } => units.push(Unit::File(i)),
             EntrySource::ArchiveMember {
                 archive,
                 offset,

@@ -49,6 +49,23 @@ pub enum Error {
         line: String,
     },
 
+    /// A manifest line is not one path as a directory is named: it starts
+    /// or ends with whitespace, or holds a control character.
+    #[error(
+        "{artifact}: artifact_manifest.txt line {line_number} ({line:?}) {problem}; a manifest \
+         line is one path, exactly as the directory is named: fix the line"
+    )]
+    BadManifestLine {
+        /// The artifact whose manifest is wrong.
+        artifact: String,
+        /// 1-based line number.
+        line_number: usize,
+        /// The offending line.
+        line: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+
     /// A component of a manifest line's path is a symlink: the base
     /// directory would be read from wherever the link points.
     #[error(
@@ -101,6 +118,31 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// A file name, link text or archive member name holds a control
+    /// character (shown escaped, so the message stays one line).
+    #[error(
+        "{}: the {what} holds a control character; rename it (installers and `rocm-sdk test` \
+         read a package's file list line by line, so no package may hold such a name)",
+        escaped(path)
+    )]
+    ControlCharacterInName {
+        /// The path, or the link whose text it is.
+        path: PathBuf,
+        /// `name` or `link text`.
+        what: &'static str,
+    },
+
+    /// A source (a file, or an archive) is not the file it was when it
+    /// was indexed: replaced, resized or rewritten since.
+    #[error(
+        "{path} changed after the build indexed it (its inode, size or times differ); artifacts \
+         must not change while a build reads them: run the build again once they are complete"
+    )]
+    SourceChanged {
+        /// The file.
+        path: PathBuf,
+    },
+
     /// A file type that cannot be packaged (device, FIFO, socket, ...).
     #[error(
         "{path}: unsupported file type ({kind}); only files, directories and symlinks can be packaged"
@@ -143,6 +185,18 @@ pub enum Error {
         hint: &'static str,
     },
 
+    /// `share/therock/dist_info.json` cannot be read by the install side.
+    #[error(
+        "{path}: rocm-sdk could not read this dist_info.json; fix it or rebuild base_lib_generic \
+         (TheRock writes it when the build is configured)"
+    )]
+    DistTargets {
+        /// The document.
+        path: PathBuf,
+        /// What is wrong with it.
+        source: dist_info::dist_targets::DistTargetsError,
+    },
+
     /// A JSON document could not be parsed or has the wrong shape.
     #[error("{path}: {reason}")]
     BadJson {
@@ -151,6 +205,34 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+}
+
+/// `path` with its control characters escaped (`\n`, `\u{7}`).
+fn escaped(path: &std::path::Path) -> String {
+    path.display()
+        .to_string()
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Refuses `text` (a name, or with `what` = `link text` a link's text)
+/// when the rule every package keeps to
+/// ([`dist_info::devel_tree::check_file_name`]) refuses it; `path` names
+/// it in the error.
+pub(crate) fn check_name(
+    text: &str,
+    what: &'static str,
+    path: impl FnOnce() -> PathBuf,
+) -> Result<()> {
+    dist_info::devel_tree::check_file_name(text)
+        .map_err(|_| Error::ControlCharacterInName { path: path(), what })
 }
 
 impl Error {

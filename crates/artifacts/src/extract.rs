@@ -17,6 +17,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::artifact::ArtifactLocation;
+use crate::identity::FileIdentity;
 use crate::{ArtifactDir, ArtifactFilter, ArtifactName, Error, Result};
 
 /// The copy buffer of one archive's extraction.
@@ -68,14 +69,15 @@ impl ExtractRoot {
     }
 
     /// Writes the `size` bytes of `data` (the member `name`, whose data
-    /// starts at `offset` in the stream) to a new file; returns its path.
+    /// starts at `offset` in the stream) to a new file; returns its path
+    /// and its identity once written (what later reads must find).
     pub(crate) fn write(
         &mut self,
         name: &str,
         offset: u64,
         size: u64,
         data: &mut dyn Read,
-    ) -> Result<PathBuf> {
+    ) -> Result<(PathBuf, FileIdentity)> {
         let (path, mut file) = self.new_member_file(name, offset)?;
         let mut left = size;
         while left > 0 {
@@ -90,7 +92,9 @@ impl ExtractRoot {
                 .map_err(|e| self.write_error(&path, e))?;
             left -= got as u64;
         }
-        Ok(path)
+        let meta = file.metadata().map_err(|e| self.write_error(&path, e))?;
+        let identity = FileIdentity::of(&path, &file, &meta)?;
+        Ok((path, identity))
     }
 
     /// Creates the file for a member's data at `{root}/{name}`, or below

@@ -55,6 +55,7 @@ mod error;
 mod extract;
 mod filter;
 mod glob;
+mod identity;
 mod manifest;
 mod name;
 mod resolve;
@@ -70,9 +71,8 @@ pub use content::read_sources;
 pub use error::{Error, Result};
 pub use filter::{ArtifactFilter, PathFilter};
 pub use glob::Glob;
+pub use identity::FileIdentity;
 pub use manifest::{MANIFEST_FILE, parse_manifest};
 pub use name::{ArchiveFormat, ArtifactName, GENERIC_TARGET};
 pub use resolve::{Dangling, Resolution};
-pub use therock::{
-    BASE_ARTIFACT, DIST_INFO_PATH, DistInfoJson, Mode, THEROCK_MANIFEST_PATH, TheRockManifest,
-};
+pub use therock::{BASE_ARTIFACT, DIST_INFO_PATH, Mode, THEROCK_MANIFEST_PATH, TheRockManifest};

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::artifact::{Artifact, ArtifactLocation, EntrySource, Member, MemberKind};
+use crate::identity::FileIdentity;
 use crate::manifest::{MANIFEST_FILE, parse_manifest};
 use crate::{ArtifactName, Error, Result};
 
@@ -200,6 +201,7 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
         let Some(file_name) = file_name.to_str() else {
             return Err(Error::NonUtf8Name { path });
         };
+        crate::error::check_name(file_name, "name", || path.clone())?;
         let relpath = if rel.is_empty() {
             file_name.to_owned()
         } else {
@@ -213,6 +215,7 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
             let Some(target) = target.to_str() else {
                 return Err(Error::NonUtf8Name { path });
             };
+            crate::error::check_name(target, "link text", || path.clone())?;
             out.push(Member {
                 prefix,
                 relpath,
@@ -238,7 +241,10 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
                 kind: MemberKind::File,
                 mode,
                 size: meta.len(),
-                source: Some(EntrySource::File(path)),
+                source: Some(EntrySource::File {
+                    identity: FileIdentity::of_entry(&path, &meta)?,
+                    path,
+                }),
             });
         } else {
             return Err(Error::UnsupportedFileType {

@@ -1,4 +1,5 @@
-//! The build's own description: `therock_manifest.json` and `dist_info.json`.
+//! The build's own description: `therock_manifest.json`, and where
+//! `dist_info.json` lives (its reader is [`dist_info::dist_targets`]).
 
 use std::path::{Path, PathBuf};
 
@@ -113,36 +114,6 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
-/// `share/therock/dist_info.json`: the GPU targets the build was configured for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DistInfoJson {
-    /// `dist_amdgpu_targets` split on `;`, trimmed, empties dropped, in file order.
-    pub dist_amdgpu_targets: Vec<String>,
-    /// The raw `dist_amdgpu_targets` string.
-    pub raw_targets: String,
-}
-
-impl DistInfoJson {
-    /// Parses the document; `origin` names it in errors.
-    pub fn parse(bytes: &[u8], origin: &Path) -> Result<Self> {
-        let bad = bad_json(origin);
-        let doc = parse_json(bytes, origin)?;
-        let raw = match doc.get("dist_amdgpu_targets") {
-            Some(Value::String(s)) => s.clone(),
-            _ => return Err(bad("expected a string \"dist_amdgpu_targets\"".into())),
-        };
-        Ok(Self {
-            dist_amdgpu_targets: raw
-                .split(';')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned)
-                .collect(),
-            raw_targets: raw,
-        })
-    }
-}
-
 /// Where a missing build description was expected, for the error.
 pub(crate) fn expected_path(dir: &Path, path_in_artifact: &str) -> PathBuf {
     dir.join(BASE_ARTIFACT).join(path_in_artifact)
@@ -191,16 +162,5 @@ mod tests {
         assert!(e.to_string().starts_with("x/m.json:"), "{e}");
         let e = TheRockManifest::parse(b"{", Path::new("x/m.json")).unwrap_err();
         assert!(e.to_string().contains("not valid JSON"), "{e}");
-    }
-
-    #[test]
-    fn dist_info_targets_split_on_semicolons() {
-        let d = DistInfoJson::parse(
-            br#"{"dist_amdgpu_targets":"gfx942; gfx1100;;"}"#,
-            Path::new("d"),
-        )
-        .unwrap();
-        assert_eq!(d.dist_amdgpu_targets, ["gfx942", "gfx1100"]);
-        assert!(DistInfoJson::parse(b"{}", Path::new("d")).is_err());
     }
 }

@@ -108,7 +108,7 @@ fn modes_versions_and_targets_are_read_from_the_build() {
             let m = dir.therock_manifest().unwrap();
             assert_eq!(m.mode, expected);
             assert_eq!(m.version.as_deref(), Some(fixtures::VERSION));
-            assert_eq!(dir.dist_info().unwrap().raw_targets, targets);
+            assert_eq!(dir.dist_info().unwrap().raw, targets);
         }
     }
 }

@@ -682,7 +682,58 @@ fn an_archive_changed_after_indexing_is_not_read() {
     )
     .unwrap();
     let e = c.get("lib/a").unwrap().open().err().expect("refused");
-    assert!(e.to_string().contains("changed since"), "{e}");
+    assert!(
+        e.to_string().contains("changed after the build indexed it"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_file_changed_after_indexing_is_not_read() {
+    // Rewritten in place with bytes of the same length (a new mtime), or
+    // replaced by another file: what was classified is not what would be
+    // read, so every open refuses it.
+    let t = tempfile::tempdir().unwrap();
+    let stage = artifact(t.path(), "base_lib_generic");
+    write(&stage.join("lib/a"), "first");
+    write(&stage.join("lib/b"), "first");
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    for name in ["lib/a", "lib/b"] {
+        fs::File::options()
+            .write(true)
+            .open(stage.join(name))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    }
+    let c = catalog(t.path());
+    for name in ["lib/a", "lib/b"] {
+        let mut bytes = String::new();
+        std::io::Read::read_to_string(&mut c.get(name).unwrap().open().unwrap(), &mut bytes)
+            .unwrap();
+        assert_eq!(bytes, "first");
+    }
+    let a = stage.join("lib/a");
+    fs::write(&a, "other").unwrap();
+    let replacement = stage.join("lib/b.new");
+    fs::write(&replacement, "other").unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&replacement)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    fs::rename(&replacement, stage.join("lib/b")).unwrap();
+    for name in ["lib/a", "lib/b"] {
+        let source = c.get(name).unwrap().source().unwrap().clone();
+        let e = c.get(name).unwrap().open().err().expect("refused");
+        assert!(
+            matches!(&e, Error::SourceChanged { path } if path == &stage.join(name)),
+            "{e}"
+        );
+        assert!(source.open_file().is_err(), "{name}: the seekable open too");
+        assert!(source.read_to_vec().is_err());
+    }
 }
 
 #[test]
@@ -722,7 +773,7 @@ fn extracted_archives_read_like_the_archive_with_hard_links_sharing_one_file() {
     assert_eq!(rows(&after), rows(&before));
     let source = |relpath: &str| after.get(relpath).unwrap().source().unwrap().clone();
     assert_eq!(source("lib/libx-copy.so.1"), source("lib/libx.so.1"));
-    let artifacts::EntrySource::File(path) = source("share/doc") else {
+    let artifacts::EntrySource::File { path, .. } = source("share/doc") else {
         panic!("an extracted member reads from a file");
     };
     assert_eq!(

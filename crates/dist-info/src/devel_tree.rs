@@ -55,7 +55,7 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-pub use crate::member::{PathProblem, check_relpath};
+pub use crate::member::{PathProblem, check_file_name, check_relpath};
 use crate::nonce::Nonce;
 use crate::package::{Mode, Package, PackageKind};
 
@@ -223,7 +223,7 @@ pub enum LinkProblem {
 /// );
 /// ```
 pub fn check_link_text(text: &str) -> Result<(), LinkProblem> {
-    if text.is_empty() || text.chars().any(char::is_control) {
+    if text.is_empty() || check_file_name(text).is_err() {
         Err(LinkProblem::InvalidText(text.to_owned()))
     } else if text.starts_with('/') {
         Err(LinkProblem::Absolute(text.to_owned()))

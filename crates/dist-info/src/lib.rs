@@ -1,8 +1,9 @@
 //! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, versions, requirements and extras of the
-//! `rocm` selector, target selection, the `_dist_info.json` document, what
-//! a member of any package may be, the safety rules of the devel tree
-//! that the build and the install share, and the names Windows cannot hold.
+//! `rocm` selector, target selection, the `_dist_info.json` document,
+//! TheRock's `share/therock/dist_info.json` (its one reader), what a member
+//! of any package may be, the safety rules of the devel tree that the build
+//! and the install share, and the names Windows cannot hold.
 //!
 //! No I/O beyond (de)serialising its own documents: callers read files and
 //! the environment and pass values in.
@@ -32,6 +33,7 @@ pub mod console_scripts;
 pub mod devel_links;
 pub mod devel_tree;
 pub mod dist_name;
+pub mod dist_targets;
 pub mod document;
 pub mod epoch;
 pub mod error_chain;

@@ -54,6 +54,28 @@ pub enum PathProblem {
     OutsideDevelRoot(String),
 }
 
+/// Checks one name (a file or directory name, one segment of a member
+/// path) for what no package may hold, whatever the platform: a control
+/// character (U+0000–U+001F, U+007F–U+009F). RECORD, the installers and
+/// `rocm-sdk test` read paths line by line, so a newline in a name ships a
+/// file no installation can account for. The rule of every package: the
+/// artifacts are refused with such a name before anything is planned
+/// (docs/behaviour.md#inputs), member paths ([`check_relpath`]) and the
+/// devel tarball's links are checked with it, and the install side refuses
+/// a tarball member that breaks it.
+///
+/// ```
+/// use dist_info::member::{PathProblem, check_file_name};
+/// assert_eq!(check_file_name("libfoo.so"), Ok(()));
+/// assert_eq!(check_file_name("lib\nfoo.so"), Err(PathProblem::ControlCharacter));
+/// ```
+pub fn check_file_name(name: &str) -> Result<(), PathProblem> {
+    if name.chars().any(char::is_control) {
+        return Err(PathProblem::ControlCharacter);
+    }
+    Ok(())
+}
+
 /// Checks that `relpath` is a clean relative path: non-empty `/`-separated
 /// normal segments, no `.`/`..`, no leading or doubled `/`, no Windows
 /// drive, no backslash, no control characters.
@@ -74,9 +96,7 @@ pub fn check_relpath(relpath: &str) -> Result<(), PathProblem> {
     if relpath.contains('\\') {
         return Err(PathProblem::Backslash);
     }
-    if relpath.chars().any(char::is_control) {
-        return Err(PathProblem::ControlCharacter);
-    }
+    check_file_name(relpath)?;
     // `C:x` is relative to drive C's current directory, `C:/x` absolute.
     let bytes = relpath.as_bytes();
     if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {

@@ -21,6 +21,9 @@ pub struct SearchPathEdit {
     /// Entries to add after the existing ones; entries already present are
     /// not added twice.
     pub append: Vec<String>,
+    /// Entries taken out of the existing search path (every occurrence,
+    /// compared byte for byte) before appending.
+    pub remove: Vec<String>,
     /// Store the result as `DT_RPATH` (searched before `LD_LIBRARY_PATH`),
     /// turning a `DT_RUNPATH` into one and dropping any other `DT_RUNPATH`.
     pub force_rpath: bool,
@@ -58,6 +61,22 @@ impl SearchPathEdit {
         self
     }
 
+    /// Also takes `entries` out of the existing search path.
+    ///
+    /// ```
+    /// let edit = elf_surgery::SearchPathEdit::append(["$ORIGIN"]).remove(["/home/builder/lib"]);
+    /// assert_eq!(edit.remove, ["/home/builder/lib"]);
+    /// ```
+    #[must_use]
+    pub fn remove<I, S>(mut self, entries: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.remove.extend(entries.into_iter().map(Into::into));
+        self
+    }
+
     fn validate(&self) -> Result<()> {
         let all = self.set.iter().flatten().chain(&self.append);
         for entry in all {
@@ -84,6 +103,13 @@ impl SearchPathEdit {
             (None, Some((_, p))) => p.clone(),
             (None, None) => Vec::new(),
         };
+        if !self.remove.is_empty() {
+            let kept: Vec<&[u8]> = path
+                .split(|&b| b == b':')
+                .filter(|entry| !self.remove.iter().any(|r| r.as_bytes() == *entry))
+                .collect();
+            path = kept.join(&b':');
+        }
         for entry in &self.append {
             let present = path.split(|&b| b == b':').any(|c| c == entry.as_bytes());
             if !present {
@@ -161,6 +187,21 @@ mod tests {
             target(&SearchPathEdit::default().force_rpath(), &raw(None, None)),
             None
         );
+    }
+
+    #[test]
+    fn removed_entries_leave_the_existing_path_before_appending() {
+        let edit = SearchPathEdit::append(["$ORIGIN/a"])
+            .remove(["/home/b/lib", "/x"])
+            .force_rpath();
+        let t = target(
+            &edit,
+            &raw(None, Some("/home/b/lib:$ORIGIN:/home/b/lib:/y")),
+        );
+        assert_eq!(t, Some((elf::DT_RPATH, "$ORIGIN:/y:$ORIGIN/a".into())));
+        // Nothing left and nothing to append: no search path at all.
+        let edit = SearchPathEdit::default().remove(["/only"]).force_rpath();
+        assert_eq!(target(&edit, &raw(Some("/only"), None)), None);
     }
 
     #[test]

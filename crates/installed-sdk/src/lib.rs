@@ -9,7 +9,7 @@
 //! - [`Site`]: the site-packages of an installation (found from the
 //!   program's own location), its documents, and
 //!   [`Site::ensure_devel`] (unpack the devel tree, reconcile device links).
-//! - [`DistTargets`]: the GPU targets the release was built for.
+//! - [`read_dist_targets`]: the GPU targets the release was built for.
 //! - [`distributions::installed`]: the ROCm distributions installed there.
 //! - [`self_test`]: the installation self-check of `rocm-sdk test`,
 //!   returning a [`SelfTestReport`] of [`Check`]s.
@@ -39,4 +39,4 @@ pub use error::Error;
 pub use report::{Category, Check, Outcome, REPORT_SCHEMA, SelfTestReport};
 pub use selftest::{SelfTestOptions, self_test};
 pub use site::{BINARY_RELPATH, Site};
-pub use targets::{DIST_TARGETS_RELPATH, DistTargets};
+pub use targets::{DIST_TARGETS_RELPATH, DistTargets, dist_targets_path, read_dist_targets};

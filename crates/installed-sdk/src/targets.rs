@@ -1,60 +1,35 @@
 //! The GPU targets a release was built for: `dist_amdgpu_targets` of
-//! `share/therock/dist_info.json` in core's platform package (docs/behaviour.md#build-flags).
+//! `share/therock/dist_info.json` in core's platform package
+//! (docs/behaviour.md#build-flags), read with the one reader of that
+//! document ([`dist_info::dist_targets`]), the one the build checked it with.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use dist_info::error_chain::Chain;
+
+pub use dist_info::dist_targets::DistTargets;
 
 use crate::error::Error;
 
 /// Where the file lives inside core's platform package.
-pub const DIST_TARGETS_RELPATH: &str = "share/therock/dist_info.json";
+pub const DIST_TARGETS_RELPATH: &str = dist_info::dist_targets::RELPATH;
 
-/// The targets of the installed release.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DistTargets {
-    /// The value as written (`gfx942;gfx1100`).
-    pub raw: String,
-    /// The targets, split on `;` (and `,`), trimmed, empties dropped.
-    pub targets: Vec<String>,
+/// Reads the targets from core's platform package directory.
+pub fn read_dist_targets(core_platform_dir: &Path) -> Result<DistTargets, Error> {
+    let path = dist_targets_path(core_platform_dir);
+    let bytes = std::fs::read(&path).map_err(|e| Error::DistTargets {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    DistTargets::parse(&bytes).map_err(|e| Error::DistTargets {
+        path,
+        reason: Chain(&e).to_string(),
+    })
 }
 
-#[derive(Deserialize)]
-struct DistInfoFile {
-    dist_amdgpu_targets: String,
-}
-
-impl DistTargets {
-    /// Reads the file from core's platform package directory.
-    pub fn read(core_platform_dir: &Path) -> Result<Self, Error> {
-        let path = core_platform_dir.join(DIST_TARGETS_RELPATH);
-        let bytes = std::fs::read(&path).map_err(|e| Error::DistTargets {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        Self::parse(&bytes).map_err(|reason| Error::DistTargets { path, reason })
-    }
-
-    /// Parses the JSON document.
-    pub fn parse(bytes: &[u8]) -> Result<Self, String> {
-        let file: DistInfoFile = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
-        let targets = file
-            .dist_amdgpu_targets
-            .split([';', ','])
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-            .collect();
-        Ok(Self {
-            raw: file.dist_amdgpu_targets,
-            targets,
-        })
-    }
-
-    /// The path of the file for a core platform package directory.
-    pub fn path(core_platform_dir: &Path) -> PathBuf {
-        core_platform_dir.join(DIST_TARGETS_RELPATH)
-    }
+/// The path of the file for a core platform package directory.
+pub fn dist_targets_path(core_platform_dir: &Path) -> PathBuf {
+    core_platform_dir.join(DIST_TARGETS_RELPATH)
 }
 
 #[cfg(test)]
@@ -62,19 +37,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_and_keeps_the_raw_value() {
-        let t = DistTargets::parse(br#"{"dist_amdgpu_targets": "gfx942; gfx942:xnack+;;gfx1100"}"#)
-            .unwrap();
-        assert_eq!(t.raw, "gfx942; gfx942:xnack+;;gfx1100");
-        assert_eq!(t.targets, ["gfx942", "gfx942:xnack+", "gfx1100"]);
-    }
-
-    #[test]
-    fn missing_key_and_missing_file_are_errors_naming_the_file() {
-        assert!(DistTargets::parse(b"{}").is_err());
+    fn a_missing_or_unreadable_file_is_an_error_naming_it_and_the_fix() {
         let dir = tempfile::tempdir().unwrap();
-        let err = DistTargets::read(dir.path()).unwrap_err().to_string();
+        let err = read_dist_targets(dir.path()).unwrap_err().to_string();
         assert!(err.contains(DIST_TARGETS_RELPATH), "{err}");
         assert!(err.contains("reinstall rocm-sdk-core"), "{err}");
+        let file = dist_targets_path(dir.path());
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, br#"{"dist_amdgpu_targets": ["gfx942"]}"#).unwrap();
+        let err = read_dist_targets(dir.path()).unwrap_err().to_string();
+        let err = err.replace(&dir.path().display().to_string(), "[DIR]");
+        insta::assert_snapshot!(err, @r#"[DIR]/share/therock/dist_info.json: "dist_amdgpu_targets" is an array, not a string of targets separated by `;` ("gfx942;gfx1100"); reinstall rocm-sdk-core (`pip install --force-reinstall rocm-sdk-core`)"#);
     }
 }

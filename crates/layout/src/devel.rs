@@ -19,7 +19,7 @@ use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resol
 
 use crate::facts::{Facts, FileClass};
 use crate::plan::{DevelEntry, Dropped, LinkReason, SonameAlias, SourceRef};
-use crate::runtime::split;
+use crate::runtime::{removed_entries, split};
 
 /// The devel tree's package marker. The tree is the platform package
 /// `_rocm_sdk_devel{N}`, a regular package like its runtime siblings, so
@@ -59,12 +59,15 @@ impl RuntimeIndex {
 
 /// The devel tree of `catalog` beside the runtime packages of `index`,
 /// sorted by relpath, and the links left out because the install would
-/// refuse them once unpacked into the tree `names` gives.
+/// refuse them once unpacked into the tree `names` gives (warned about
+/// unless `said` holds the warning already).
 pub(crate) fn plan_devel(
     catalog: &Catalog,
     facts: &Facts,
     index: &RuntimeIndex,
     names: &TreeNames,
+    keep_absolute: bool,
+    said: &mut BTreeSet<String>,
 ) -> (Vec<DevelEntry>, Vec<Dropped>) {
     let mut tree: BTreeMap<String, DevelEntry> = BTreeMap::new();
     // Where each entry came from, for warnings.
@@ -101,9 +104,15 @@ pub(crate) fn plan_devel(
             let Some(source) = SourceRef::of(entry) else {
                 continue;
             };
+            let force_rpath = facts.of(entry).is_some_and(FileClass::takes_search_path);
             DevelEntry::File {
                 relpath: relpath.to_owned(),
-                force_rpath: facts.of(entry).is_some_and(FileClass::takes_search_path),
+                force_rpath,
+                remove: if force_rpath {
+                    removed_entries(facts, entry, keep_absolute)
+                } else {
+                    Vec::new()
+                },
                 source,
             }
         };
@@ -128,7 +137,12 @@ pub(crate) fn plan_devel(
     let mut dropped = Vec::with_capacity(refused.len());
     for (relpath, reason) in refused {
         let origin = artifacts.get(relpath.as_str()).map_or("", String::as_str);
-        tracing::warn!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        // Legacy builds plan one devel tree per family from the same
+        // generic artifacts: each warning once.
+        let warning = format!("{relpath} in {origin}: left out of the devel tarball: {reason}");
+        if said.insert(warning.clone()) {
+            tracing::warn!("{warning}");
+        }
         tree.remove(&relpath);
         dropped.push(Dropped { relpath, reason });
     }

@@ -16,14 +16,10 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
-    /// A host ELF file could not be parsed.
-    #[error("{}", path.display())]
-    Elf {
-        /// The file (or archive).
-        path: PathBuf,
-        /// The cause.
-        source: elf_surgery::Error,
-    },
+    /// A host ELF file could not be parsed; the error names the file (or
+    /// the archive), once.
+    #[error(transparent)]
+    Elf(elf_surgery::Error),
     /// A file named as a runtime library of the library table is not one
     /// (empty, not ELF, not a shared object, not a DLL).
     #[error(
@@ -41,6 +37,32 @@ pub enum Error {
         pattern: String,
         /// What the bytes are instead.
         reason: &'static str,
+    },
+    /// The `share/therock/dist_info.json` core would ship cannot be read
+    /// by the install side.
+    #[error(
+        "{file}: `rocm-sdk targets` could not read this dist_info.json, which rocm-sdk-core \
+         would ship; fix it or rebuild base_lib_generic (TheRock writes it when the build is \
+         configured)"
+    )]
+    DistTargets {
+        /// The file on disk or the archive member.
+        file: String,
+        /// What is wrong with it.
+        source: dist_info::dist_targets::DistTargetsError,
+    },
+    /// A shared object's SONAME is not one plain file name (empty, a path,
+    /// `.`/`..`, a control character): the runtime packages would ship the
+    /// library under it.
+    #[error(
+        "{file}: its SONAME {soname:?} is not a file name; the SONAME names the file the loader \
+         looks for beside the library, so relink it with a plain one (-Wl,-soname,libNAME.so.N)"
+    )]
+    BadSoname {
+        /// The file on disk or the archive member.
+        file: String,
+        /// The SONAME as read.
+        soname: String,
     },
     /// A rule of docs/behaviour.md#build-checks refuses the build.
     #[error("{0}")]

@@ -6,6 +6,7 @@ use std::io::{Cursor, Read};
 use std::sync::{Mutex, PoisonError};
 
 use artifacts::{Entry, EntrySource};
+use dist_info::devel_tree::check_relpath;
 use elf_surgery::{ElfFile, ElfKind};
 use serde::Serialize;
 
@@ -65,16 +66,27 @@ impl FileClass {
     }
 }
 
+/// The absolute entries of an ELF file's search path: directories of the
+/// machine that built it (docs/behaviour.md#search-paths).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbsoluteSearchPath {
+    /// `RUNPATH` or `RPATH`: the entry the loader reads (`RUNPATH` wins).
+    pub tag: &'static str,
+    /// The entries that start with `/`, in file order.
+    pub entries: Vec<String>,
+}
+
 /// Facts for every file source of a build, keyed by where the bytes live.
 #[derive(Debug, Default)]
 pub struct Facts {
     classes: HashMap<String, FileClass>,
+    absolute: HashMap<String, AbsoluteSearchPath>,
 }
 
 /// The key of a source: its file, plus the offset inside an archive.
 fn key(source: &EntrySource) -> String {
     match source {
-        EntrySource::File(path) => path.display().to_string(),
+        EntrySource::File { path, .. } => path.display().to_string(),
         EntrySource::ArchiveMember {
             archive, offset, ..
         } => {
@@ -90,30 +102,35 @@ impl Facts {
         &mut self,
         entries: impl IntoIterator<Item = &'a Entry>,
     ) -> Result<(), Error> {
-        let mut todo: Vec<(String, &EntrySource)> = entries
+        let mut todo: Vec<(String, &Entry, &EntrySource)> = entries
             .into_iter()
-            .filter_map(Entry::source)
-            .map(|s| (key(s), s))
-            .filter(|(k, _)| !self.classes.contains_key(k))
+            .filter_map(|e| e.source().map(|s| (key(s), e, s)))
+            .filter(|(k, _, _)| !self.classes.contains_key(k))
             .collect();
         todo.sort_by(|a, b| a.0.cmp(&b.0));
         todo.dedup_by(|a, b| a.0 == b.0);
         // One pass per archive (members in offset order), files in
         // parallel: reading archive members one by one would decompress
         // the archive from its start for each.
-        let items: Vec<((String, &EntrySource), &EntrySource)> =
-            todo.into_iter().map(|(k, s)| ((k, s), s)).collect();
+        let items: Vec<((String, &Entry, &EntrySource), &EntrySource)> =
+            todo.into_iter().map(|(k, e, s)| ((k, e, s), s)).collect();
         let found = Mutex::new(Vec::with_capacity(items.len()));
-        artifacts::read_sources(&items, |(key, source), reader| {
-            let class = classify(source, reader)?;
-            found
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push((key.clone(), class));
+        artifacts::read_sources(&items, |(key, entry, source), reader| {
+            let (class, absolute) = classify(source, reader)?;
+            check_soname(entry, &class)?;
+            found.lock().unwrap_or_else(PoisonError::into_inner).push((
+                key.clone(),
+                class,
+                absolute,
+            ));
             Ok::<(), Error>(())
         })?;
-        self.classes
-            .extend(found.into_inner().unwrap_or_else(PoisonError::into_inner));
+        for (key, class, absolute) in found.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            if let Some(absolute) = absolute {
+                self.absolute.insert(key.clone(), absolute);
+            }
+            self.classes.insert(key, class);
+        }
         Ok(())
     }
 
@@ -122,23 +139,59 @@ impl Facts {
         entry.source().and_then(|s| self.classes.get(&key(s)))
     }
 
+    /// The absolute search-path entries of a file entry gathered earlier
+    /// (ELF files only; `None` when it has none).
+    pub fn absolute_search_path(&self, entry: &Entry) -> Option<&AbsoluteSearchPath> {
+        entry.source().and_then(|s| self.absolute_search_path_of(s))
+    }
+
+    /// [`Facts::absolute_search_path`] of a source.
+    pub fn absolute_search_path_of(&self, source: &EntrySource) -> Option<&AbsoluteSearchPath> {
+        self.absolute.get(&key(source))
+    }
+
     /// The class of a file entry: gathered earlier, or read now (a link's
     /// target outside the package's path filter was never gathered).
     pub(crate) fn of_or_read(&self, entry: &Entry) -> Result<Option<FileClass>, Error> {
         match (self.of(entry), entry.source()) {
             (Some(class), _) => Ok(Some(class.clone())),
-            (None, Some(source)) => classify_source(source).map(Some),
+            (None, Some(source)) => {
+                let class = classify_source(source)?;
+                check_soname(entry, &class)?;
+                Ok(Some(class))
+            }
             (None, None) => Ok(None),
         }
     }
 }
 
-fn classify_source(source: &EntrySource) -> Result<FileClass, Error> {
-    classify(source, &mut source.open()?)
+/// A shared object's SONAME is the file name the loader looks for in the
+/// library's own directory, and runtime packages ship the library under
+/// it (docs/behaviour.md#soname-rule): it must be one plain file name.
+fn check_soname(entry: &Entry, class: &FileClass) -> Result<(), Error> {
+    let Some(soname) = class.soname() else {
+        return Ok(());
+    };
+    let plain = check_relpath(soname).is_ok() && !soname.contains('/');
+    if plain {
+        return Ok(());
+    }
+    Err(Error::BadSoname {
+        file: crate::libraries::describe(entry),
+        soname: soname.to_owned(),
+    })
 }
 
-/// The class of `source`, whose bytes `reader` yields.
-fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<FileClass, Error> {
+fn classify_source(source: &EntrySource) -> Result<FileClass, Error> {
+    Ok(classify(source, &mut source.open()?)?.0)
+}
+
+/// The class of `source`, whose bytes `reader` yields, and the absolute
+/// entries of an ELF file's search path.
+fn classify(
+    source: &EntrySource,
+    reader: &mut dyn Read,
+) -> Result<(FileClass, Option<AbsoluteSearchPath>), Error> {
     let io = |e: std::io::Error| Error::Read {
         path: source.path().to_path_buf(),
         source: e,
@@ -149,29 +202,41 @@ fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<FileClass, Er
         .read_to_end(&mut head)
         .map_err(io)?;
     if head.starts_with(b"#!") {
-        return Ok(FileClass::Script);
+        return Ok((FileClass::Script, None));
     }
     if head.starts_with(b"MZ") {
-        return windows_image(&head, reader).map_err(io);
+        return Ok((windows_image(&head, reader).map_err(io)?, None));
     }
     if head != b"\x7fELF" {
-        return Ok(FileClass::Data);
+        return Ok((FileClass::Data, None));
     }
-    let elf = match source {
-        EntrySource::File(path) => ElfFile::open(path),
-        EntrySource::ArchiveMember { .. } => {
-            // Archive members cannot seek: parse from memory (host ELF in
-            // archives is read whole once here).
-            let mut bytes = head;
-            reader.read_to_end(&mut bytes).map_err(io)?;
-            ElfFile::parse(&mut Cursor::new(bytes))
-        }
+    // A file is opened again to seek in it, checked against the identity
+    // it was indexed with like every open. Archive members cannot seek:
+    // parse from memory (host ELF in archives is read whole once here).
+    let elf = if let Some(mut file) = source.open_file()? {
+        ElfFile::parse(&mut file)
+    } else {
+        let mut bytes = head;
+        reader.read_to_end(&mut bytes).map_err(io)?;
+        ElfFile::parse(&mut Cursor::new(bytes))
     };
-    let elf = elf.map_err(|e| Error::Elf {
-        path: source.path().to_path_buf(),
-        source: e,
-    })?;
-    Ok(class_of(&elf))
+    let elf = elf.map_err(|e| Error::Elf(e.at(source.path())))?;
+    Ok((class_of(&elf), absolute_search_path(&elf)))
+}
+
+/// The absolute entries of the search path the loader reads.
+fn absolute_search_path(elf: &ElfFile) -> Option<AbsoluteSearchPath> {
+    let (tag, path) = match (elf.runpath(), elf.rpath()) {
+        (Some(runpath), _) => ("RUNPATH", runpath),
+        (None, Some(rpath)) => ("RPATH", rpath),
+        (None, None) => return None,
+    };
+    let entries: Vec<String> = path
+        .split(':')
+        .filter(|entry| entry.starts_with('/'))
+        .map(str::to_owned)
+        .collect();
+    (!entries.is_empty()).then_some(AbsoluteSearchPath { tag, entries })
 }
 
 fn class_of(elf: &ElfFile) -> FileClass {

@@ -17,6 +17,7 @@
 //! ```
 
 mod devel;
+mod dist_targets;
 mod error;
 mod facts;
 mod libraries;
@@ -29,7 +30,7 @@ mod selectors;
 mod windows;
 
 pub use error::Error;
-pub use facts::{Facts, FileClass};
+pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
     Action, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile, SelectorPlan,
     SonameAlias, SourceRef, windows_executable,

@@ -6,12 +6,13 @@
 //! name and fail only when a user loads it. So the name is checked against
 //! the bytes here, before anything is written.
 
-use artifacts::{Catalog, Entry, EntryKind, EntrySource, Glob, Resolution};
+use artifacts::{Catalog, Entry, EntryKind, Glob, Resolution};
 use dist_info::library::{Library, all_libraries};
 use dist_info::package::PackageKind;
 
 use crate::error::Error;
 use crate::facts::{Facts, FileClass};
+use crate::plan::SourceRef;
 
 /// One library-table pattern, as a relpath glob of a platform package.
 struct Pattern {
@@ -115,26 +116,11 @@ fn defect(size: u64, class: Option<&FileClass>, windows: bool) -> Option<&'stati
 }
 
 /// The file as the user finds it: on disk, or a member of an archive.
-fn describe(file: &Entry) -> String {
-    describe_source(&file.artifact(), file.relpath(), file.source())
-}
-
-/// The file `relpath` of `artifact`, read from `source`, as the user finds
-/// it: on disk, or a member of an archive (or, without a source, by its
-/// artifact and relpath).
-pub(crate) fn describe_source(
-    artifact: &dyn std::fmt::Display,
-    relpath: &str,
-    source: Option<&EntrySource>,
-) -> String {
-    match source {
-        Some(EntrySource::File(path)) => path.display().to_string(),
-        Some(EntrySource::ArchiveMember { archive, .. }) => format!(
-            "{} (member {relpath} of {artifact})",
-            archive.path.display(),
-        ),
-        None => format!("{relpath} in {artifact}"),
-    }
+pub(crate) fn describe(file: &Entry) -> String {
+    SourceRef::of(file).map_or_else(
+        || format!("{} in {}", file.relpath(), file.artifact()),
+        |source| source.describe(),
+    )
 }
 
 #[cfg(test)]

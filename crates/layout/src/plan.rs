@@ -24,6 +24,20 @@ pub struct SourceRef {
 }
 
 impl SourceRef {
+    /// The file as the user finds it: on disk, or a member of an archive
+    /// (as the build's errors and warnings name it).
+    pub fn describe(&self) -> String {
+        match &self.source {
+            EntrySource::File { path, .. } => path.display().to_string(),
+            EntrySource::ArchiveMember { archive, .. } => format!(
+                "{} (member {} of {})",
+                archive.path.display(),
+                self.relpath,
+                self.artifact
+            ),
+        }
+    }
+
     /// The source of a file entry (`None` for directories and links).
     pub fn of(entry: &Entry) -> Option<Self> {
         Some(Self {
@@ -67,6 +81,10 @@ pub enum Action {
         source: SourceRef,
         /// Entries appended after the existing ones.
         append: Vec<String>,
+        /// Absolute entries of the source's search path left out: build
+        /// host directories (empty with `--keep-absolute-search-paths`).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        remove: Vec<String>,
     },
     /// A launcher executing `target`, relative to the launcher's directory
     /// (docs/behaviour.md#launchers).
@@ -133,6 +151,10 @@ pub enum DevelEntry {
         relpath: String,
         /// Whether the search path is forced to `DT_RPATH`.
         force_rpath: bool,
+        /// Absolute entries of the source's search path left out (see
+        /// [`Action::PatchSearchPath`]).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        remove: Vec<String>,
         /// The source file.
         source: SourceRef,
     },

@@ -2,7 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use artifacts::{ArtifactDir, ArtifactFilter, Catalog, GENERIC_TARGET, PathFilter};
+use artifacts::{
+    ArtifactDir, ArtifactFilter, Catalog, CatalogWarning, EntryKind, GENERIC_TARGET, PathFilter,
+};
 use dist_info::devel_links::DevelLinks;
 use dist_info::devel_tree::TreeNames;
 use dist_info::families::FamilyTable;
@@ -15,6 +17,7 @@ use dist_info::target::{base_target, base_targets};
 use dist_info::version::Version;
 
 use crate::devel::{RuntimeIndex, plan_devel};
+use crate::dist_targets::check_dist_targets;
 use crate::error::Error;
 use crate::facts::Facts;
 use crate::libraries::check_runtime_libraries;
@@ -65,6 +68,10 @@ pub struct PlanInput<'a> {
     pub devel_tar_name: String,
     /// Summaries, licence and project URLs of every package.
     pub metadata: ProjectMetadata,
+    /// `--keep-absolute-search-paths`: ship the absolute entries of host
+    /// ELF files' search paths (build-host directories) instead of
+    /// leaving them out (docs/behaviour.md#search-paths).
+    pub keep_absolute_search_paths: bool,
 }
 
 impl<'a> PlanInput<'a> {
@@ -81,6 +88,7 @@ impl<'a> PlanInput<'a> {
             console_scripts: Vec::new(),
             devel_tar_name: "_devel.tar".to_owned(),
             metadata: ProjectMetadata::default(),
+            keep_absolute_search_paths: false,
         }
     }
 
@@ -116,6 +124,10 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
         version: version.to_string(),
         core_platform: platform_of(PackageKind::Core, mode, &input.nonce, None),
         facts: Facts::default(),
+        taken: BTreeSet::new(),
+        contributing: BTreeSet::new(),
+        warnings: BTreeSet::new(),
+        devel_warnings: BTreeSet::new(),
     };
     planner.run(&version)
 }
@@ -126,6 +138,14 @@ struct Planner<'i, 'a> {
     version: String,
     core_platform: String,
     facts: Facts,
+    /// Artifacts some package's rules take (full names).
+    taken: BTreeSet<String>,
+    /// Artifacts that gave a package at least one file or link.
+    contributing: BTreeSet<String>,
+    /// The warnings of every catalog, each once.
+    warnings: BTreeSet<CatalogWarning>,
+    /// The devel plans' warnings said so far.
+    devel_warnings: BTreeSet<String>,
 }
 
 fn package(kind: PackageKind, mode: Mode, nonce: &Nonce) -> Package {
@@ -146,11 +166,137 @@ impl Planner<'_, '_> {
         paths: &PathFilter,
     ) -> Result<Catalog, Error> {
         let catalog = self.input.artifacts.catalog(artifacts, paths)?;
-        for warning in catalog.warnings() {
+        // Several packages merge the same artifacts: each warning is said
+        // once, when the plan is complete (report_catalog_warnings).
+        self.warnings.extend(catalog.warnings().iter().cloned());
+        self.facts.gather(catalog.entries())?;
+        self.taken.extend(
+            self.input
+                .artifacts
+                .artifacts()
+                .iter()
+                .filter(|a| artifacts.matches(a.name()))
+                .map(|a| a.name().to_string()),
+        );
+        self.contributing.extend(
+            catalog
+                .entries()
+                .filter(|e| !matches!(e.kind(), EntryKind::Dir))
+                .map(|e| e.artifact().to_string()),
+        );
+        Ok(catalog)
+    }
+
+    /// The catalogs' warnings, each once; a link not followed that the
+    /// devel plan left out was already named by its warning (with the
+    /// link's text and why the install would refuse it).
+    fn report_catalog_warnings(&self, packages: &[PackagePlan]) {
+        let left_out: BTreeSet<&str> = packages
+            .iter()
+            .filter(|p| p.kind == PackageKind::Devel)
+            .flat_map(|p| p.dropped.iter().map(|d| d.relpath.as_str()))
+            .collect();
+        for warning in &self.warnings {
+            if let CatalogWarning::LinkNotFollowed { relpath, .. } = warning
+                && left_out.contains(relpath.as_str())
+            {
+                continue;
+            }
             tracing::warn!("{warning}");
         }
-        self.facts.gather(catalog.entries())?;
-        Ok(catalog)
+    }
+
+    /// docs/behaviour.md#search-paths: every ELF file whose search path
+    /// names absolute directories is said once (whatever number of names
+    /// and packages it ships under): the entries left out, kept by
+    /// request, or shipped unchanged in a file this tool does not edit.
+    fn report_absolute_search_paths(&self, packages: &[PackagePlan]) {
+        let mut said = BTreeSet::new();
+        let sources = packages.iter().flat_map(|p| {
+            let files = p.files.iter().filter_map(|f| match &f.action {
+                Action::PatchSearchPath { source, .. } => Some((source, true)),
+                Action::Copy { source } => Some((source, false)),
+                _ => None,
+            });
+            let devel = p.devel_tree.iter().filter_map(|e| match e {
+                DevelEntry::File {
+                    source,
+                    force_rpath,
+                    ..
+                } => Some((source, *force_rpath)),
+                _ => None,
+            });
+            files.chain(devel)
+        });
+        for (source, edited) in sources {
+            let Some(absolute) = self.facts.absolute_search_path_of(&source.source) else {
+                continue;
+            };
+            let file = source.describe();
+            if !said.insert(file.clone()) {
+                continue;
+            }
+            let (entries, tag) = (absolute.entries.join(", "), absolute.tag);
+            if !edited {
+                tracing::warn!(
+                    "{file}: ships with the absolute search-path entries {entries} ({tag}) \
+                     unchanged: it is ELF this tool does not edit (another machine, or 32-bit); \
+                     leave it out of the artifacts if nothing loads it"
+                );
+            } else if self.input.keep_absolute_search_paths {
+                tracing::info!(
+                    "{file}: keeping the absolute search-path entries {entries} ({tag}; \
+                     --keep-absolute-search-paths)"
+                );
+            } else {
+                tracing::warn!(
+                    "{file}: left out the absolute search-path entries {entries} ({tag}): they \
+                     name directories of the build host, where any machine that has them could \
+                     supply libraries; pass --keep-absolute-search-paths to ship them"
+                );
+            }
+        }
+    }
+
+    /// docs/behaviour.md#inputs: an artifact a package takes that gives it
+    /// nothing is a warning (its files would be missing without a word);
+    /// one no package takes is only logged.
+    fn report_silent_artifacts(&self) {
+        for artifact in self.input.artifacts.artifacts() {
+            let name = artifact.name().to_string();
+            if self.contributing.contains(&name) {
+                continue;
+            }
+            if !self.taken.contains(&name) {
+                tracing::info!("{name}: not packaged: no package takes this artifact");
+                continue;
+            }
+            let why = if artifact.members().is_empty() && !artifact.missing_prefixes().is_empty() {
+                format!(
+                    "no directory its {} names exists ({}); fix the manifest's lines",
+                    artifacts::MANIFEST_FILE,
+                    artifact
+                        .missing_prefixes()
+                        .iter()
+                        .map(|line| format!("{line:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            } else if artifact
+                .members()
+                .iter()
+                .all(|m| m.kind == artifacts::MemberKind::Dir)
+            {
+                "its base directories hold no file; rebuild the artifact".to_owned()
+            } else {
+                "the package rules leave out every file it holds, or other artifacts provide them"
+                    .to_owned()
+            };
+            tracing::warn!(
+                "{name} ({}) contributes no file to any package: {why}",
+                artifact.location().path().display(),
+            );
+        }
     }
 
     fn run(mut self, version: &Version) -> Result<Plan, Error> {
@@ -161,6 +307,7 @@ impl Planner<'_, '_> {
 
         let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
         check_runtime_libraries(&core, &self.facts, PackageKind::Core, windows)?;
+        check_dist_targets(&core)?;
         let (core_plan, core_rt) =
             self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
         index.add(
@@ -271,6 +418,9 @@ impl Planner<'_, '_> {
             }
         }
 
+        self.report_catalog_warnings(&packages);
+        self.report_silent_artifacts();
+        self.report_absolute_search_paths(&packages);
         let selectors = self.selectors(version, &on_disk, &packages)?;
         let dist_info = &selectors
             .iter()
@@ -359,6 +509,7 @@ impl Planner<'_, '_> {
                 core_platform: &self.core_platform,
                 links,
                 launchers: !self.input.is_windows(),
+                keep_absolute: self.input.keep_absolute_search_paths,
             },
         );
         if kind == PackageKind::Profiler {
@@ -404,13 +555,20 @@ impl Planner<'_, '_> {
     }
 
     fn devel(
-        &self,
+        &mut self,
         catalog: &Catalog,
         index: &RuntimeIndex,
         family: Option<(&String, &str)>,
     ) -> PackagePlan {
         let names = TreeNames::new(&self.input.nonce);
-        let (mut tree, dropped) = plan_devel(catalog, &self.facts, index, &names);
+        let (mut tree, dropped) = plan_devel(
+            catalog,
+            &self.facts,
+            index,
+            &names,
+            self.input.keep_absolute_search_paths,
+            &mut self.devel_warnings,
+        );
         if self.input.is_windows() {
             for entry in &mut tree {
                 if let DevelEntry::File { source, .. } = entry {

@@ -40,6 +40,8 @@ pub(crate) struct Target<'a> {
     /// Whether launchers exist for the platform (Linux); elsewhere a link
     /// to a program ships a copy.
     pub(crate) launchers: bool,
+    /// `--keep-absolute-search-paths`: absolute entries stay.
+    pub(crate) keep_absolute: bool,
 }
 
 impl Runtime {
@@ -164,6 +166,7 @@ impl Runtime {
             Action::PatchSearchPath {
                 source: source_ref,
                 append: search_path_entries(target.kind, &dest, target.core_platform),
+                remove: removed_entries(facts, source, target.keep_absolute),
             }
         } else {
             if class == Some(&FileClass::StaticExecutable) {
@@ -226,6 +229,15 @@ impl Runtime {
                 action: action.clone(),
             })
             .collect()
+    }
+}
+
+/// The absolute search-path entries of `source` that leave it: all of
+/// them, unless they are kept (docs/behaviour.md#search-paths).
+pub(crate) fn removed_entries(facts: &Facts, source: &Entry, keep: bool) -> Vec<String> {
+    match facts.absolute_search_path(source) {
+        Some(absolute) if !keep => absolute.entries.clone(),
+        _ => Vec::new(),
     }
 }
 

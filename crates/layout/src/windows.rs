@@ -13,7 +13,6 @@ use dist_info::devel_tree::TreeNames;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
 
 use crate::error::Error;
-use crate::libraries::describe_source;
 use crate::plan::{Action, DevelEntry, LinkReason, PackagePlan, SourceRef};
 
 /// One path the set installs, relative to site-packages.
@@ -204,5 +203,5 @@ fn installed<'p>(packages: &'p [PackagePlan], names: &TreeNames) -> Vec<Installe
 }
 
 fn origin_of(source: &SourceRef) -> String {
-    describe_source(&source.artifact, &source.relpath, Some(&source.source))
+    source.describe()
 }

@@ -17,7 +17,7 @@ use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
 use crate::built_links::{self, BuiltElves, ElfLinks};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
-use crate::python;
+use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, Stopwatch, human_bytes};
@@ -61,6 +61,11 @@ pub struct PlanArgs {
     /// and `[summaries]` (docs/pipeline.md); unset keys keep their defaults.
     #[arg(long, value_name = "FILE")]
     metadata: Option<PathBuf>,
+    /// Ship the absolute entries of host ELF files' search paths
+    /// (`/home/builder/…/lib`: directories of the build host, which become
+    /// `DT_RPATH`) instead of leaving them out with a warning.
+    #[arg(long)]
+    keep_absolute_search_paths: bool,
     /// `License-Expression` of every package (overrides `--metadata`).
     #[arg(long, value_name = "SPDX")]
     license_expression: Option<String>,
@@ -236,37 +241,30 @@ impl PlanArgs {
         Ok(metadata)
     }
 
-    /// Reads the artifacts and makes the plan.
-    fn plan(&self) -> Result<Plan> {
-        self.plan_from(&self.open_artifacts()?)
+    /// Reads the artifacts and makes the plan; a plan that writes no
+    /// package lists the native program without needing it.
+    fn plan(&self, program: Program) -> Result<Plan> {
+        self.plan_from(&self.open_artifacts()?, program)
     }
 
-    /// Discovers and indexes the artifacts.
+    /// Discovers and indexes the artifacts (the reader logs what it skipped).
     fn open_artifacts(&self) -> Result<ArtifactDir> {
-        Ok(Self::noticed(ArtifactDir::open(&self.artifact_dir)?))
+        Ok(ArtifactDir::open(&self.artifact_dir)?)
     }
 
     /// Discovers and indexes the artifacts, extracting the file members of
     /// archives below `into` on the way (a build reads each member at its
     /// own time).
     fn open_artifacts_extracting(&self, into: &Path) -> Result<ArtifactDir> {
-        Ok(Self::noticed(ArtifactDir::open_extracting(
+        Ok(ArtifactDir::open_extracting(
             &self.artifact_dir,
             &ArtifactFilter::new(),
             into,
-        )?))
-    }
-
-    /// Logs the directory's notices.
-    fn noticed(dir: ArtifactDir) -> ArtifactDir {
-        for notice in dir.notices() {
-            tracing::info!("{notice}");
-        }
-        dir
+        )?)
     }
 
     /// Makes the plan from indexed artifacts.
-    fn plan_from(&self, dir: &ArtifactDir) -> Result<Plan> {
+    fn plan_from(&self, dir: &ArtifactDir, program: Program) -> Result<Plan> {
         let manifest = dir.therock_manifest()?;
         let version = dist_info::version::choose_version(
             manifest.version.as_deref(),
@@ -291,7 +289,8 @@ impl PlanArgs {
             .file_name()
             .clone_into(&mut input.devel_tar_name);
         input.metadata = self.project_metadata()?;
-        input.extra_files = python::wheel_files(platform, &platform_tag)?;
+        input.keep_absolute_search_paths = self.keep_absolute_search_paths;
+        input.extra_files = python::wheel_files(platform, &platform_tag, program)?;
         input.console_scripts = all_console_scripts()
             .into_iter()
             .filter(|s| s.on(platform))
@@ -327,7 +326,14 @@ impl BuildArgs {
 /// `therock-package plan`: prints the plan, or with `shards` its split
 /// into that many shards.
 pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
-    let plan = args.plan()?;
+    // The shards' digest covers the program's bytes; a plain plan shows
+    // nothing of them.
+    let program = if shards.is_some() {
+        Program::Required
+    } else {
+        Program::Listed
+    };
+    let plan = args.plan(program)?;
     if let Some(count) = shards {
         let shards = ShardPlan::new(&plan, count)?;
         return Ok(if json {
@@ -378,13 +384,14 @@ fn summary_of_plan(plan: &Plan) -> String {
 
 /// `therock-package build`.
 pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
+    check_destination(&args.plan.artifact_dir, &args.dest_dir)?;
     let started = Instant::now();
     let whole = Stopwatch::start();
     let mut timings = args.timings.then(BuildTimings::default);
     let mut step = Stopwatch::start();
     let compression = args.wheel_compression();
     if args.no_build_packages {
-        let plan = args.plan.plan()?;
+        let plan = args.plan.plan(Program::Listed)?;
         std::fs::create_dir_all(&args.dest_dir)
             .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
         let path = args.dest_dir.join("plan.json");
@@ -433,7 +440,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         timings.step("extract", &step);
         step = Stopwatch::start();
     }
-    let plan = args.plan.plan_from(&dir)?;
+    let plan = args.plan.plan_from(&dir, Program::Required)?;
     if let Some(timings) = timings.as_mut() {
         timings.step("plan", &step);
     }
@@ -505,6 +512,68 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     report.elf_links = elf_links;
     report.timings = timings;
     Ok(report)
+}
+
+/// docs/behaviour.md#build-checks: the destination and the artifact
+/// directory never overlap. A destination inside the artifacts would be
+/// packaged by the next build (its wheels inside a base directory ship in
+/// rocm-sdk-core); artifacts inside the destination sit where the build
+/// writes `dist/` and removes abandoned staging directories. Judged on the
+/// real paths (links resolved; for a destination not made yet, those of
+/// its deepest existing ancestor).
+fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
+    // A missing artifact directory is reported by the artifact reader.
+    let Ok(artifacts) = std::fs::canonicalize(artifact_dir) else {
+        return Ok(());
+    };
+    let dest = real_path(dest_dir)?;
+    if dest.starts_with(&artifacts) {
+        anyhow::bail!(
+            "--dest-dir {} is inside --artifact-dir {} (as {}): the next build would package \
+             this one's output; choose a destination outside the artifact directory",
+            dest_dir.display(),
+            artifact_dir.display(),
+            dest.display()
+        );
+    }
+    if artifacts.starts_with(&dest) {
+        anyhow::bail!(
+            "--artifact-dir {} is inside --dest-dir {} (as {}), where the build replaces dist/ \
+             and removes what earlier builds left; choose a destination that does not hold the \
+             artifact directory",
+            artifact_dir.display(),
+            dest_dir.display(),
+            artifacts.display()
+        );
+    }
+    Ok(())
+}
+
+/// `path` with every link resolved, when parts of it do not exist yet:
+/// the real path of its deepest existing ancestor joined with the rest
+/// (`..` in the rest applied lexically, as creating it would).
+fn real_path(path: &Path) -> Result<PathBuf> {
+    use std::path::Component;
+    let absolute =
+        std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let components: Vec<Component> = absolute.components().collect();
+    for split in (1..=components.len()).rev() {
+        let existing: PathBuf = components[..split].iter().collect();
+        let Ok(mut real) = std::fs::canonicalize(&existing) else {
+            continue;
+        };
+        for component in &components[split..] {
+            match component {
+                Component::ParentDir => {
+                    real.pop();
+                }
+                Component::Normal(name) => real.push(name),
+                Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            }
+        }
+        return Ok(real);
+    }
+    Ok(absolute)
 }
 
 /// The manifest a `--shard` build wrote beside `dist/`.
@@ -664,5 +733,136 @@ fn host_platform_tag() -> String {
     match (std::env::consts::OS, std::env::consts::ARCH) {
         ("windows", _) => "win_amd64".into(),
         (os, arch) => format!("{os}_{arch}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+    use std::path::Path;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use cli_output::{Console, Verbosity};
+    use fixtures::{ExampleMode, Layout};
+
+    use super::{BuildArgs, Program};
+    use crate::execute::{ExecuteOptions, execute};
+    use crate::python;
+    use crate::staging::Staging;
+
+    /// A private copy of the example's kpack artifacts.
+    fn example_copy() -> tempfile::TempDir {
+        let copy = tempfile::tempdir().unwrap();
+        let example = fixtures::shared().artifact_dir(ExampleMode::Kpack, Layout::Tree);
+        let status = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", example.display()))
+            .arg(copy.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        copy
+    }
+
+    /// Plans the build of `artifacts`, lets `change` alter the tree, then
+    /// executes the plan made before: what execution says.
+    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> anyhow::Result<()> {
+        let dest = tempfile::tempdir().unwrap();
+        let args: BuildArgs = crate::from_flags(
+            "build",
+            &[
+                "--artifact-dir",
+                artifacts.to_str().unwrap(),
+                "--dest-dir",
+                dest.path().to_str().unwrap(),
+            ],
+        )
+        .unwrap();
+        let dir = args.plan.open_artifacts().unwrap();
+        let plan = args.plan.plan_from(&dir, Program::Required).unwrap();
+        change();
+        let options = ExecuteOptions {
+            wheel: wheel_writer::WriteOptions::default(),
+            devel: args.plan.devel_compression(),
+            mtime: dist_info::epoch::member_mtime(None),
+            console: Console::detect(Verbosity {
+                verbose: 0,
+                quiet: true,
+            }),
+            timings: false,
+        };
+        let staging = Staging::create(&dest.path().join("dist"), None).unwrap();
+        let result = execute(
+            &plan,
+            &python::sdist_files(),
+            &options,
+            staging,
+            &crate::built_links::BuiltElves::default(),
+        )
+        .map(|_| ());
+        if result.is_err() {
+            let dist: Vec<_> = fs::read_dir(dest.path().join("dist")).map_or_else(
+                |_| Vec::new(),
+                |d| d.map(|e| e.unwrap().file_name()).collect(),
+            );
+            assert!(dist.is_empty(), "nothing is published: {dist:?}");
+        }
+        result
+    }
+
+    fn assert_names_changed(error: &anyhow::Error, file: &Path) {
+        let text = format!("{error:#}");
+        let said = format!("{} changed after the build indexed it", file.display());
+        assert!(text.contains(&said), "{text}");
+    }
+
+    #[test]
+    fn a_source_that_changes_between_planning_and_reading_is_refused_naming_it() {
+        // The HIP library's SONAME string rewritten in place (same length,
+        // a new mtime) after the plan named the file from the old bytes;
+        // a README replaced by another file of the same size and mtime.
+        // Planning and execution are separate steps here, so the change
+        // falls between them without any timing.
+        let copy = example_copy();
+        let lib = copy
+            .path()
+            .join("core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0");
+        let error = plan_change_execute(copy.path(), || {
+            let mut bytes = fs::read(&lib).unwrap();
+            let soname = b"libamdhip64.so.7\0";
+            let at = bytes
+                .windows(soname.len())
+                .position(|w| w == soname)
+                .unwrap();
+            bytes[at..at + soname.len()].copy_from_slice(b"libamdhip64.so.9\0");
+            fs::write(&lib, bytes).unwrap();
+        })
+        .unwrap_err();
+        assert_names_changed(&error, &lib);
+
+        let copy = example_copy();
+        let readme = copy
+            .path()
+            .join("base_lib_generic/base/aux-overlay/stage/share/doc/rocm/README.txt");
+        let error = plan_change_execute(copy.path(), || {
+            let meta = fs::metadata(&readme).unwrap();
+            let other = readme.with_extension("new");
+            fs::write(&other, vec![b'x'; usize::try_from(meta.len()).unwrap()]).unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&other)
+                .unwrap()
+                .set_modified(UNIX_EPOCH + Duration::from_secs(fixtures::FIXED_MTIME))
+                .unwrap();
+            fs::rename(&other, &readme).unwrap();
+        })
+        .unwrap_err();
+        assert_names_changed(&error, &readme);
+    }
+
+    #[test]
+    fn an_unchanged_tree_planned_then_executed_builds() {
+        let copy = example_copy();
+        plan_change_execute(copy.path(), || {}).unwrap();
     }
 }

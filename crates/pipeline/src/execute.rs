@@ -259,8 +259,14 @@ fn member_source(
             }
             copy_source(source, exec)
         }
-        Action::PatchSearchPath { source, append } => {
-            let request = SearchPathEdit::append(append.iter().map(String::as_str)).force_rpath();
+        Action::PatchSearchPath {
+            source,
+            append,
+            remove,
+        } => {
+            let request = SearchPathEdit::append(append.iter().map(String::as_str))
+                .remove(remove.iter().map(String::as_str))
+                .force_rpath();
             let _span = clock.map(|c| c.elf_edit.span());
             let (member, edited) = edited_source(source, &request, exec)?;
             if let Some(elves) = elves {
@@ -297,22 +303,18 @@ fn member_source(
     })
 }
 
+/// A source copied as it is; every open checks it is still the file the
+/// plan was made from (docs/pipeline.md, "Sources that change").
 fn copy_source(source: &SourceRef, executable: bool) -> Arc<dyn MemberSource> {
-    match &source.source {
-        EntrySource::File(path) => {
-            Arc::new(FileSource::with_metadata(path, source.size, executable))
-        }
-        archive @ EntrySource::ArchiveMember { .. } => {
-            let archive = archive.clone();
-            let origin = source.relpath.clone();
-            Arc::new(ReaderSource::new(
-                move || archive.open().map_err(io::Error::other),
-                source.size,
-                executable,
-                origin,
-            ))
-        }
-    }
+    let entry = source.source.clone();
+    // The reader's errors name the file on disk or the archive.
+    let origin = format!("{} ({})", source.relpath, source.artifact);
+    Arc::new(ReaderSource::new(
+        move || entry.open().map_err(io::Error::other),
+        source.size,
+        executable,
+        origin,
+    ))
 }
 
 /// A source with its search path edited while streaming (archive members,
@@ -325,16 +327,19 @@ fn edited_source(
 ) -> Result<(Arc<dyn MemberSource>, ElfFile)> {
     let origin = format!("{} ({})", source.relpath, source.artifact);
     match &source.source {
-        EntrySource::File(path) => {
-            let (edit, edited) = plan_edit(&mut fs::File::open(path)?, request)
-                .with_context(|| format!("{}", path.display()))?;
+        file @ EntrySource::File { path, .. } => {
+            let mut opened = file.open_file()?.expect("a file source opens as a file");
+            let (edit, edited) = plan_edit(&mut opened, request).map_err(|e| e.at(path))?;
             let size = edit.output_len();
-            let path = path.clone();
+            let file = file.clone();
             let edit = Arc::new(edit);
             let member = ReaderSource::new(
                 move || {
-                    let file = fs::File::open(&path)?;
-                    edit.reader(file).map_err(io::Error::other)
+                    let opened = file
+                        .open_file()
+                        .map_err(io::Error::other)?
+                        .expect("a file source opens as a file");
+                    edit.reader(opened).map_err(io::Error::other)
                 },
                 size,
                 executable,
@@ -344,8 +349,8 @@ fn edited_source(
         }
         archive @ EntrySource::ArchiveMember { .. } => {
             let bytes = archive.read_to_vec()?;
-            let (edit, edited) =
-                plan_edit(&mut Cursor::new(&bytes), request).context(origin.clone())?;
+            let (edit, edited) = plan_edit(&mut Cursor::new(&bytes), request)
+                .map_err(|e| e.at(Path::new(&origin)))?;
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
             edit.reader(Cursor::new(&bytes))?.read_to_end(&mut out)?;
             Ok((Arc::new(BytesSource::new(out, executable, origin)), edited))
@@ -353,12 +358,13 @@ fn edited_source(
     }
 }
 
+/// The edit of `source` and the edited file's facts; the error names no
+/// file yet (the caller's `at` names it once).
 fn plan_edit<R: Read + io::Seek>(
     source: &mut R,
     request: &SearchPathEdit,
-) -> Result<(Edit, ElfFile)> {
-    let elf = ElfFile::parse(source)?;
-    Ok(elf.plan_edit_with_result(source, request)?)
+) -> elf_surgery::Result<(Edit, ElfFile)> {
+    ElfFile::parse(source)?.plan_edit_with_result(source, request)
 }
 
 /// The ELF facts of a file copied unchanged (a static executable, device
@@ -366,7 +372,7 @@ fn plan_edit<R: Read + io::Seek>(
 /// headers and dynamic tables are read; an archive member's bytes were
 /// extracted to disk when the artifacts were indexed, else it is skipped.
 fn copied_elf(source: &SourceRef) -> Result<Option<ElfFile>> {
-    let EntrySource::File(path) = &source.source else {
+    let EntrySource::File { path, .. } = &source.source else {
         return Ok(None);
     };
     let mut file =
@@ -399,7 +405,6 @@ fn write_devel_tar(
         names,
     };
     let mut tar = DevelTarWriter::create(&path, &tar_options)?;
-    let force = SearchPathEdit::append(Vec::<String>::new()).force_rpath();
     for entry in &package.devel_tree {
         match entry {
             DevelEntry::Dir { relpath } => tar.add_directory(relpath)?,
@@ -413,9 +418,13 @@ fn write_devel_tar(
             DevelEntry::File {
                 relpath,
                 force_rpath,
+                remove,
                 source,
             } => {
                 let member: Arc<dyn MemberSource> = if *force_rpath {
+                    let force = SearchPathEdit::default()
+                        .remove(remove.iter().map(String::as_str))
+                        .force_rpath();
                     edited_source(source, &force, false)?.0
                 } else {
                     copy_source(source, false)

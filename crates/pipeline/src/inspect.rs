@@ -87,7 +87,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
     let manifest = dir.therock_manifest()?;
     let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();
     let dist_amdgpu_targets = match dir.dist_info() {
-        Ok(d) => Some(d.dist_amdgpu_targets),
+        Ok(d) => Some(d.targets),
         Err(e) => {
             warnings.push(dist_info::error_chain::Chain(&e).to_string());
             None

@@ -41,6 +41,15 @@ pub(crate) const EMBEDDED: [NativeProgram; 2] = [
     },
 ];
 
+/// Where the program of `platform` goes inside the core wheel.
+pub(crate) fn wheel_path(programs: &[NativeProgram], platform: Platform) -> &'static str {
+    programs
+        .iter()
+        .find(|p| p.platform == platform)
+        .expect("every platform has a program entry")
+        .wheel_path
+}
+
 /// The program for wheels tagged `platform_tag` (on `platform`), from
 /// `programs`; refuses when it was not built into this tool.
 pub(crate) fn program_for(
@@ -69,20 +78,27 @@ pub(crate) fn program_for(
     }
 }
 
+/// The embedded programs as a tool built without `platform`'s would have
+/// them.
+#[cfg(test)]
+pub(crate) fn embedded_without(platform: Platform) -> Vec<NativeProgram> {
+    EMBEDDED
+        .iter()
+        .map(|p| NativeProgram {
+            bytes: p.bytes.filter(|_| p.platform != platform),
+            ..*p
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{EMBEDDED, NativeProgram, program_for};
+    use super::{EMBEDDED, embedded_without, program_for};
     use dist_info::requirement::Platform;
 
     #[test]
     fn a_platform_without_its_program_is_refused_by_target_name() {
-        let without_windows: Vec<NativeProgram> = EMBEDDED
-            .iter()
-            .map(|p| NativeProgram {
-                bytes: p.bytes.filter(|_| p.platform != Platform::Windows),
-                ..*p
-            })
-            .collect();
+        let without_windows = embedded_without(Platform::Windows);
         let error = program_for(&without_windows, Platform::Windows, "win_amd64").unwrap_err();
         insta::assert_snapshot!(error.to_string());
     }

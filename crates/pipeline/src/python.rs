@@ -5,7 +5,7 @@ use dist_info::package::PackageKind;
 use dist_info::requirement::Platform;
 use layout::ExtraFile;
 
-use crate::native::EMBEDDED;
+use crate::native::{EMBEDDED, NativeProgram};
 
 /// A file of the `rocm` sdist, relative to its top directory.
 #[derive(Debug, Clone)]
@@ -98,14 +98,43 @@ pub(crate) fn sdist_files() -> Vec<SdistFile> {
         .collect()
 }
 
+/// Whether a plan needs the bytes of the native `rocm-sdk` its core wheel
+/// carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Program {
+    /// A build writes the program (and a shard plan's digest covers its
+    /// bytes): refuse a platform whose program this tool lacks.
+    Required,
+    /// A plan that writes no package only lists it: without the program
+    /// it is planned with no bytes, and the plan says the same.
+    Listed,
+}
+
 /// The files the build adds to wheels: Python modules and the native
 /// binary of the wheels' platform; refuses a platform whose program this
-/// tool was built without.
+/// tool was built without, unless the program is only [`Program::Listed`].
 pub(crate) fn wheel_files(
     platform: Platform,
     platform_tag: &str,
+    program: Program,
 ) -> anyhow::Result<Vec<ExtraFile>> {
-    let (binary_path, binary) = crate::native::program_for(&EMBEDDED, platform, platform_tag)?;
+    wheel_files_from(&EMBEDDED, platform, platform_tag, program)
+}
+
+fn wheel_files_from(
+    programs: &[NativeProgram],
+    platform: Platform,
+    platform_tag: &str,
+    program: Program,
+) -> anyhow::Result<Vec<ExtraFile>> {
+    let (binary_path, binary) = match crate::native::program_for(programs, platform, platform_tag) {
+        Ok(found) => found,
+        Err(e) if program == Program::Listed => {
+            tracing::info!("{e:#}; the plan lists the program all the same");
+            (crate::native::wheel_path(programs, platform), &[][..])
+        }
+        Err(e) => return Err(e),
+    };
     Ok(WHEELS
         .iter()
         .map(|(package, dest, (_, bytes))| ExtraFile {
@@ -125,7 +154,33 @@ pub(crate) fn wheel_files(
 
 #[cfg(test)]
 mod tests {
-    use super::SDIST;
+    use super::{Program, SDIST, wheel_files_from};
+    use crate::native::embedded_without;
+    use dist_info::requirement::Platform;
+
+    #[test]
+    fn a_plan_lists_a_program_this_tool_lacks_and_a_build_refuses_it() {
+        let without_windows = embedded_without(Platform::Windows);
+        let listed = wheel_files_from(
+            &without_windows,
+            Platform::Windows,
+            "win_amd64",
+            Program::Listed,
+        )
+        .unwrap();
+        let program = listed
+            .iter()
+            .find(|f| f.dest == "{pure}/_bin/rocm-sdk.exe")
+            .expect("the plan lists the program");
+        assert!(program.executable && program.bytes.is_empty());
+        let refused = wheel_files_from(
+            &without_windows,
+            Platform::Windows,
+            "win_amd64",
+            Program::Required,
+        );
+        assert!(refused.is_err());
+    }
 
     #[test]
     fn the_sdist_embeds_every_module_of_rocm_sdk_and_its_type_marker() {

@@ -7,7 +7,8 @@
 //! bytes for a file name present twice, device wheels reachable through
 //! the `rocm` extras on their platform, every requirement satisfiable,
 //! kpack completeness against given family lists, names Windows can hold,
-//! ELF links, manylinux policies.
+//! the build's GPU targets document, ELF links, absolute search paths,
+//! manylinux policies.
 //!
 //! Verify this release from another program:
 //!
@@ -26,6 +27,7 @@
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 
+mod dist_targets;
 mod duplicates;
 mod extras;
 mod kpack;
@@ -34,6 +36,7 @@ mod pep508;
 mod policy;
 mod release;
 mod requirements;
+mod search_paths;
 mod versions;
 mod windows_names;
 
@@ -372,6 +375,16 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
             Some(windows.note),
         )
     });
+    let targets = dist_targets::check(&release);
+    let targets_note = targets
+        .is_none()
+        .then(|| "no rocm-sdk-core wheel".to_owned());
+    checks.push(outcome(
+        "dist-targets",
+        "the core wheel's share/therock/dist_info.json is one `rocm-sdk targets` can read",
+        targets,
+        targets_note,
+    ));
     let links = links::check(&release, &args.link_rules.exclude);
     let excluded = if args.link_rules.exclude.is_empty() {
         String::new()
@@ -383,6 +396,16 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",
         Some(links.problems),
         Some(format!("{} ELF files{excluded}", links.elf_count)),
+    ));
+    let absolute = search_paths::check(links.linux.as_ref());
+    let absolute_note = absolute
+        .is_none()
+        .then(|| "no Linux runtime wheel whose ELF files could be read".to_owned());
+    checks.push(outcome(
+        "search-paths",
+        "no ELF file of a Linux runtime wheel searches an absolute directory (a directory of the build host)",
+        absolute,
+        absolute_note,
     ));
     let policy = policy::check(&release, links.linux.as_ref(), args.link_rules.policy);
     checks.push(CheckOutcome {

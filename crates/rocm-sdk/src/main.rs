@@ -16,7 +16,7 @@ use anyhow::{Context as _, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
 use dist_info::package::PackageKind;
-use installed_sdk::{DistTargets, SelfTestOptions, Site, distributions, self_test};
+use installed_sdk::{SelfTestOptions, Site, distributions, read_dist_targets, self_test};
 
 /// Help pages start with `usage:` like the reference's argparse pages.
 const HELP_TEMPLATE: &str = "{about-with-newline}\nusage: {usage}\n\n{all-args}{after-help}";
@@ -231,7 +231,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             let core = site
                 .platform_dir(&document, PackageKind::Core)
                 .context("the dist-info document names no core package; reinstall rocm-sdk-core")?;
-            let targets = DistTargets::read(&core)?;
+            let targets = read_dist_targets(&core)?;
             if json {
                 println!(
                     "{}",
