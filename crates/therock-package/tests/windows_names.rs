@@ -283,10 +283,13 @@ fn verify_refuses_windows_wheels_holding_names_windows_cannot_hold() {
     );
     let report = fails(&verify(&[&dist], &[]));
     let report = report.replace(&dist.display().to_string(), "[DIST]");
+    // The check's line and its problems, up to the next check's line.
     let check: Vec<&str> = report
         .lines()
         .skip_while(|l| !l.contains("windows-names"))
-        .take_while(|l| !l.contains("elf-links"))
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || l.starts_with(' '))
+        .map(|(_, l)| l)
         .collect();
     insta::assert_snapshot!(check.join("\n"), @r"
     FAILED  windows-names: every wheel that installs on Windows, and its devel tarball, holds only names Windows can hold, none differing from another installed path only in case (3 wheels that install on Windows)
