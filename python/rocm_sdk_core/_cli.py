@@ -9,8 +9,9 @@ What a script runs (`relpath` inside the tree):
 - devel installed (`SP/rocm_sdk_devel/` exists) and not a
   system-information tool: `SP/_rocm_sdk_devel{nonce}/{relpath}` (the
   devel platform package the document names). On the warm
-  path (tar gone, tree present, device-links stamp equal to the installed
-  `rocm_sdk_device_*.dist-info` names) that is one `os.execv`, nothing
+  path (tar gone, tree present, links stamp equal to the installed
+  runtime and device dist-info names and their RECORDs' inodes) that is
+  one `os.execv` after a directory listing and a few `stat`s, nothing
   else. Otherwise `rocm-sdk init --quiet` (the native program in `_bin/`)
   runs first, as a subprocess, then the exec.
 - otherwise (no devel, or `amd-smi`, `rocminfo`, ... which never unpack):
@@ -44,7 +45,18 @@ DEVEL_PACKAGE = "rocm_sdk_devel"
 DEVEL_TAR_NAMES = ("_devel.tar", "_devel.tar.zst", "_devel.tar.xz")
 #: The device-links stamp inside the devel tree (devel-tar `stamp.rs`).
 DEVICE_LINKS_STAMP = ".device-links-stamp"
-DEVICE_DIST_PREFIX = "rocm_sdk_device_"
+#: Set (to anything non-empty), console scripts never run `rocm-sdk init`
+#: first: what `rocm-sdk test` sets for every tool it runs, so that its
+#: report shows separated links instead of a launch mending them.
+NO_INIT_VARIABLE = "ROCM_SDK_NO_INIT"
+#: The distributions whose files the devel tree links to (their dist-info
+#: prefixes); each is one line of the stamp.
+LINKED_DIST_PREFIXES = (
+    "rocm_sdk_core-",
+    "rocm_sdk_libraries",
+    "rocm_sdk_device_",
+    "rocm_profiler-",
+)
 DIST_INFO_SUFFIX = ".dist-info"
 
 _WINDOWS = sys.platform == "win32"
@@ -68,20 +80,28 @@ def native_program() -> str:
 
 
 def device_links_stamp(site_packages: str) -> str:
-    """The stamp text for the device distributions installed now (the same
-    text devel-tar writes after a reconcile)."""
-    names = sorted(
-        n
-        for n in os.listdir(site_packages)
-        if n.startswith(DEVICE_DIST_PREFIX) and n.endswith(DIST_INFO_SUFFIX)
-    )
-    return "".join(f"{n}\n" for n in names)
+    """The stamp text for the distributions installed now (the same text
+    devel-tar writes once every link is in place, `stamp.rs`): per core,
+    libraries, device and profiler dist-info, its name and its RECORD's
+    inode, so a reinstall or a copy of site-packages (a new RECORD) is seen
+    as well as a device wheel that came or went."""
+    lines = []
+    for name in sorted(os.listdir(site_packages)):
+        if name.startswith(LINKED_DIST_PREFIXES) and name.endswith(DIST_INFO_SUFFIX):
+            identity = "-"
+            if not _WINDOWS:
+                try:
+                    identity = str(os.stat(os.path.join(site_packages, name, "RECORD")).st_ino)
+                except OSError:
+                    pass
+            lines.append(f"{name} {identity}\n")
+    return "".join(lines)
 
 
 def devel_needs_init(site_packages: str) -> bool:
     """Whether `rocm-sdk init` must run before a devel tool: the tar is
-    still there, the tree is missing, or a device wheel came or went since
-    the last reconcile."""
+    still there, the tree is missing, a device wheel came or went, or a
+    runtime wheel was reinstalled or copied since the links were made."""
     package = os.path.join(site_packages, DEVEL_PACKAGE)
     if any(os.path.exists(os.path.join(package, t)) for t in DEVEL_TAR_NAMES):
         return True
@@ -156,7 +176,7 @@ def resolve(script: "Script") -> "Optional[str]":
     if not script.get("system_info") and os.path.isdir(os.path.join(_SITE, DEVEL_PACKAGE)):
         cold = devel_needs_init(_SITE)
         warn_if_stale_selection(script["name"], full=cold)
-        if cold:
+        if cold and not os.environ.get(NO_INIT_VARIABLE):
             _run_init()
         tool = _existing(_platform_dir("devel"), relpath)
         if tool is not None:

@@ -31,7 +31,9 @@ sp="$(dirname "$0")/../.."
 [ -f "{fail}" ] && exit 5
 rm -f "$sp/rocm_sdk_devel/_devel.tar"
 mkdir -p "$sp/_rocm_sdk_devel/lib/llvm/bin"
-ls "$sp" | grep '^rocm_sdk_device_.*\\.dist-info$' | sort > "$sp/_rocm_sdk_devel/.device-links-stamp"
+for d in $(ls "$sp" | grep -E '^(rocm_sdk_core-|rocm_sdk_libraries|rocm_sdk_device_|rocm_profiler-).*\\.dist-info$' | LC_ALL=C sort); do
+  echo "$d $(stat -c %i "$sp/$d/RECORD" 2>/dev/null || echo -)"
+done > "$sp/_rocm_sdk_devel/.device-links-stamp"
 cp "$sp/_rocm_sdk_core/lib/llvm/bin/amdclang++" "$sp/_rocm_sdk_devel/lib/llvm/bin/amdclang++"
 sed -i 's/^echo "core/echo "devel/' "$sp/_rocm_sdk_devel/lib/llvm/bin/amdclang++"
 exit 0
@@ -155,6 +157,36 @@ class CoreTrampolineTest(TempDirTest):
         (self.site / "rocm_sdk_device_gfx942-7.1.0.dist-info").rmdir()
         self.run_script("amdclang_pp")
         self.assertEqual(self.init_calls(), ["init --quiet"] * 2)
+
+    def test_reinstalled_runtime_wheel_runs_init_once(self) -> None:
+        # A reinstall or an image layer's copy of site-packages writes a new
+        # RECORD; the devel tree's hard links to that wheel's files are then
+        # copies, and the next tool launch must have `rocm-sdk init` mend them.
+        self.install_devel(unpacked=True)
+        dist_info = self.site / "rocm_sdk_core-7.1.0.dist-info"
+        dist_info.mkdir()
+        (dist_info / "RECORD").write_text("first\n")
+        self.run_script("amdclang_pp")
+        self.assertEqual(self.init_calls(), ["init --quiet"])
+        self.run_script("amdclang_pp")
+        self.assertEqual(self.init_calls(), ["init --quiet"], "the stamp is current now")
+        (dist_info / "RECORD.new").write_text("first\n")
+        os.replace(dist_info / "RECORD.new", dist_info / "RECORD")
+        self.run_script("amdclang_pp")
+        self.assertEqual(self.init_calls(), ["init --quiet"] * 2)
+        self.run_script("amdclang_pp")
+        self.assertEqual(self.init_calls(), ["init --quiet"] * 2)
+
+    def test_no_init_variable_skips_init(self) -> None:
+        # What `rocm-sdk test` sets, so its report shows what a launch would mend.
+        self.install_devel(unpacked=True)
+        (self.site / "rocm_sdk_device_gfx942-7.1.0.dist-info").mkdir()
+        code = "import os\nos.environ['ROCM_SDK_NO_INIT'] = '1'\n" + script_code(
+            "rocm_sdk_core._cli", "amdclang_pp", "amdclang++"
+        )
+        p = run_python(self.site, code)
+        self.assertTrue(p.stdout.startswith("devel "), p.stdout)
+        self.assertEqual(self.init_calls(), [])
 
     def test_system_information_tool_never_unpacks(self) -> None:
         self.install_devel(unpacked=False)

@@ -1,8 +1,9 @@
 //! Device-link reconcile (docs/behaviour.md#device-reconcile): the files of every installed device
 //! wheel of our version are hard-linked into the devel tree and recorded in
 //! *that* wheel's RECORD; links of device wheels that are gone are removed;
-//! then the stamp (see `stamp.rs`) is written. A fast path only lists
-//! site-packages and stats the links when nothing changed.
+//! the stamp (see `stamp.rs`) is written by the caller once the runtime
+//! links are mended too. A fast path only lists site-packages and stats the
+//! links when nothing changed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -17,7 +18,7 @@ use crate::error::Error;
 use crate::lock::SiteLock;
 use crate::record;
 use crate::site::{InstalledDevel, device_dist_infos, dist_version};
-use crate::stamp::{DEVICE_LINKS_STAMP, lines, stamp_is_current};
+use crate::stamp::{DEVICE_LINKS_STAMP, stamp_is_current, write_stamp};
 use crate::tree_names::TreeNames;
 use crate::warning::DevelWarning;
 
@@ -82,7 +83,11 @@ pub struct ReconcileReport {
 /// line with the installed `rocm_sdk_device_*` distributions. Idempotent and
 /// safe to run concurrently; cheap when nothing changed.
 pub fn reconcile_device_links(site_packages: &Path) -> Result<ReconcileReport, Error> {
-    reconcile(site_packages, true)
+    let mut report = reconcile(site_packages, true)?;
+    let (_, warnings) = crate::relink::repair_runtime_links(site_packages)?;
+    report.warnings.extend(warnings);
+    write_stamp(&InstalledDevel::open(site_packages)?)?;
+    Ok(report)
 }
 
 /// [`reconcile_device_links`]; with `repair` false, links that exist but
@@ -197,8 +202,6 @@ fn slow_path(site: &InstalledDevel) -> Result<ReconcileReport, Error> {
 
     let state_text = serde_json::to_string_pretty(&state).expect("plain data serialises") + "\n";
     write_replacing(root, &names.in_tree(STATE), &state_text)?;
-    // The stamp last: it tells the trampolines that this state is complete.
-    write_replacing(root, &names.in_tree(DEVICE_LINKS_STAMP), &lines(&installed))?;
     tracing::info!(
         linked = report.linked,
         removed = report.removed,
@@ -304,7 +307,7 @@ fn link_device(
         links.push(dest.clone());
         sources.push(source.clone());
     }
-    let marker_text = lines(&links);
+    let marker_text: String = links.iter().flat_map(|l| [l.as_str(), "\n"]).collect();
     write_replacing_in_place(root, &marker, &marker_text)?;
     Ok(DeviceState {
         links,
@@ -403,7 +406,7 @@ fn read_state(root: &Path, names: &TreeNames) -> Option<State> {
 /// Replaces `rel` atomically through its fixed temporary name `{rel}.tmp`
 /// (listed in RECORD too, [`devel_owned_files`]; the lock makes the fixed
 /// name safe).
-fn write_replacing(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
+pub(crate) fn write_replacing(root: &Path, rel: &str, text: &str) -> Result<(), Error> {
     let dest = root.join(rel);
     write_atomic_via(&dest, &root.join(format!("{rel}.tmp")), text.as_bytes())
         .map_err(|e| Error::io("write", &dest, e))

@@ -12,6 +12,14 @@ use crate::tree_names::{DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names};
 
 const DEVEL_DIST_PREFIX: &str = "rocm_sdk_devel-";
 const DEVICE_DIST_PREFIX: &str = "rocm_sdk_device_";
+/// The dist-info prefixes of the distributions whose files the devel tree
+/// links to.
+const LINKED_DIST_PREFIXES: &[&str] = &[
+    "rocm_sdk_core-",
+    "rocm_sdk_libraries",
+    DEVICE_DIST_PREFIX,
+    "rocm_profiler-",
+];
 
 /// The devel distribution as installed in one site-packages.
 #[derive(Debug)]
@@ -92,6 +100,21 @@ pub(crate) fn device_dist_infos(root: &Path) -> Result<Vec<String>, Error> {
     let mut names: Vec<String> = list_dir(root)?
         .into_iter()
         .filter(|n| n.starts_with(DEVICE_DIST_PREFIX) && n.ends_with(DistInfoDir::SUFFIX))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The sorted names of the dist-info directories in `root` of the
+/// distributions the devel tree links to: core, libraries, device wheels and
+/// the profiler (the links stamp's lines, `stamp.rs`).
+pub(crate) fn linked_dist_infos(root: &Path) -> Result<Vec<String>, Error> {
+    let mut names: Vec<String> = list_dir(root)?
+        .into_iter()
+        .filter(|n| {
+            LINKED_DIST_PREFIXES.iter().any(|p| n.starts_with(p))
+                && n.ends_with(DistInfoDir::SUFFIX)
+        })
         .collect();
     names.sort();
     Ok(names)

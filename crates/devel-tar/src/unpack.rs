@@ -159,7 +159,10 @@ pub fn ensure_with(
     let repair = !options.leave_separated_links;
     let reconcile = reconcile::reconcile(site_packages, repair)?;
     let (relinked, relink_warnings) = if repair {
-        relink::repair_runtime_links(site_packages)?
+        let mended = relink::repair_runtime_links(site_packages)?;
+        // Last: the stamp tells the trampolines every link is in place.
+        crate::stamp::write_stamp(&InstalledDevel::open(site_packages)?)?;
+        mended
     } else {
         (0, Vec::new())
     };

@@ -24,6 +24,65 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     (a.dev(), a.ino()) == (b.dev(), b.ino())
 }
 
+/// Every line of the stamp is a linked distribution's dist-info and the
+/// inode of its RECORD, sorted (docs/behaviour.md#device-stamp).
+fn assert_stamp_lines(sp: &std::path::Path, stamp: &str) {
+    let mut names = Vec::new();
+    for line in stamp.lines() {
+        let (name, inode) = line.split_once(' ').expect("name and inode");
+        let record = fs::metadata(sp.join(name).join("RECORD")).unwrap();
+        assert_eq!(inode, record.ino().to_string(), "{line}");
+        names.push(name);
+    }
+    assert!(names.is_sorted(), "{stamp}");
+    assert!(
+        names.iter().any(|n| n.starts_with("rocm_sdk_core-")),
+        "{stamp}"
+    );
+}
+
+#[test]
+fn a_reinstalled_runtime_wheel_makes_the_stamp_stale_until_the_links_are_mended() {
+    let site = SitePackages::standard();
+    let sp = &site.sp;
+    ensure(sp).unwrap();
+    assert!(device_links_stamp_is_current(sp).unwrap());
+    let links = runtime_links(sp)
+        .unwrap()
+        .expect("the unpack keeps a record");
+    let (link, source) = links
+        .iter()
+        .map(|l| (sp.join(&l.link), sp.join(&l.source)))
+        .find(|(_, source)| source.starts_with(sp.join("_rocm_sdk_core")))
+        .expect("a devel path linked to a core file");
+
+    // What `pip install --force-reinstall rocm-sdk-core` does: every file of
+    // core, RECORD included, is written anew.
+    for path in [&source, &site.dist_info("rocm_sdk_core").join("RECORD")] {
+        let bytes = fs::read(path).unwrap();
+        let fresh = path.with_extension("reinstalled");
+        fs::write(&fresh, bytes).unwrap();
+        fs::rename(&fresh, path).unwrap();
+    }
+    assert!(!same_file(&link, &source));
+    assert!(
+        !device_links_stamp_is_current(sp).unwrap(),
+        "the console scripts must run `rocm-sdk init` before the next devel tool"
+    );
+
+    let sharing = links
+        .iter()
+        .filter(|l| sp.join(&l.source) == source)
+        .count();
+    let report = ensure(sp).unwrap();
+    assert_eq!(
+        report.relinked, sharing,
+        "every devel path of that core file"
+    );
+    assert!(same_file(&link, &source));
+    assert!(device_links_stamp_is_current(sp).unwrap());
+}
+
 #[test]
 fn device_added_then_removed_after_the_first_unpack() {
     let site = SitePackages::standard();
@@ -48,9 +107,11 @@ fn device_added_then_removed_after_the_first_unpack() {
     for (rel, _) in GFX942 {
         assert!(device_record.contains(&format!("_rocm_sdk_devel/{rel}")));
     }
-    assert_eq!(
-        fs::read_to_string(sp.join("_rocm_sdk_devel").join(DEVICE_LINKS_STAMP)).unwrap(),
-        "rocm_sdk_device_gfx942-7.1.0.dist-info\n"
+    let stamp = fs::read_to_string(sp.join("_rocm_sdk_devel").join(DEVICE_LINKS_STAMP)).unwrap();
+    assert_stamp_lines(sp, &stamp);
+    assert!(
+        stamp.contains("\nrocm_sdk_device_gfx942-7.1.0.dist-info "),
+        "{stamp}"
     );
     assert!(device_links_stamp_is_current(sp).unwrap());
 

@@ -571,13 +571,15 @@ fn run_command(command: &mut Command) -> Output {
     out
 }
 
-#[test]
-fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
-    let (_dir, venv) = venv(false);
+/// A venv with the real build installed and unpacked, whose core was then
+/// reinstalled (what a later image layer does to core: pip writes every file
+/// anew), so the devel tree's hard links to core are copies now. Returns the
+/// venv, the two paths of one library and its name.
+fn separated_install() -> (Venv, PathBuf, [PathBuf; 2], &'static str) {
+    let (dir, venv) = venv(false);
     pip_install(&venv, &real_build().dist(), &[], &[]);
     let sp = common::site_packages_of(&venv);
-    let rocm_sdk = venv.join("bin/rocm-sdk");
-    ok(&run(&rocm_sdk, &["init"], &[]));
+    ok(&run(&venv.join("bin/rocm-sdk"), &["init"], &[]));
     let library = "libamdhip64.so.7";
     let both = [
         sp.join("_rocm_sdk_core/lib").join(library),
@@ -589,7 +591,6 @@ fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
         "one file, mapped once"
     );
 
-    // What a later image layer does to core: pip writes every file anew.
     let mut reinstall = Command::new(venv.join("bin/python"));
     reinstall
         .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
@@ -607,6 +608,13 @@ fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
         2,
         "the devel path is a copy now: two files mapped"
     );
+    (dir, venv, both, library)
+}
+
+#[test]
+fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
+    let (_dir, venv, both, library) = separated_install();
+    let rocm_sdk = venv.join("bin/rocm-sdk");
 
     let out = run(&rocm_sdk, &["test"], &[]);
     let failed = failures(&out);
@@ -636,4 +644,19 @@ fn links_an_image_layer_separated_fail_the_test_and_init_links_them_again() {
     // Idempotent: nothing more to link.
     let again = ok(&run(&rocm_sdk, &["init"], &[]));
     assert!(again.starts_with("devel tree ready: "), "{again}");
+}
+
+#[test]
+fn the_first_devel_tool_launch_after_a_reinstall_links_them_again() {
+    let (_dir, venv, both, library) = separated_install();
+    // A devel tool's console script sees the reinstalled core's new RECORD
+    // in the links stamp and has `rocm-sdk init` mend the links first.
+    let mut tool = Command::new(venv.join("bin/hipconfig"));
+    tool.arg("--rocmpath");
+    run_command(&mut tool);
+    assert_eq!(files_mapped(&venv, &both, library), 1, "mapped once again");
+    assert_healthy(
+        &run(&venv.join("bin/rocm-sdk"), &["test"], &[]),
+        "after the launch",
+    );
 }

@@ -233,7 +233,9 @@ pub enum Node {
     Symlink(String),
 }
 
-/// Every path under `root`, without following links.
+/// Every path under `root`, without following links. The links stamp's
+/// RECORD inodes differ from one site-packages to another, so it is kept as
+/// its names only (its inodes are checked where the stamp is tested).
 pub fn snapshot(root: &Path) -> BTreeMap<String, Node> {
     let mut raw = Vec::new();
     walk(root, root, &mut raw);
@@ -258,8 +260,17 @@ pub fn snapshot(root: &Path) -> BTreeMap<String, Node> {
             } else if meta.is_dir() {
                 Node::Dir(meta.mode() & 0o777)
             } else {
+                let mut data = fs::read(&full).unwrap();
+                if Path::new(&rel).file_name() == Some(devel_tar::DEVICE_LINKS_STAMP.as_ref()) {
+                    let text = String::from_utf8(data).unwrap();
+                    data = text
+                        .lines()
+                        .flat_map(|l| [l.split(' ').next().unwrap(), "\n"])
+                        .collect::<String>()
+                        .into_bytes();
+                }
                 Node::File {
-                    data: fs::read(&full).unwrap(),
+                    data,
                     mode: meta.mode() & 0o777,
                     inode_group: groups[&(meta.dev(), meta.ino())].clone(),
                 }

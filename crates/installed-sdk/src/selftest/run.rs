@@ -5,10 +5,17 @@ use std::process::{Command, Output, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// What the console scripts read to skip `rocm-sdk init` before a tool
+/// (`rocm_sdk_core/_cli.py`, docs/behaviour.md#warm-path).
+const NO_INIT_VARIABLE: &str = "ROCM_SDK_NO_INIT";
+
 /// Runs `command` (stdin closed) and waits at most `timeout`; a program
 /// still running then is killed and reported.
 pub(crate) fn run(command: &mut Command, timeout: Duration) -> Result<Output, String> {
     let mut child = command
+        // A console script would run `rocm-sdk init` first when the links
+        // stamp is stale, mending separated links the self-test reports.
+        .env(NO_INIT_VARIABLE, "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
