@@ -49,7 +49,9 @@ pub use edit::{Appended, Edit, EditReader, Patch, Unchanged};
 pub use error::{Error, ErrorKind, Result};
 pub use file::{ElfFile, ElfKind, classify};
 pub use imports::{ImportedSymbol, Imports, SymbolVersion, VersionNeed};
-pub use runtime_alias::{RuntimeAlias, alias_target, is_unversioned_name, is_versioned_form};
+pub use runtime_alias::{
+    LibraryShape, RuntimeAlias, alias_target, is_unversioned_name, is_versioned_form,
+};
 pub use search_path::SearchPathEdit;
 pub use shape::{ElfClass, Endianness};
 

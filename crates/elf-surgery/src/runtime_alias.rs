@@ -16,6 +16,29 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::file::{ElfFile, ElfKind};
 use crate::shape::{ElfClass, Endianness};
 
+/// What an alias copies from the library it stands for: class, byte
+/// order, machine and processor flags ([`ElfFile::library_shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LibraryShape {
+    class: ElfClass,
+    endianness: Endianness,
+    machine: u16,
+    flags: u32,
+}
+
+impl ElfFile {
+    /// The shape a runtime alias standing for this file copies; `None`
+    /// when it is not ELF.
+    pub fn library_shape(&self) -> Option<LibraryShape> {
+        Some(LibraryShape {
+            class: self.class()?,
+            endianness: self.endianness()?,
+            machine: self.machine()?,
+            flags: self.layout.as_ref()?.e_flags,
+        })
+    }
+}
+
 /// A planned alias: its name, the library it stands for and how it reaches it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuntimeAlias {
@@ -77,17 +100,26 @@ impl RuntimeAlias {
     ///
     /// The library must be a shared object whose SONAME is a versioned form
     /// of `name`; the alias takes its class, byte order, machine and flags.
-    pub fn new(name: &str, library: &ElfFile, runpath: &str) -> Result<Self> {
+    pub fn for_library(name: &str, library: &ElfFile, runpath: &str) -> Result<Self> {
+        let (Some(soname), ElfKind::SharedObject, Some(shape)) =
+            (library.soname(), library.kind(), library.library_shape())
+        else {
+            return Err(invalid(format!(
+                "it is not a shared library with a SONAME; {name} can stand only for one"
+            )));
+        };
+        Self::new(name, soname, shape, runpath)
+    }
+
+    /// An alias named `name` for the library whose SONAME is `soname` and
+    /// whose shape is `shape` (facts gathered earlier, so the library is not
+    /// read again).
+    pub fn new(name: &str, soname: &str, shape: LibraryShape, runpath: &str) -> Result<Self> {
         if !is_unversioned_name(name) {
             return Err(invalid(format!(
                 "{name:?} is not an unversioned library name; name the alias lib*.so"
             )));
         }
-        let (Some(soname), ElfKind::SharedObject) = (library.soname(), library.kind()) else {
-            return Err(invalid(format!(
-                "it is not a shared library with a SONAME; {name} can stand only for one"
-            )));
-        };
         if !is_versioned_form(soname, name) {
             return Err(invalid(format!(
                 "its SONAME {soname} is not a versioned form of {name} ({name}.N)"
@@ -99,22 +131,14 @@ impl RuntimeAlias {
         {
             return Err(Error::new(ErrorKind::InvalidSearchPath(runpath.to_owned())));
         }
-        let (Some(class), Some(endianness), Some(machine), Some(layout)) = (
-            library.class(),
-            library.endianness(),
-            library.machine(),
-            library.layout.as_ref(),
-        ) else {
-            return Err(invalid(format!("{soname} is not ELF")));
-        };
         Ok(Self {
             name: name.to_owned(),
             target: soname.to_owned(),
             runpath: runpath.to_owned(),
-            class,
-            endianness,
-            machine,
-            flags: layout.e_flags,
+            class: shape.class,
+            endianness: shape.endianness,
+            machine: shape.machine,
+            flags: shape.flags,
         })
     }
 

@@ -37,7 +37,7 @@ const ALIASES: &[(&str, &str, &str)] = &[
 fn alias_of(input: &Path, name: &str, runpath: &str) -> Vec<u8> {
     let bytes = fs::read(input).unwrap();
     let library = ElfFile::parse(&mut Cursor::new(&bytes)).unwrap();
-    RuntimeAlias::new(name, &library, runpath)
+    RuntimeAlias::for_library(name, &library, runpath)
         .unwrap()
         .bytes()
         .unwrap()
@@ -181,7 +181,7 @@ fn readelf_finds_nothing_wrong_with_an_alias() {
 fn an_alias_needs_a_versioned_soname_of_its_name() {
     let library = ElfFile::open(&golden_dir().join("golden/nopath.so")).unwrap();
     let err = |name: &str, runpath: &str| {
-        RuntimeAlias::new(name, &library, runpath)
+        RuntimeAlias::for_library(name, &library, runpath)
             .unwrap_err()
             .to_string()
     };
@@ -189,7 +189,7 @@ fn an_alias_needs_a_versioned_soname_of_its_name() {
     insta::assert_snapshot!(err("libnopath.so.2", "$ORIGIN"), @"ELF input: no runtime alias can stand for it: \"libnopath.so.2\" is not an unversioned library name; name the alias lib*.so");
     insta::assert_snapshot!(err("libnopath.so", "a::b"), @"ELF input: invalid search-path entry \"a::b\": entries must be non-empty and contain no ':' or NUL");
     let no_soname = ElfFile::open(&golden_dir().join("golden/rpath.so")).unwrap();
-    insta::assert_snapshot!(RuntimeAlias::new("librpath.so", &no_soname, "$ORIGIN").unwrap_err().to_string(), @"ELF input: no runtime alias can stand for it: it is not a shared library with a SONAME; librpath.so can stand only for one");
+    insta::assert_snapshot!(RuntimeAlias::for_library("librpath.so", &no_soname, "$ORIGIN").unwrap_err().to_string(), @"ELF input: no runtime alias can stand for it: it is not a shared library with a SONAME; librpath.so can stand only for one");
 }
 
 /// Builds `real/libreal.so.3` and a probe program whose RUNPATH is
@@ -257,7 +257,7 @@ fn a_library_opened_by_its_alias_resolves_symbols_and_is_mapped_once() {
     );
 
     let parsed = ElfFile::open(&library).unwrap();
-    let alias = RuntimeAlias::new("libreal.so", &parsed, "$ORIGIN/../real").unwrap();
+    let alias = RuntimeAlias::for_library("libreal.so", &parsed, "$ORIGIN/../real").unwrap();
     let bytes = alias.bytes().unwrap();
     assert!(bytes.len() < 1024, "a few hundred bytes: {}", bytes.len());
     fs::write(dir.path().join("core/libreal.so"), &bytes).unwrap();
