@@ -146,8 +146,8 @@ impl PythonProbe {
             .iter()
             .map(|(d, n, s)| (d.display().to_string(), n.as_str(), s.as_str()))
             .collect();
-        let answer = self
-            .ask(&json!({ "open_by_name": items, "jobs": jobs, "timeout": timeout_secs }))?;
+        let answer =
+            self.ask(&json!({ "open_by_name": items, "jobs": jobs, "timeout": timeout_secs }))?;
         self.field(answer, "open_by_name")
     }
 

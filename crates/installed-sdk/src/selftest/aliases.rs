@@ -108,7 +108,11 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         let symbol = match export {
             Ok(imports) => imports.first_export,
             Err(e) => {
-                checks.push(Check::failed(Category::Libraries, rel, Chain(&e).to_string()));
+                checks.push(Check::failed(
+                    Category::Libraries,
+                    rel,
+                    Chain(&e).to_string(),
+                ));
                 continue;
             }
         };
