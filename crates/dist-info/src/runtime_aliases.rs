@@ -50,9 +50,9 @@ mod tests {
     fn known_names_are_unversioned_library_names_each_once() {
         let mut names: Vec<&str> = KNOWN_NAMES.iter().map(|k| k.name).collect();
         assert!(
-            names
-                .iter()
-                .all(|n| n.starts_with("lib") && n.ends_with(".so") && !n.contains('/'))
+            names.iter().all(|n| n.starts_with("lib")
+                && n.as_bytes().ends_with(b".so")
+                && !n.contains('/'))
         );
         names.sort_unstable();
         names.dedup();

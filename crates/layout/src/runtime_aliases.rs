@@ -65,9 +65,9 @@ pub(crate) fn add(
         for file in &p.files {
             let (dir, base) = file.dest.rsplit_once('/').unwrap_or(("", &file.dest));
             shipped_names.insert(base.to_owned());
-            let source = match &file.action {
-                Action::Copy { source } | Action::PatchSearchPath { source, .. } => source,
-                _ => continue,
+            let (Action::Copy { source } | Action::PatchSearchPath { source, .. }) = &file.action
+            else {
+                continue;
             };
             for name in facts.library_names_of(&source.source) {
                 reasons

@@ -12,7 +12,8 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use elf_surgery::{ElfFile, alias_target};
+use elf_surgery::{ElfFile, alias_target, is_unversioned_name, is_versioned_form};
+use link_check::{ElfReport, SearchDir};
 
 use super::Context;
 use super::libraries::{runtime_dirs, shared_libraries};
@@ -44,6 +45,30 @@ fn reach(dir: &Path, runpath: &str, target: &str) -> Option<PathBuf> {
         let candidate = dir.join(format!(".{rest}")).join(target);
         candidate.is_file().then_some(candidate)
     })
+}
+
+/// Whether `file` (a link-check report of a file under `sp`) is a runtime
+/// alias none of whose RUNPATH directories is installed: it stands for a
+/// library of a package this installation does not have (core's alias of a
+/// libraries-package library without `rocm[libraries]`), which is no fault.
+pub(super) fn stands_for_uninstalled(sp: &Path, file: &ElfReport) -> bool {
+    let name = file.path.rsplit('/').next().unwrap_or(&file.path);
+    let [needed] = file.needed.as_slice() else {
+        return false;
+    };
+    let alias = file.soname.as_deref() == Some(name)
+        && is_unversioned_name(name)
+        && is_versioned_form(&needed.name, name);
+    alias
+        && !file.search_dirs.iter().any(|d| match d {
+            SearchDir::Tree(dir) => sp.join(dir).is_dir(),
+            _ => false,
+        })
+}
+
+/// Whether the file at `path` is a runtime alias.
+pub(super) fn is_alias(path: &Path) -> bool {
+    ElfFile::open(path).is_ok_and(|elf| alias_target(&elf, &file_name(path)).is_some())
 }
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
@@ -90,6 +115,29 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     for (i, alias) in found.iter().enumerate() {
         let rel = cx.rel(&alias.path);
         let Some(library) = &alias.library else {
+            let dir = alias.path.parent().unwrap_or(Path::new("."));
+            let installed = parsed
+                .iter()
+                .find(|(p, _)| *p == alias.path)
+                .and_then(|(_, e)| e.runpath())
+                .is_some_and(|r| {
+                    r.split(':').any(|entry| {
+                        entry
+                            .strip_prefix("$ORIGIN")
+                            .is_some_and(|rest| dir.join(format!(".{rest}")).is_dir())
+                    })
+                });
+            if !installed {
+                checks.push(Check::skipped(
+                    Category::Libraries,
+                    rel,
+                    format!(
+                        "stands for {}, whose package is not installed",
+                        alias.target
+                    ),
+                ));
+                continue;
+            }
             checks.push(Check::failed(
                 Category::Libraries,
                 rel,
