@@ -48,6 +48,7 @@ pub mod package;
 pub mod project_metadata;
 pub mod record;
 pub mod requirement;
+pub mod runtime_aliases;
 pub mod selection;
 pub mod selector;
 pub mod target;

@@ -48,6 +48,9 @@ pub enum ErrorKind {
     /// The file is well-formed, but this crate does not edit files of its kind.
     #[error("the file cannot be edited: {0}; ship it unchanged or leave it out of the package")]
     Unsupported(String),
+    /// No runtime alias can stand for this library under the name asked for.
+    #[error("no runtime alias can stand for it: {0}")]
+    Alias(String),
     /// A requested search-path entry cannot appear in an RPATH.
     #[error("invalid search-path entry {0:?}: entries must be non-empty and contain no ':' or NUL")]
     InvalidSearchPath(String),

@@ -40,6 +40,9 @@ pub struct Imports {
     pub needs: Vec<VersionNeed>,
     /// Undefined symbols of `.dynsym`, in table order.
     pub symbols: Vec<ImportedSymbol>,
+    /// The first function the file defines and exports (global, default
+    /// visibility), in table order: a symbol a load check can look up.
+    pub first_export: Option<String>,
 }
 
 /// The versions a file needs from one library (one `Verneed` entry and
@@ -103,8 +106,13 @@ fn read(src: &mut impl ReadAt, layout: &Layout) -> Result<Imports> {
     };
     let strings = Strings(&strings);
     let (needs, by_index) = version_needs(src, layout, dynamic, &strings)?;
-    let symbols = undefined_symbols(src, layout, dynamic, &strings, &needs, &by_index)?;
-    Ok(Imports { needs, symbols })
+    let (symbols, first_export) =
+        undefined_symbols(src, layout, dynamic, &strings, &needs, &by_index)?;
+    Ok(Imports {
+        needs,
+        symbols,
+        first_export,
+    })
 }
 
 /// The dynamic string table, in memory.
@@ -221,10 +229,10 @@ fn undefined_symbols(
     strings: &Strings<'_>,
     needs: &[VersionNeed],
     by_index: &VersionIndex,
-) -> Result<Vec<ImportedSymbol>> {
+) -> Result<(Vec<ImportedSymbol>, Option<String>)> {
     let d = layout.decoder;
     let Some(addr) = dynamic.value(elf::DT_SYMTAB) else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
     let entsize = d.sym_size() as u64;
     if let Some(declared) = dynamic.value(elf::DT_SYMENT)
@@ -236,7 +244,7 @@ fn undefined_symbols(
     }
     let count = symbol_count(src, layout, dynamic, addr)?;
     if count == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let span = |n: u64, size: u64, what: &str| {
         n.checked_mul(size)
@@ -262,6 +270,7 @@ fn undefined_symbols(
     };
     let what = ".dynsym";
     let mut out = Vec::new();
+    let mut first_export = None;
     let mut first = 0;
     while first < count {
         let n = SYMBOL_CHUNK.min(count - first);
@@ -275,12 +284,21 @@ fn undefined_symbols(
             if first == 0 && i == 0 {
                 continue;
             }
-            let (name, info, shndx) = if d.is64() {
-                (d.u32(sym, 0), sym[4], d.u16(sym, 6))
+            let (name, info, other, shndx) = if d.is64() {
+                (d.u32(sym, 0), sym[4], sym[5], d.u16(sym, 6))
             } else {
-                (d.u32(sym, 0), sym[12], d.u16(sym, 14))
+                (d.u32(sym, 0), sym[12], sym[13], d.u16(sym, 14))
             };
-            if shndx != elf::SHN_UNDEF || name == 0 {
+            if name == 0 {
+                continue;
+            }
+            if shndx != elf::SHN_UNDEF {
+                let exported = info >> 4 == elf::STB_GLOBAL
+                    && info & 0xf == elf::STT_FUNC
+                    && other & 0x3 == elf::STV_DEFAULT;
+                if exported && first_export.is_none() {
+                    first_export = Some(strings.get(name, what)?);
+                }
                 continue;
             }
             let version = versym
@@ -299,7 +317,7 @@ fn undefined_symbols(
         }
         first += n;
     }
-    Ok(out)
+    Ok((out, first_export))
 }
 
 /// How many entries `.dynsym` has: its section header says so exactly;

@@ -9,6 +9,9 @@
 //! - [`ElfFile::plan_edit`] turns a [`SearchPathEdit`] into an [`Edit`]:
 //!   patches over the source plus appended data, verified on the edited
 //!   view (re-parsed, loader invariants checked, the new path read back).
+//! - [`ElfFile::library_names`] reads the unversioned library names
+//!   (`libX.so`) a file holds as string literals; [`RuntimeAlias`] writes
+//!   the tiny shared object that stands for a library under such a name.
 //! - An [`Edit`] is applied by streaming: [`Edit::reader`] (a plain
 //!   `std::io::Read`, for the wheel writer) or [`Edit::write_atomically`].
 //!
@@ -30,7 +33,9 @@ mod edit;
 mod error;
 mod file;
 mod imports;
+mod literals;
 mod plan;
+mod runtime_alias;
 mod search_path;
 mod shape;
 mod source;
@@ -44,6 +49,9 @@ pub use edit::{Appended, Edit, EditReader, Patch, Unchanged};
 pub use error::{Error, ErrorKind, Result};
 pub use file::{ElfFile, ElfKind, classify};
 pub use imports::{ImportedSymbol, Imports, SymbolVersion, VersionNeed};
+pub use runtime_alias::{
+    LibraryShape, RuntimeAlias, alias_target, is_unversioned_name, is_versioned_form,
+};
 pub use search_path::SearchPathEdit;
 pub use shape::{ElfClass, Endianness};
 

@@ -133,6 +133,8 @@ pub(crate) struct Section {
     pub(crate) offset: u64,
     pub(crate) size: u64,
     pub(crate) link: u32,
+    /// `sh_name`: offset of the name in the section-name table.
+    pub(crate) name: u32,
 }
 
 /// The dynamic string table as `DT_STRTAB`/`DT_STRSZ` describe it.
@@ -180,6 +182,14 @@ pub(crate) struct Layout {
     pub(crate) segments: Vec<Segment>,
     /// Allocated string tables, dynamic, dynsym, init/fini arrays.
     pub(crate) sections: Vec<Section>,
+    /// Allocated read-only data sections (`SHT_PROGBITS`, neither writable
+    /// nor executable): where string literals live. Only their headers are
+    /// read by [`parse`]; [`crate::ElfFile::library_names`] reads the bytes.
+    pub(crate) read_only: Vec<Section>,
+    /// The section-name table (`e_shstrndx`), when there is one.
+    pub(crate) section_names: Option<Section>,
+    /// `e_flags` (processor-specific; a runtime alias copies them).
+    pub(crate) e_flags: u32,
     pub(crate) dynamic: Option<Dynamic>,
 }
 
@@ -227,6 +237,8 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
     let phnum = u64::from(d.u16(&h, rest + 4));
     let shentsize = d.u16(&h, rest + 6);
     let shnum_raw = u64::from(d.u16(&h, rest + 8));
+    let shstrndx_raw = u32::from(d.u16(&h, rest + 10));
+    let e_flags = d.u32(&h, rest - 4);
 
     if phnum == u64::from(elf::PN_XNUM) {
         return Err(malformed(
@@ -246,13 +258,13 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
             .collect()
     };
 
-    let sections = if shoff == 0 {
-        Vec::new()
+    let tables = if shoff == 0 {
+        SectionTables::default()
     } else {
         if usize::from(shentsize) != d.shdr_size() {
             return Err(malformed(format!("section header entry size {shentsize}")));
         }
-        read_sections(src, d, shoff, shnum_raw)?
+        read_sections(src, d, shoff, shnum_raw, shstrndx_raw)?
     };
 
     let mut layout = Layout {
@@ -264,7 +276,10 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
         phnum,
         shoff,
         segments,
-        sections,
+        sections: tables.kept,
+        read_only: tables.read_only,
+        section_names: tables.names,
+        e_flags,
         dynamic: None,
     };
     layout.dynamic = read_dynamic(src, &layout)?;
@@ -307,6 +322,7 @@ fn section(d: Decoder, index: u32, b: &[u8]) -> Section {
             offset: d.u64(b, 24),
             size: d.u64(b, 32),
             link: d.u32(b, 40),
+            name: d.u32(b, 0),
         }
     } else {
         Section {
@@ -317,6 +333,7 @@ fn section(d: Decoder, index: u32, b: &[u8]) -> Section {
             offset: u64::from(d.u32(b, 16)),
             size: u64::from(d.u32(b, 20)),
             link: d.u32(b, 24),
+            name: d.u32(b, 0),
         }
     }
 }
@@ -328,25 +345,47 @@ fn is_relevant(s: &Section) -> bool {
     ) || (s.sh_type == elf::SHT_STRTAB && s.flags & u64::from(elf::SHF_ALLOC) != 0)
 }
 
+/// Allocated read-only data: where a compiler puts string literals.
+fn is_read_only_data(s: &Section) -> bool {
+    let alloc = u64::from(elf::SHF_ALLOC);
+    let written_or_run = u64::from(elf::SHF_WRITE | elf::SHF_EXECINSTR);
+    s.sh_type == elf::SHT_PROGBITS && s.flags & alloc != 0 && s.flags & written_or_run == 0
+}
+
+/// The section headers [`parse`] keeps.
+#[derive(Default)]
+struct SectionTables {
+    kept: Vec<Section>,
+    read_only: Vec<Section>,
+    names: Option<Section>,
+}
+
 /// Streams the section header table in chunks, keeping only relevant entries.
 fn read_sections(
     src: &mut impl ReadAt,
     d: Decoder,
     shoff: u64,
     shnum_raw: u64,
-) -> Result<Vec<Section>> {
+    shstrndx_raw: u32,
+) -> Result<SectionTables> {
     let size = d.shdr_size() as u64;
     let first = src.read_vec(shoff, size, "section header 0")?;
     let zero = section(d, 0, &first);
     // Extended numbering: section 0's size holds the real count.
     let shnum = if shnum_raw == 0 { zero.size } else { shnum_raw };
+    // SHN_XINDEX: section 0's link holds the real index.
+    let shstrndx = if shstrndx_raw == u32::from(elf::SHN_XINDEX) {
+        zero.link
+    } else {
+        shstrndx_raw
+    };
     let end = shnum.checked_mul(size).and_then(|n| n.checked_add(shoff));
     if end.is_none_or(|end| end > src.len()) {
         return Err(truncated(format!(
             "section header table ({shnum} entries at {shoff:#x})"
         )));
     }
-    let mut kept = Vec::new();
+    let mut tables = SectionTables::default();
     let mut index = 1;
     while index < shnum {
         let count = SECTION_CHUNK.min(shnum - index);
@@ -356,12 +395,18 @@ fn read_sections(
                 .map_err(|_| malformed("more than 2^32 sections"))?;
             let s = section(d, idx, b);
             if is_relevant(&s) {
-                kept.push(s);
+                tables.kept.push(s);
+            }
+            if is_read_only_data(&s) {
+                tables.read_only.push(s);
+            }
+            if idx == shstrndx && s.sh_type == elf::SHT_STRTAB {
+                tables.names = Some(s);
             }
         }
         index += count;
     }
-    Ok(kept)
+    Ok(tables)
 }
 
 /// The segment that maps `vaddr..vaddr+len` from the file, as a file offset.

@@ -19,6 +19,12 @@ Requests:
   short name goes through the public API in its own forked child, which
   imports `rocm_sdk` itself: `rocm_sdk.find_libraries(name)`, then
   `rocm_sdk.preload_libraries(name)`.
+- {"open_by_name": [[directory, name, symbol], ...], "jobs": N, "timeout": seconds}
+  -> {"open_by_name": [null | error text, ...]}: each name is opened by
+  name (dlopen(RTLD_NOW | RTLD_LOCAL)) in a fresh interpreter whose loader
+  searches `directory` first, as a library of that directory with
+  `$ORIGIN` in its search path would open it, and `symbol` is looked up
+  through the handle (runtime aliases, docs/behaviour.md#runtime-aliases).
 """
 
 import importlib
@@ -64,6 +70,34 @@ def _preload(shortname):
     paths = [str(p) for p in rocm_sdk.find_libraries(shortname)]
     rocm_sdk.preload_libraries(shortname)
     return {"paths": paths}
+
+
+_OPEN_BY_NAME = (
+    "import ctypes, os, sys\n"
+    "library = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW | os.RTLD_LOCAL)\n"
+    "getattr(library, sys.argv[2])\n"
+)
+
+
+def _open_by_name(item):
+    import subprocess
+
+    directory, name, symbol = item
+    # The loader reads LD_LIBRARY_PATH once, at start: a new process.
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    env["LD_LIBRARY_PATH"] = directory
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", _OPEN_BY_NAME, name, symbol],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        raise RuntimeError(lines[-1] if lines else f"exited with status {done.returncode}")
+    return None
 
 
 def _child(work, item, write_end, timeout, output):
@@ -194,6 +228,11 @@ def main():
         answer["load"] = load(request["load"], jobs, timeout)
     if "preload" in request:
         answer["preload"] = preload(request["preload"], jobs, timeout)
+    if "open_by_name" in request:
+        answer["open_by_name"] = [
+            None if ok else value
+            for ok, value in in_children(_open_by_name, request["open_by_name"], jobs, timeout)
+        ]
     # The last line of stdout is the answer (an imported module may print).
     sys.stdout.write("\n" + json.dumps(answer) + "\n")
 

@@ -132,6 +132,25 @@ impl PythonProbe {
         self.field(answer, "preload")
     }
 
+    /// Opens each `(directory, name, symbol)`: `name` by name in a fresh
+    /// process whose loader searches `directory` first, then `symbol`
+    /// through the handle (`jobs` at a time, each within `timeout_secs`);
+    /// `None` when both worked, else the loader's words.
+    pub fn open_by_name(
+        &self,
+        items: &[(PathBuf, String, String)],
+        jobs: usize,
+        timeout_secs: u32,
+    ) -> Result<Vec<Option<String>>, Error> {
+        let items: Vec<(String, &str, &str)> = items
+            .iter()
+            .map(|(d, n, s)| (d.display().to_string(), n.as_str(), s.as_str()))
+            .collect();
+        let answer =
+            self.ask(&json!({ "open_by_name": items, "jobs": jobs, "timeout": timeout_secs }))?;
+        self.field(answer, "open_by_name")
+    }
+
     fn field<T: serde::de::DeserializeOwned>(
         &self,
         mut answer: Value,

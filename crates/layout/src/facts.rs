@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use artifacts::{Entry, EntrySource};
 use dist_info::devel_tree::check_relpath;
-use elf_surgery::{ElfFile, ElfKind};
+use elf_surgery::{ElfFile, ElfKind, LibraryShape};
 use serde::Serialize;
 
 use crate::error::Error;
@@ -76,11 +76,23 @@ pub struct AbsoluteSearchPath {
     pub entries: Vec<String>,
 }
 
+/// What a host ELF file tells about runtime aliases
+/// (docs/behaviour.md#runtime-aliases), read in the same pass as its class.
+#[derive(Debug, Clone, Default)]
+struct AliasFacts {
+    /// The unversioned library names (`libX.so`) its `.rodata` holds.
+    names: Vec<String>,
+    /// A shared object's class, byte order, machine and flags: what an
+    /// alias standing for it copies.
+    shape: Option<LibraryShape>,
+}
+
 /// Facts for every file source of a build, keyed by where the bytes live.
 #[derive(Debug, Default)]
 pub struct Facts {
     classes: HashMap<String, FileClass>,
     absolute: HashMap<String, AbsoluteSearchPath>,
+    aliases: HashMap<String, AliasFacts>,
 }
 
 /// The key of a source: its file, plus the offset inside an archive.
@@ -116,20 +128,22 @@ impl Facts {
             todo.into_iter().map(|(k, e, s)| ((k, e, s), s)).collect();
         let found = Mutex::new(Vec::with_capacity(items.len()));
         artifacts::read_sources(&items, |(key, entry, source), reader| {
-            let (class, absolute) = classify(source, reader)?;
-            check_soname(entry, &class)?;
-            found.lock().unwrap_or_else(PoisonError::into_inner).push((
-                key.clone(),
-                class,
-                absolute,
-            ));
+            let classified = classify(source, reader)?;
+            check_soname(entry, &classified.class)?;
+            found
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((key.clone(), classified));
             Ok::<(), Error>(())
         })?;
-        for (key, class, absolute) in found.into_inner().unwrap_or_else(PoisonError::into_inner) {
-            if let Some(absolute) = absolute {
+        for (key, classified) in found.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            if let Some(absolute) = classified.absolute {
                 self.absolute.insert(key.clone(), absolute);
             }
-            self.classes.insert(key, class);
+            if let Some(alias) = classified.alias {
+                self.aliases.insert(key.clone(), alias);
+            }
+            self.classes.insert(key, classified.class);
         }
         Ok(())
     }
@@ -143,6 +157,24 @@ impl Facts {
     /// (ELF files only; `None` when it has none).
     pub fn absolute_search_path(&self, entry: &Entry) -> Option<&AbsoluteSearchPath> {
         entry.source().and_then(|s| self.absolute_search_path_of(s))
+    }
+
+    /// The class of a source gathered earlier.
+    pub fn class_of(&self, source: &EntrySource) -> Option<&FileClass> {
+        self.classes.get(&key(source))
+    }
+
+    /// The unversioned library names (`libX.so`) a host ELF source holds
+    /// as string literals (docs/behaviour.md#runtime-aliases).
+    pub fn library_names_of(&self, source: &EntrySource) -> &[String] {
+        self.aliases
+            .get(&key(source))
+            .map_or(&[], |a| a.names.as_slice())
+    }
+
+    /// What a runtime alias standing for a host shared-object source copies.
+    pub fn library_shape_of(&self, source: &EntrySource) -> Option<LibraryShape> {
+        self.aliases.get(&key(source)).and_then(|a| a.shape)
     }
 
     /// [`Facts::absolute_search_path`] of a source.
@@ -183,15 +215,32 @@ fn check_soname(entry: &Entry, class: &FileClass) -> Result<(), Error> {
 }
 
 fn classify_source(source: &EntrySource) -> Result<FileClass, Error> {
-    Ok(classify(source, &mut source.open()?)?.0)
+    Ok(classify(source, &mut source.open()?)?.class)
 }
 
-/// The class of `source`, whose bytes `reader` yields, and the absolute
-/// entries of an ELF file's search path.
-fn classify(
-    source: &EntrySource,
-    reader: &mut dyn Read,
-) -> Result<(FileClass, Option<AbsoluteSearchPath>), Error> {
+/// What one read of a source tells.
+struct Classified {
+    class: FileClass,
+    /// The absolute entries of an ELF file's search path.
+    absolute: Option<AbsoluteSearchPath>,
+    /// Host ELF only.
+    alias: Option<AliasFacts>,
+}
+
+impl Classified {
+    fn plain(class: FileClass) -> Self {
+        Self {
+            class,
+            absolute: None,
+            alias: None,
+        }
+    }
+}
+
+/// The class of `source`, whose bytes `reader` yields, with what its ELF
+/// headers and `.rodata` say (one open of the file, or the member's bytes
+/// read once).
+fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<Classified, Error> {
     let io = |e: std::io::Error| Error::Read {
         path: source.path().to_path_buf(),
         source: e,
@@ -202,26 +251,55 @@ fn classify(
         .read_to_end(&mut head)
         .map_err(io)?;
     if head.starts_with(b"#!") {
-        return Ok((FileClass::Script, None));
+        return Ok(Classified::plain(FileClass::Script));
     }
     if head.starts_with(b"MZ") {
-        return Ok((windows_image(&head, reader).map_err(io)?, None));
+        return Ok(Classified::plain(windows_image(&head, reader).map_err(io)?));
     }
     if head != b"\x7fELF" {
-        return Ok((FileClass::Data, None));
+        return Ok(Classified::plain(FileClass::Data));
     }
     // A file is opened again to seek in it, checked against the identity
     // it was indexed with like every open. Archive members cannot seek:
     // parse from memory (host ELF in archives is read whole once here).
-    let elf = if let Some(mut file) = source.open_file()? {
-        ElfFile::parse(&mut file)
+    // The `.rodata` of host ELF is read in the same open (or from the
+    // same bytes), so finding alias names adds no read of any file.
+    let elf_error = |e: elf_surgery::Error| Error::Elf(e.at(source.path()));
+    let (elf, names) = if let Some(mut file) = source.open_file()? {
+        let elf = ElfFile::parse(&mut file).map_err(elf_error)?;
+        let names = host_names(&elf, &mut file).map_err(elf_error)?;
+        (elf, names)
     } else {
         let mut bytes = head;
         reader.read_to_end(&mut bytes).map_err(io)?;
-        ElfFile::parse(&mut Cursor::new(bytes))
+        let mut bytes = Cursor::new(bytes);
+        let elf = ElfFile::parse(&mut bytes).map_err(elf_error)?;
+        let names = host_names(&elf, &mut bytes).map_err(elf_error)?;
+        (elf, names)
     };
-    let elf = elf.map_err(|e| Error::Elf(e.at(source.path())))?;
-    Ok((class_of(&elf), absolute_search_path(&elf)))
+    let class = class_of(&elf);
+    let alias = class.takes_search_path().then(|| AliasFacts {
+        names,
+        shape: class.soname().and_then(|_| elf.library_shape()),
+    });
+    Ok(Classified {
+        absolute: absolute_search_path(&elf),
+        alias,
+        class,
+    })
+}
+
+/// The `lib*.so` literals of host ELF code (the only files whose code
+/// could `dlopen` a name).
+fn host_names<R: Read + std::io::Seek>(
+    elf: &ElfFile,
+    source: &mut R,
+) -> Result<Vec<String>, elf_surgery::Error> {
+    if class_of(elf).takes_search_path() {
+        elf.library_names(source)
+    } else {
+        Ok(Vec::new())
+    }
 }
 
 /// The absolute entries of the search path the loader reads.

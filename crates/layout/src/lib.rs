@@ -25,6 +25,7 @@ mod plan;
 mod planner;
 pub mod rules;
 mod runtime;
+mod runtime_aliases;
 mod search_path;
 mod selectors;
 mod windows;
@@ -32,8 +33,8 @@ mod windows;
 pub use error::Error;
 pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
-    Action, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile, SelectorPlan,
-    SonameAlias, SourceRef, windows_executable,
+    Action, AliasReason, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile,
+    RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};

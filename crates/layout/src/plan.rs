@@ -127,6 +127,52 @@ pub struct SonameAlias {
     pub soname: String,
 }
 
+/// A runtime alias the core package ships (docs/behaviour.md#runtime-aliases):
+/// a tiny shared object named `libX.so` standing for a library of the set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuntimeAlias {
+    /// Its path in the wheel (`_rocm_sdk_core/lib/libamdhip64.so`).
+    pub relpath: String,
+    /// The SONAME it stands for (`libamdhip64.so.7`).
+    pub target: String,
+    /// Its `DT_RUNPATH`, reaching the library's directory.
+    pub runpath: String,
+    /// Why the name got an alias, each reason once.
+    pub why: Vec<AliasReason>,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// Why an unversioned name gets a runtime alias.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum AliasReason {
+    /// `--runtime-alias NAME`.
+    Asked,
+    /// A file of a runtime package holds the name as a string literal.
+    Found {
+        /// The file's relpath in the artifacts.
+        file: String,
+        /// Its artifact.
+        artifact: String,
+    },
+    /// The model's table of names opened by name.
+    Known {
+        /// Who opens it.
+        opened_by: String,
+    },
+}
+
+impl std::fmt::Display for AliasReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Asked => f.write_str("asked for with --runtime-alias"),
+            Self::Found { file, artifact } => write!(f, "found in {file} ({artifact})"),
+            Self::Known { opened_by } => write!(f, "opened by name by {opened_by}"),
+        }
+    }
+}
+
 /// Why an entry is left out of a package (runtime or devel).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Dropped {
@@ -228,6 +274,9 @@ pub struct PackagePlan {
     /// Names not shipped because a SONAME file stands for them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub soname_aliases: Vec<SonameAlias>,
+    /// Runtime aliases this package ships (core only), sorted by relpath.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runtime_aliases: Vec<RuntimeAlias>,
     /// Entries left out, with the reason.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<Dropped>,

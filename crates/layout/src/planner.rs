@@ -72,6 +72,9 @@ pub struct PlanInput<'a> {
     /// ELF files' search paths (build-host directories) instead of
     /// leaving them out (docs/behaviour.md#search-paths).
     pub keep_absolute_search_paths: bool,
+    /// `--runtime-alias NAME`: unversioned names that get a runtime alias
+    /// besides the ones found (docs/behaviour.md#runtime-aliases).
+    pub runtime_aliases: Vec<String>,
 }
 
 impl<'a> PlanInput<'a> {
@@ -89,6 +92,7 @@ impl<'a> PlanInput<'a> {
             devel_tar_name: "_devel.tar".to_owned(),
             metadata: ProjectMetadata::default(),
             keep_absolute_search_paths: false,
+            runtime_aliases: Vec::new(),
         }
     }
 
@@ -418,6 +422,15 @@ impl Planner<'_, '_> {
             }
         }
 
+        // Windows finds DLLs by their unversioned names: no aliases there.
+        if !windows {
+            crate::runtime_aliases::add(
+                &mut packages,
+                &self.facts,
+                &self.input.runtime_aliases,
+                &self.core_platform,
+            )?;
+        }
         self.report_catalog_warnings(&packages);
         self.report_silent_artifacts();
         self.report_absolute_search_paths(&packages);
@@ -549,6 +562,7 @@ impl Planner<'_, '_> {
             files,
             devel_tree: Vec::new(),
             soname_aliases: rt.aliases.clone(),
+            runtime_aliases: Vec::new(),
             dropped: rt.dropped.clone(),
         };
         (plan, rt)
@@ -595,6 +609,7 @@ impl Planner<'_, '_> {
             }],
             devel_tree: tree,
             soname_aliases: Vec::new(),
+            runtime_aliases: Vec::new(),
             dropped,
         }
     }
@@ -691,7 +706,11 @@ impl Planner<'_, '_> {
             &p.dist_name,
             p.kind,
             platform,
-            p.files.iter().filter_map(|f| f.dest.strip_prefix(&prefix)),
+            // A runtime alias is not the library it stands for.
+            p.files
+                .iter()
+                .filter(|f| !p.runtime_aliases.iter().any(|a| a.relpath == f.dest))
+                .filter_map(|f| f.dest.strip_prefix(&prefix)),
         );
         Some(generated(
             format!("{pure}/{}", libraries_record::FILE_NAME),

@@ -116,6 +116,7 @@ impl LinkChecker {
         ElfReport {
             path: file.path.clone(),
             origin: file.origin.clone(),
+            soname: elf.soname().map(str::to_owned),
             search_kind,
             search_dirs,
             needed,

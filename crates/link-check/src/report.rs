@@ -26,6 +26,9 @@ pub struct ElfReport {
     /// Where it comes from when the tree is virtual (a wheel's file name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// `DT_SONAME` (not in the JSON form: reports keep their shape).
+    #[serde(skip)]
+    pub soname: Option<String>,
     /// Which dynamic entry the loader searches (`RUNPATH` wins over `RPATH`).
     pub search_kind: Option<SearchKind>,
     /// The search path entries, expanded for this file.

@@ -66,6 +66,11 @@ pub struct PlanArgs {
     /// `DT_RPATH`) instead of leaving them out with a warning.
     #[arg(long)]
     keep_absolute_search_paths: bool,
+    /// An unversioned library name (`libamdhip64.so`) that gets a runtime
+    /// alias besides the names the build finds (repeatable;
+    /// docs/behaviour.md#runtime-aliases).
+    #[arg(long, value_name = "NAME")]
+    runtime_alias: Vec<String>,
     /// `License-Expression` of every package (overrides `--metadata`).
     #[arg(long, value_name = "SPDX")]
     license_expression: Option<String>,
@@ -290,6 +295,7 @@ impl PlanArgs {
             .clone_into(&mut input.devel_tar_name);
         input.metadata = self.project_metadata()?;
         input.keep_absolute_search_paths = self.keep_absolute_search_paths;
+        input.runtime_aliases.clone_from(&self.runtime_alias);
         input.extra_files = python::wheel_files(platform, &platform_tag, program)?;
         input.console_scripts = all_console_scripts()
             .into_iter()
@@ -369,6 +375,17 @@ fn summary_of_plan(plan: &Plan) -> String {
             p.devel_tree.len(),
             p.soname_aliases.len(),
             p.dropped.len()
+        );
+    }
+    for alias in plan.packages.iter().flat_map(|p| &p.runtime_aliases) {
+        let why: Vec<String> = alias.why.iter().map(ToString::to_string).collect();
+        let _ = writeln!(
+            out,
+            "  runtime alias {} for {} ({} bytes): {}",
+            alias.relpath,
+            alias.target,
+            alias.size,
+            why.join("; ")
         );
     }
     for s in &plan.selectors {

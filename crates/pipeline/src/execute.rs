@@ -285,6 +285,15 @@ fn member_source(
             ))
         }
         Action::Generated { bytes, what } => {
+            // Runtime aliases are ELF the build writes: checked like the rest
+            // (parsed from memory, no file read).
+            if let Some(elves) = elves
+                && bytes.starts_with(b"\x7fELF")
+            {
+                let elf = ElfFile::parse(&mut std::io::Cursor::new(bytes))
+                    .with_context(|| format!("{} ({what})", file.dest))?;
+                elves.record(&file.dest, elf);
+            }
             Arc::new(BytesSource::new(bytes.clone(), exec, what.clone()))
         }
         Action::DevelTar => {

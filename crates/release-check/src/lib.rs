@@ -7,8 +7,8 @@
 //! bytes for a file name present twice, device wheels reachable through
 //! the `rocm` extras on their platform, every requirement satisfiable,
 //! kpack completeness against given family lists, names Windows can hold,
-//! the build's GPU targets document, ELF links, absolute search paths,
-//! manylinux policies.
+//! the build's GPU targets document, ELF links, runtime aliases, absolute
+//! search paths, manylinux policies.
 //!
 //! Verify this release from another program:
 //!
@@ -36,6 +36,7 @@ mod pep508;
 mod policy;
 mod release;
 mod requirements;
+mod runtime_aliases;
 mod search_paths;
 mod versions;
 mod windows_names;
@@ -396,6 +397,18 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",
         Some(links.problems),
         Some(format!("{} ELF files{excluded}", links.elf_count)),
+    ));
+    let aliases = runtime_aliases::check(links.linux.as_ref());
+    let aliases_note = if aliases.problems.is_none() {
+        "no Linux runtime wheel whose ELF files could be read".to_owned()
+    } else {
+        format!("{} aliases", aliases.count)
+    };
+    checks.push(outcome(
+        "runtime-aliases",
+        "every runtime alias (libX.so standing for a library of the set) reaches its library inside the set and shadows no real file",
+        aliases.problems,
+        Some(aliases_note),
     ));
     let absolute = search_paths::check(links.linux.as_ref());
     let absolute_note = absolute

@@ -229,8 +229,8 @@ fn assert_healthy(out: &Output, layout: &str) {
 /// The reference's layout rule (TheRock's `testLibrariesMirroredIntoDevel`,
 /// applied to every runtime platform tree the devel tree mirrors): every
 /// file of `_rocm_sdk_core/` and `_rocm_sdk_libraries/` but the package
-/// marker, bytecode caches and `.devel_links/` is the same file at the same
-/// path in `_rocm_sdk_devel/` after init.
+/// marker, bytecode caches, `.devel_links/` and core's runtime aliases is
+/// the same file at the same path in `_rocm_sdk_devel/` after init.
 fn assert_mirrored_into_devel(sp: &Path) {
     for platform in ["_rocm_sdk_core", "_rocm_sdk_libraries"] {
         let root = sp.join(platform);
@@ -239,6 +239,14 @@ fn assert_mirrored_into_devel(sp: &Path) {
         for rel in fixtures::files::relative_files(&root) {
             let parts: Vec<&str> = rel.split('/').collect();
             if rel == "__init__.py" || parts.contains(&"__pycache__") || parts[0] == ".devel_links"
+            {
+                continue;
+            }
+            // Core's runtime aliases stay out of the devel tree, which keeps
+            // the real `libX.so` links (docs/behaviour.md#runtime-aliases).
+            let name = parts.last().copied().unwrap_or_default();
+            if elf_surgery::ElfFile::open(&root.join(&rel))
+                .is_ok_and(|elf| elf_surgery::alias_target(&elf, name).is_some())
             {
                 continue;
             }

@@ -139,7 +139,9 @@ const TIMED_OUT: &str = "did not finish within";
 /// Windows loads DLLs instead (`dlls.rs`).
 #[cfg_attr(windows, allow(dead_code))]
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
-    let libraries = shared_libraries(&runtime_dirs(cx));
+    // Runtime aliases are opened by name by their own check.
+    let mut libraries = shared_libraries(&runtime_dirs(cx));
+    libraries.retain(|path| !super::aliases::is_alias(path));
     if libraries.is_empty() {
         checks.push(Check::skipped(
             Category::Libraries,

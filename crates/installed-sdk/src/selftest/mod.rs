@@ -5,6 +5,9 @@
 //! Each sub-module adds the checks of one concern to the report; none of
 //! them stops the others, so one run names every problem.
 
+// Windows has no runtime aliases (docs/behaviour.md#runtime-aliases).
+#[cfg_attr(windows, allow(dead_code))]
+mod aliases;
 mod devel;
 #[cfg(windows)]
 mod dlls;
@@ -137,6 +140,8 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     // ELF libraries load through the Python probe; DLLs load in-process.
     #[cfg(not(windows))]
     libraries::check(&cx, &mut checks);
+    #[cfg(not(windows))]
+    aliases::check(&cx, &mut checks);
     #[cfg(windows)]
     dlls::check(&cx, &mut checks);
     preload::check(&cx, &mut checks);

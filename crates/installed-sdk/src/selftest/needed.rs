@@ -29,7 +29,13 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let report = DirTree::open(cx.sp())
         .and_then(|tree| LinkChecker::new().only_under(prefixes).check(&tree));
     let report = match report {
-        Ok(report) => report,
+        Ok(mut report) => {
+            let sp = cx.sp();
+            report
+                .files
+                .retain(|f| !super::aliases::stands_for_uninstalled(sp, f));
+            report
+        }
         Err(e) => {
             checks.push(Check::failed(
                 Category::Needed,

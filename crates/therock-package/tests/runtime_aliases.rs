@@ -1,0 +1,169 @@
+//! Runtime aliases end to end (docs/behaviour.md#runtime-aliases): from
+//! the runtime wheels alone, the example's libhipfft opens `librocblas.so`
+//! by name, and a consumer library whose RUNPATH points at core (the way
+//! PyTorch's wheels point at ROCm's) opens `libamdhip64.so` and
+//! `librocblas.so` by name, resolves a symbol, and finds each library mapped
+//! once beside its SONAME; linking `-lX` against the devel tree still
+//! takes the real library.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Build, Venv, ok};
+use elf_surgery::ElfFile;
+use fixtures::ExampleMode;
+
+/// Runs `python -c code args…` of the venv in a fresh process.
+fn python(venv: &Venv, code: &str, args: &[&str]) -> String {
+    let mut all = vec!["-I", "-c", code];
+    all.extend_from_slice(args);
+    ok(&venv.run("python", &all)).trim().to_owned()
+}
+
+/// Installs `requirement` from the kpack example's wheels.
+fn installed(requirement: &str) -> (Venv, PathBuf) {
+    let venv = Venv::new();
+    ok(&venv.pip_install(&Build::shared(ExampleMode::Kpack).dist(), &[requirement]));
+    let sp = fs::canonicalize(venv.site_packages()).unwrap();
+    (venv, sp)
+}
+
+const USE_BLAS: &str = "import ctypes, sys\n\
+    hipfft = ctypes.CDLL(sys.argv[1] + '/_rocm_sdk_libraries/lib/libhipfft.so.0')\n\
+    print(hipfft.hipfftUseBlas())\n";
+
+#[test]
+fn the_example_opens_an_unversioned_name_from_runtime_wheels_alone() {
+    let (venv, sp) = installed("rocm[libraries]");
+    assert!(!sp.join("_rocm_sdk_devel").exists(), "no devel tree");
+    let sp_text = sp.display().to_string();
+    // 0: librocblas.so opened and rocblas_create_handle called through it.
+    assert_eq!(python(&venv, USE_BLAS, &[&sp_text]), "0");
+
+    // The alias is what makes it work: without it the name is not found (1).
+    let alias = sp.join("_rocm_sdk_core/lib/librocblas.so");
+    let target = ElfFile::open(&alias).unwrap();
+    assert_eq!(
+        elf_surgery::alias_target(&target, "librocblas.so"),
+        Some("librocblas.so.5")
+    );
+    assert!(fs::metadata(&alias).unwrap().len() < 1024);
+    fs::remove_file(&alias).unwrap();
+    assert_eq!(python(&venv, USE_BLAS, &[&sp_text]), "1");
+}
+
+/// A consumer library: opens a name by name (through its own RUNPATH),
+/// looks a symbol up through that handle, opens the SONAME too, and counts
+/// the mappings of the SONAME's file from its start.
+const CONSUMER: &str = r#"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+int consumer_check(const char *name, const char *symbol, const char *soname) {
+    void *by_name = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!by_name) { fprintf(stderr, "%s\n", dlerror()); return -1; }
+    void *function = dlsym(by_name, symbol);
+    if (!function) { fprintf(stderr, "%s\n", dlerror()); return -2; }
+    void *by_soname = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!by_soname || dlsym(by_soname, symbol) != function) return -3;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096];
+    int loads = 0;
+    while (maps && fgets(line, sizeof line, maps)) {
+        unsigned long start, end, offset;
+        char perms[8];
+        char *path = strchr(line, '/');
+        if (!path || sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &offset) != 4) continue;
+        path[strcspn(path, "\n")] = 0;
+        if (offset == 0 && strcmp(strrchr(path, '/') + 1, soname) == 0) loads++;
+    }
+    return loads;
+}
+"#;
+
+const RUN_CONSUMER: &str = "import ctypes, sys\n\
+    consumer = ctypes.CDLL(sys.argv[1])\n\
+    check = consumer.consumer_check\n\
+    check.argtypes = [ctypes.c_char_p] * 3\n\
+    print(' '.join(str(check(*(a.encode() for a in sys.argv[i:i + 3]))) for i in range(2, len(sys.argv), 3)))\n";
+
+#[test]
+fn a_consumer_pointing_at_core_opens_unversioned_names_mapped_once() {
+    let (venv, sp) = installed("rocm[libraries]");
+    // Beside the ROCm packages, as a framework's wheel installs.
+    let package = sp.join("consumer_pkg");
+    fs::create_dir_all(&package).unwrap();
+    let source = venv.scratch().join("consumer.c");
+    fs::write(&source, CONSUMER).unwrap();
+    let consumer = package.join("libconsumer.so");
+    ok(&Command::new("gcc")
+        .args([
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../_rocm_sdk_core/lib",
+            "-o",
+        ])
+        .arg(&consumer)
+        .arg(&source)
+        .arg("-ldl")
+        .output()
+        .unwrap());
+    let consumer = consumer.display().to_string();
+    let names = [
+        "libamdhip64.so",
+        "hipGetDeviceCount",
+        "libamdhip64.so.7",
+        "librocblas.so",
+        "rocblas_create_handle",
+        "librocblas.so.5",
+    ];
+    let mut args = vec![consumer.as_str()];
+    args.extend(names);
+    // Each library found by name, its symbol resolved, mapped once.
+    assert_eq!(python(&venv, RUN_CONSUMER, &args), "1 1");
+}
+
+fn needed(path: &Path) -> Vec<String> {
+    ElfFile::open(path).unwrap().needed().to_vec()
+}
+
+#[test]
+fn linking_against_the_devel_tree_takes_the_real_libraries() {
+    let (venv, sp) = installed("rocm[libraries,devel]");
+    ok(&venv.run("rocm-sdk", &["init", "--quiet"]));
+    let devel_lib = sp.join("_rocm_sdk_devel/lib");
+    for (name, soname) in [
+        ("libamdhip64.so", "libamdhip64.so.7"),
+        ("librocblas.so", "librocblas.so.5"),
+    ] {
+        // The devel tree's name is the real library, not the alias.
+        let devel = ElfFile::open(&devel_lib.join(name)).unwrap();
+        assert_eq!(devel.soname(), Some(soname), "{name}");
+        assert!(sp.join("_rocm_sdk_core/lib").join(name).is_file(), "{name}");
+    }
+    let source = venv.scratch().join("user.c");
+    fs::write(
+        &source,
+        "int hipGetDeviceCount(int *);\nint rocblas_create_handle(void **);\n\
+         int user(void) { int n; void *h; return hipGetDeviceCount(&n) + rocblas_create_handle(&h); }\n",
+    )
+    .unwrap();
+    let out = venv.scratch().join("libuser.so");
+    ok(&Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(&source)
+        .arg(format!("-L{}", devel_lib.display()))
+        .args(["-lamdhip64", "-lrocblas"])
+        .output()
+        .unwrap());
+    let rocm: Vec<String> = needed(&out)
+        .into_iter()
+        .filter(|n| !n.starts_with("libc."))
+        .collect();
+    assert_eq!(rocm, ["libamdhip64.so.7", "librocblas.so.5"]);
+}
