@@ -29,6 +29,11 @@ fn build_and_install_read_the_same_targets_from_the_same_file() {
         let base = artifacts.join(BASE_ARTIFACT);
         write(&base.join(DIST_INFO_PATH), document.as_bytes());
         write(&base.join(THEROCK_MANIFEST_PATH), b"{}");
+        // The artifact's manifest lists its stage directories.
+        write(
+            &base.join("artifact_manifest.txt"),
+            b"base/aux-overlay/stage\n",
+        );
         let build = ArtifactDir::open(&artifacts).unwrap().dist_info().unwrap();
         let core = tmp.path().join("_rocm_sdk_core");
         write(&core.join(DIST_TARGETS_RELPATH), document.as_bytes());

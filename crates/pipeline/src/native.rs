@@ -160,7 +160,7 @@ impl NativePrograms {
         &self,
         platform: Platform,
         platform_tag: &str,
-    ) -> Result<Option<(&'static str, Cow<'static, [u8]>)>, NativeProgramError> {
+    ) -> Result<Option<WheelProgram>, NativeProgramError> {
         let slot = slot(platform);
         let Some(source) = self.source(platform) else {
             return Ok(None);
@@ -176,6 +176,9 @@ impl NativePrograms {
         Ok(Some((slot.wheel_path, bytes)))
     }
 }
+
+/// A checked program: where it goes inside the core wheel, and its bytes.
+pub(crate) type WheelProgram = (&'static str, Cow<'static, [u8]>);
 
 /// Where the program of `platform` goes inside the core wheel.
 pub(crate) fn wheel_path(platform: Platform) -> &'static str {
@@ -573,7 +576,7 @@ mod tests {
             Program::Required,
         )
         .unwrap_err();
-        insta::assert_snapshot!(error.to_string(), @"");
+        insta::assert_snapshot!(error.to_string(), @"cannot build win_amd64 wheels: this therock-package has no rocm-sdk program for them (Rust target x86_64-pc-windows-gnu), and a wheel never ships another platform's program; name one built for x86_64-pc-windows-gnu (--rocm-sdk-windows FILE), or install the target (rustup target add x86_64-pc-windows-gnu) and the mingw-w64 linker (Debian gcc-mingw-w64-x86-64) and rebuild therock-package");
     }
 
     #[test]

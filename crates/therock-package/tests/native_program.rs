@@ -141,7 +141,7 @@ fn a_named_program_of_the_other_platform_is_refused_naming_it() {
     assert_eq!(out.status.code(), Some(1));
     let stderr =
         String::from_utf8_lossy(&out.stderr).replace(&dir.path().display().to_string(), "TMP");
-    insta::assert_snapshot!(stderr.trim_end(), @"");
+    insta::assert_snapshot!(stderr.trim_end(), @"therock-package: error: the rocm-sdk program TMP/rocm-sdk is a Linux (ELF) file, but win_amd64 wheels need an x86-64 Windows (PE) executable (Rust target x86_64-pc-windows-gnu); name the rocm-sdk built for x86_64-pc-windows-gnu");
     let written: Vec<_> = fs::read_dir(dest.path().join("dist"))
         .map(|d| d.map(|e| e.unwrap().file_name()).collect())
         .unwrap_or_default();
