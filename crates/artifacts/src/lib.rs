@@ -75,4 +75,4 @@ pub use identity::FileIdentity;
 pub use manifest::{MANIFEST_FILE, parse_manifest};
 pub use name::{ArchiveFormat, ArtifactName, GENERIC_TARGET};
 pub use resolve::{Dangling, Resolution};
-pub use therock::{BASE_ARTIFACT, DIST_INFO_PATH, Mode, THEROCK_MANIFEST_PATH, TheRockManifest};
+pub use therock::{BASE_ARTIFACT, DIST_INFO_PATH, THEROCK_MANIFEST_PATH, TheRockManifest};

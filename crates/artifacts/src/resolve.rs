@@ -1,11 +1,13 @@
-//! Symlink resolution inside the merged tree, without touching the file system.
+//! Symlink resolution inside the merged tree, without touching the file
+//! system: the walk of the install side too
+//! ([`dist_info::devel_tree::resolve_link`]), so build and install follow a
+//! link the same way; this module only names the outcome for the catalog.
 
-use std::collections::{HashMap, VecDeque};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt;
 
-/// Links followed before a chain counts as a loop (Linux's `MAXSYMLINKS`).
-const MAX_HOPS: usize = 40;
-
+use dist_info::devel_tree::{self, LinkProblem, Resolved, TreeView, resolve_link};
 /// Where a symlink leads in the merged tree of a catalog.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Resolution {
@@ -26,7 +28,7 @@ pub enum Dangling {
     Absolute,
     /// The target climbs above the root of the tree with `..`.
     LeavesTree,
-    /// More than 40 links in the chain: a loop.
+    /// More than [`devel_tree::MAX_LINKS`] links in the chain: a loop.
     Loop,
     /// A path component of the target is a file, not a directory.
     NotADirectory,
@@ -59,64 +61,38 @@ pub(crate) enum Node<'a> {
     Symlink(&'a str),
 }
 
-/// Resolves the link at `link` (a relpath) with link text `target`.
-pub(crate) fn resolve(tree: &HashMap<&str, Node<'_>>, link: &str, target: &str) -> Resolution {
-    let mut owned: Vec<String> = link.split('/').map(str::to_owned).collect();
-    owned.pop(); // a link is relative to its directory
-    let mut pending: VecDeque<String> = VecDeque::new();
-    if let Err(d) = push_target(&mut pending, target) {
-        return Resolution::Dangling(d);
-    }
-    let mut hops = 0;
-    while let Some(segment) = pending.pop_front() {
-        match segment.as_str() {
-            "" | "." => {}
-            ".." => {
-                if owned.pop().is_none() {
-                    return Resolution::Dangling(Dangling::LeavesTree);
-                }
-            }
-            name => {
-                owned.push(name.to_owned());
-                let here = owned.join("/");
-                match tree.get(here.as_str()) {
-                    None => return Resolution::Dangling(Dangling::Missing),
-                    Some(Node::Dir) => {}
-                    Some(Node::File) => {
-                        if pending.iter().any(|s| !s.is_empty() && s != ".") {
-                            return Resolution::Dangling(Dangling::NotADirectory);
-                        }
-                        return Resolution::File(here);
-                    }
-                    Some(Node::Symlink(next)) => {
-                        hops += 1;
-                        if hops > MAX_HOPS {
-                            return Resolution::Dangling(Dangling::Loop);
-                        }
-                        owned.pop();
-                        if let Err(d) = push_target(&mut pending, next) {
-                            return Resolution::Dangling(d);
-                        }
-                    }
-                }
-            }
+/// The merged tree as the shared walker sees it.
+struct MergedTree<'t, 'a>(&'t HashMap<&'a str, Node<'a>>);
+
+impl TreeView for MergedTree<'_, '_> {
+    fn node(&self, path: &str) -> devel_tree::Node<'_> {
+        match self.0.get(path) {
+            None => devel_tree::Node::Missing,
+            Some(Node::File) => devel_tree::Node::File,
+            Some(Node::Dir) => devel_tree::Node::Dir,
+            Some(Node::Symlink(text)) => devel_tree::Node::Symlink(Cow::Borrowed(text)),
         }
     }
-    Resolution::Dir(owned.join("/"))
 }
 
-/// Queues the segments of a link text in front of what is still pending.
-fn push_target(pending: &mut VecDeque<String>, target: &str) -> Result<(), Dangling> {
-    if target.starts_with('/') {
-        return Err(Dangling::Absolute);
+/// Resolves the link at `link` (a relpath) with link text `target`.
+pub(crate) fn resolve(tree: &HashMap<&str, Node<'_>>, link: &str, target: &str) -> Resolution {
+    match resolve_link(&MergedTree(tree), link, target) {
+        Ok(Resolved::File(path)) => Resolution::File(path),
+        Ok(Resolved::Dir(path)) => Resolution::Dir(path),
+        // The walk stops at a file that is used as a directory, or at the
+        // first missing path.
+        Ok(Resolved::Missing(path)) => Resolution::Dangling(match tree.get(path.as_str()) {
+            Some(Node::File) => Dangling::NotADirectory,
+            _ => Dangling::Missing,
+        }),
+        Err(LinkProblem::Absolute(_)) => Resolution::Dangling(Dangling::Absolute),
+        Err(LinkProblem::LeavesSitePackages) => Resolution::Dangling(Dangling::LeavesTree),
+        Err(LinkProblem::TooManyLinks) => Resolution::Dangling(Dangling::Loop),
+        // Link texts with control characters are refused when the tree is
+        // read, so only the empty text is left: it names nothing.
+        Err(_) => Resolution::Dangling(Dangling::Missing),
     }
-    if target.is_empty() {
-        return Err(Dangling::Missing);
-    }
-    for segment in target.split('/').rev() {
-        pending.push_front(segment.to_owned());
-    }
-    Ok(())
 }
 
 #[cfg(test)]

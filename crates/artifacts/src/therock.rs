@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use dist_info::package::Mode;
 use serde_json::Value;
 
 use crate::{Error, Result};
@@ -18,29 +19,13 @@ pub const THEROCK_MANIFEST_PATH: &str =
 /// merged tree is `share/therock/dist_info.json`).
 pub const DIST_INFO_PATH: &str = "base/aux-overlay/stage/share/therock/dist_info.json";
 
-/// How the build split its artifacts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Mode {
-    /// Per-family artifacts (`blas_lib_gfx94X-dcgpu`): one libraries package per family.
-    Legacy,
-    /// `KPACK_SPLIT_ARTIFACTS`: generic host artifacts plus per-target device artifacts.
-    KpackSplit,
-}
-
-impl Mode {
-    /// `legacy` or `kpack-split`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Legacy => "legacy",
-            Self::KpackSplit => "kpack-split",
-        }
-    }
-}
-
 /// What this project reads from `therock_manifest.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TheRockManifest {
-    /// Kpack-split when `flags.KPACK_SPLIT_ARTIFACTS` is truthy.
+    /// How the build split its artifacts: [`Mode::Kpack`] (generic host
+    /// artifacts plus per-target device artifacts) when
+    /// `flags.KPACK_SPLIT_ARTIFACTS` is truthy, else [`Mode::Legacy`]
+    /// (per-family artifacts, `blas_lib_gfx94X-dcgpu`).
     pub mode: Mode,
     /// The top-level `"version"` string, when the build recorded one.
     pub version: Option<String>,
@@ -71,11 +56,7 @@ impl TheRockManifest {
             Some(_) => return Err(bad("\"version\" must be a string".into())),
         };
         Ok(Self {
-            mode: if kpack {
-                Mode::KpackSplit
-            } else {
-                Mode::Legacy
-            },
+            mode: if kpack { Mode::Kpack } else { Mode::Legacy },
             version,
         })
     }
@@ -133,15 +114,15 @@ mod tests {
     fn kpack_flag_truthiness() {
         assert_eq!(
             mode(r#"{"flags":{"KPACK_SPLIT_ARTIFACTS":true}}"#),
-            Mode::KpackSplit
+            Mode::Kpack
         );
         assert_eq!(
             mode(r#"{"flags":{"KPACK_SPLIT_ARTIFACTS":1}}"#),
-            Mode::KpackSplit
+            Mode::Kpack
         );
         assert_eq!(
             mode(r#"{"flags":{"KPACK_SPLIT_ARTIFACTS":"ON"}}"#),
-            Mode::KpackSplit
+            Mode::Kpack
         );
         for off in ["false", "0", r#""OFF""#, r#""""#, "null", r#""x-NOTFOUND""#] {
             assert_eq!(

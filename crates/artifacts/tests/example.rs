@@ -3,7 +3,8 @@
 use std::io::Read;
 use std::sync::Mutex;
 
-use artifacts::{ArtifactDir, ArtifactFilter, Dangling, EntryKind, Mode, PathFilter, Resolution};
+use artifacts::{ArtifactDir, ArtifactFilter, Dangling, EntryKind, PathFilter, Resolution};
+use dist_info::package::Mode;
 use fixtures::{Example, ExampleMode, Layout};
 
 fn example() -> &'static Example {
@@ -99,7 +100,7 @@ fn modes_versions_and_targets_are_read_from_the_build() {
         (ExampleMode::Legacy, Mode::Legacy, "gfx942;gfx1100;gfx1101"),
         (
             ExampleMode::Kpack,
-            Mode::KpackSplit,
+            Mode::Kpack,
             "gfx942;gfx942:xnack+;gfx1100",
         ),
     ] {

@@ -19,6 +19,17 @@ pub enum Mode {
     Kpack,
 }
 
+impl Mode {
+    /// How `inspect` names the mode: `legacy`, or `kpack-split` after
+    /// TheRock's `KPACK_SPLIT_ARTIFACTS` flag.
+    pub fn therock_name(self) -> &'static str {
+        match self {
+            Self::Legacy => "legacy",
+            Self::Kpack => "kpack-split",
+        }
+    }
+}
+
 /// The logical packages, in the order docs/behaviour.md#package-names lists them (also the order of
 /// every list this crate writes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

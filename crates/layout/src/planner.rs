@@ -114,10 +114,7 @@ impl<'a> PlanInput<'a> {
 /// Builds the plan of every package and selector.
 pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
     let manifest = input.artifacts.therock_manifest()?;
-    let mode = match manifest.mode {
-        artifacts::Mode::KpackSplit => Mode::Kpack,
-        artifacts::Mode::Legacy => Mode::Legacy,
-    };
+    let mode = manifest.mode;
     let version: Version = input
         .version
         .parse()

@@ -17,6 +17,7 @@ use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
 use crate::built_links::{self, BuiltElves, ElfLinks};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
+use crate::native::NativePrograms;
 use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
@@ -78,6 +79,10 @@ pub struct PlanArgs {
     /// `--metadata` and the defaults).
     #[arg(long, value_name = "LABEL=URL", value_parser = parse_project_url)]
     project_url: Vec<(String, String)>,
+    /// The native `rocm-sdk` of each platform, supplied by the caller
+    /// ([`PlanArgs::set_native_programs`]; docs/pipeline.md).
+    #[arg(skip)]
+    native_programs: NativePrograms,
 }
 
 fn parse_project_url(text: &str) -> Result<(String, String), String> {
@@ -181,6 +186,12 @@ impl PlanArgs {
         } else {
             None
         }
+    }
+
+    /// The native `rocm-sdk` programs core wheels carry, one per platform
+    /// (none by default: a build then refuses every platform).
+    pub fn set_native_programs(&mut self, programs: NativePrograms) {
+        self.native_programs = programs;
     }
 
     /// A usage problem clap's own rules cannot express: the two spellings
@@ -296,7 +307,8 @@ impl PlanArgs {
         input.metadata = self.project_metadata()?;
         input.keep_absolute_search_paths = self.keep_absolute_search_paths;
         input.runtime_aliases.clone_from(&self.runtime_alias);
-        input.extra_files = python::wheel_files(platform, &platform_tag, program)?;
+        input.extra_files =
+            python::wheel_files(&self.native_programs, platform, &platform_tag, program)?;
         input.console_scripts = all_console_scripts()
             .into_iter()
             .filter(|s| s.on(platform))
@@ -317,6 +329,11 @@ fn codec_name(codec: DevelCompression) -> String {
 }
 
 impl BuildArgs {
+    /// See [`PlanArgs::set_native_programs`].
+    pub fn set_native_programs(&mut self, programs: NativePrograms) {
+        self.plan.set_native_programs(programs);
+    }
+
     /// See [`PlanArgs::usage_conflict`]; the wheel codec's two spellings
     /// must agree too.
     pub fn usage_conflict(&self) -> Option<String> {
@@ -762,7 +779,7 @@ mod tests {
     use cli_output::{Console, Verbosity};
     use fixtures::{ExampleMode, Layout};
 
-    use super::{BuildArgs, Program};
+    use super::{BuildArgs, NativePrograms, Platform, Program};
     use crate::execute::{ExecuteOptions, execute};
     use crate::python;
     use crate::staging::Staging;
@@ -785,7 +802,7 @@ mod tests {
     /// executes the plan made before: what execution says.
     fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> anyhow::Result<()> {
         let dest = tempfile::tempdir().unwrap();
-        let args: BuildArgs = crate::from_flags(
+        let mut args: BuildArgs = crate::from_flags(
             "build",
             &[
                 "--artifact-dir",
@@ -795,6 +812,16 @@ mod tests {
             ],
         )
         .unwrap();
+        // This library carries no rocm-sdk: a real static program, the
+        // launcher image, stands in for it (docs/testing.md).
+        let launcher =
+            trampoline_gen::Launcher::for_target(trampoline_gen::Platform::LinuxX86_64, "rocm-sdk")
+                .unwrap();
+        args.set_native_programs(NativePrograms::new().with_bytes(
+            Platform::Linux,
+            "the launcher image",
+            launcher.into_bytes(),
+        ));
         let dir = args.plan.open_artifacts().unwrap();
         let plan = args.plan.plan_from(&dir, Program::Required).unwrap();
         change();

@@ -126,7 +126,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
         .collect();
     let base_targets = dist_info::target::base_targets(&raw_targets);
     Ok(Inspection {
-        mode: manifest.mode.as_str(),
+        mode: manifest.mode.therock_name(),
         version: manifest.version,
         dist_amdgpu_targets,
         base_targets,

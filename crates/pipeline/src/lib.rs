@@ -54,6 +54,7 @@ pub use build_cmd::{BuildArgs, BuildReport, DevelCompression, PlanArgs, build, p
 pub use built_links::ElfLinks;
 pub use index::{IndexArgs, IndexLayout, IndexReport, WrittenPage, index};
 pub use inspect::{InspectArgs, inspect};
+pub use native::{NativeProgramError, NativePrograms, check_program, native_target};
 
 /// The arguments of a command (`A`, e.g. [`BuildArgs`]) parsed from
 /// `flags` exactly as `therock-package COMMAND FLAGS...` would parse them;

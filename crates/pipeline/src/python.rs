@@ -5,7 +5,7 @@ use dist_info::package::PackageKind;
 use dist_info::requirement::Platform;
 use layout::ExtraFile;
 
-use crate::native::{EMBEDDED, NativeProgram};
+use crate::native::{NativeProgramError, NativePrograms};
 
 /// A file of the `rocm` sdist, relative to its top directory.
 #[derive(Debug, Clone)]
@@ -111,29 +111,25 @@ pub(crate) enum Program {
 }
 
 /// The files the build adds to wheels: Python modules and the native
-/// binary of the wheels' platform; refuses a platform whose program this
-/// tool was built without, unless the program is only [`Program::Listed`].
+/// binary of the wheels' platform from `programs`; refuses a platform
+/// without a program, unless the program is only [`Program::Listed`], and
+/// always a supplied program that fails its check.
 pub(crate) fn wheel_files(
+    programs: &NativePrograms,
     platform: Platform,
     platform_tag: &str,
     program: Program,
-) -> anyhow::Result<Vec<ExtraFile>> {
-    wheel_files_from(&EMBEDDED, platform, platform_tag, program)
-}
-
-fn wheel_files_from(
-    programs: &[NativeProgram],
-    platform: Platform,
-    platform_tag: &str,
-    program: Program,
-) -> anyhow::Result<Vec<ExtraFile>> {
-    let (binary_path, binary) = match crate::native::program_for(programs, platform, platform_tag) {
-        Ok(found) => found,
-        Err(e) if program == Program::Listed => {
-            tracing::info!("{e:#}; the plan lists the program all the same");
-            (crate::native::wheel_path(programs, platform), &[][..])
+) -> Result<Vec<ExtraFile>, NativeProgramError> {
+    let (binary_path, binary) = match programs.program_for(platform, platform_tag)? {
+        Some((path, bytes)) => (path, bytes.into_owned()),
+        None if program == Program::Listed => {
+            tracing::info!(
+                "{:#}; the plan lists the program all the same",
+                NativeProgramError::missing(platform, platform_tag)
+            );
+            (crate::native::wheel_path(platform), Vec::new())
         }
-        Err(e) => return Err(e),
+        None => return Err(NativeProgramError::missing(platform, platform_tag)),
     };
     Ok(WHEELS
         .iter()
@@ -147,21 +143,21 @@ fn wheel_files_from(
             package: PackageKind::Core,
             dest: binary_path.to_owned(),
             executable: true,
-            bytes: binary.to_vec(),
+            bytes: binary,
         }))
         .collect())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Program, SDIST, wheel_files_from};
-    use crate::native::embedded_without;
+    use super::{Program, SDIST, wheel_files};
+    use crate::native::NativePrograms;
     use dist_info::requirement::Platform;
 
     #[test]
     fn a_plan_lists_a_program_this_tool_lacks_and_a_build_refuses_it() {
-        let without_windows = embedded_without(Platform::Windows);
-        let listed = wheel_files_from(
+        let without_windows = NativePrograms::new();
+        let listed = wheel_files(
             &without_windows,
             Platform::Windows,
             "win_amd64",
@@ -173,7 +169,7 @@ mod tests {
             .find(|f| f.dest == "{pure}/_bin/rocm-sdk.exe")
             .expect("the plan lists the program");
         assert!(program.executable && program.bytes.is_empty());
-        let refused = wheel_files_from(
+        let refused = wheel_files(
             &without_windows,
             Platform::Windows,
             "win_amd64",

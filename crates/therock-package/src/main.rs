@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
-use pipeline::{AssembleArgs, BuildArgs, IndexArgs, InspectArgs, PlanArgs};
+use dist_info::requirement::Platform;
+use pipeline::{AssembleArgs, BuildArgs, IndexArgs, InspectArgs, NativePrograms, PlanArgs};
 use release_check::VerifyArgs;
 
 /// Builds the ROCm Python packages from TheRock artifacts.
@@ -39,11 +40,18 @@ enum Command {
     /// Describe an artifact directory: mode, artifacts, targets, counts, warnings.
     Inspect(InspectArgs),
     /// Build every package of the set into `--dest-dir/dist`.
-    Build(BuildArgs),
+    Build {
+        #[command(flatten)]
+        args: BuildArgs,
+        #[command(flatten)]
+        native: NativeFlags,
+    },
     /// Print where every file would go, without writing anything.
     Plan {
         #[command(flatten)]
         args: PlanArgs,
+        #[command(flatten)]
+        native: NativeFlags,
         /// Print the whole plan as JSON.
         #[arg(long)]
         json: bool,
@@ -81,7 +89,7 @@ impl Command {
     /// A usage error found after parsing (exit 2, like clap's own).
     fn usage_conflict(&self) -> Option<String> {
         match self {
-            Self::Build(args) => args.usage_conflict(),
+            Self::Build { args, .. } => args.usage_conflict(),
             Self::Plan { args, .. } => args.usage_conflict(),
             _ => None,
         }
@@ -102,7 +110,7 @@ fn main() -> ExitCode {
         quiet: cli.quiet,
     });
     console.init_logging(&[]);
-    match run(&cli.command, &console) {
+    match run(cli.command, &console) {
         Ok((out, status)) => {
             print!("{out}");
             status
@@ -115,11 +123,12 @@ fn main() -> ExitCode {
 /// Runs one command: what to print on stdout, and how it ended. What to
 /// print on success: `-q` keeps a command's answer (`plan`, `inspect`,
 /// any `--json`) and drops reports of what was done.
-fn run(command: &Command, console: &Console) -> anyhow::Result<(String, ExitStatus)> {
+fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatus)> {
     let out = match command {
-        Command::Inspect(args) => pipeline::inspect(args)?,
-        Command::Build(args) => {
-            let r = pipeline::build(args, console)?;
+        Command::Inspect(args) => pipeline::inspect(&args)?,
+        Command::Build { mut args, native } => {
+            args.set_native_programs(native.programs());
+            let r = pipeline::build(&args, console)?;
             let out = done(args.json(), console, || r.to_json(), || r.to_text());
             // The packages are written either way; `--strict` makes a
             // failed link check the verdict, as in `verify`.
@@ -134,12 +143,20 @@ fn run(command: &Command, console: &Console) -> anyhow::Result<(String, ExitStat
             }
             out
         }
-        Command::Plan { args, json, shards } => pipeline::plan(args, *json, *shards)?,
-        Command::Assemble(args) => pipeline::assemble(args)?,
+        Command::Plan {
+            mut args,
+            native,
+            json,
+            shards,
+        } => {
+            args.set_native_programs(native.programs());
+            pipeline::plan(&args, json, shards)?
+        }
+        Command::Assemble(args) => pipeline::assemble(&args)?,
         Command::Verify(args) => {
             // A failed check is a verdict, not an error: its report is the
             // answer, printed even with `-q`.
-            let report = release_check::verify(args)?;
+            let report = release_check::verify(&args)?;
             let out = if args.json() {
                 report.to_json()
             } else if console.quiet() && report.ok() {
@@ -150,12 +167,12 @@ fn run(command: &Command, console: &Console) -> anyhow::Result<(String, ExitStat
             return Ok((out, ExitStatus::verdict(report.ok())));
         }
         Command::Index(args) => {
-            let r = pipeline::index(args)?;
+            let r = pipeline::index(&args)?;
             done(args.json(), console, || r.to_json(), || r.to_text())
         }
-        Command::Completions { shell } => completions(*shell),
+        Command::Completions { shell } => completions(shell),
         Command::GenerateMan { dir } => {
-            let written = cli_output::man::write_pages(&Cli::command(), dir)?;
+            let written = cli_output::man::write_pages(&Cli::command(), &dir)?;
             let mut out = String::new();
             if !console.quiet() {
                 for page in written {
@@ -166,6 +183,69 @@ fn run(command: &Command, console: &Console) -> anyhow::Result<(String, ExitStat
         }
     };
     Ok((out, ExitStatus::Success))
+}
+
+/// Which native `rocm-sdk` core wheels carry instead of the one built into
+/// this program (docs/pipeline.md, "The native rocm-sdk").
+#[derive(Debug, clap::Args)]
+struct NativeFlags {
+    /// The `rocm-sdk` program Linux core wheels carry, instead of the one
+    /// built in (default: `THEROCK_PACKAGE_ROCM_SDK_LINUX`); checked before use.
+    #[arg(long, value_name = "FILE")]
+    rocm_sdk_linux: Option<PathBuf>,
+    /// The `rocm-sdk.exe` program `win_amd64` core wheels carry, instead of
+    /// the one built in (default: `THEROCK_PACKAGE_ROCM_SDK_WINDOWS`); checked before use.
+    #[arg(long, value_name = "FILE")]
+    rocm_sdk_windows: Option<PathBuf>,
+}
+
+/// The programs built into this binary by its build script (build.rs).
+const BUILT_IN: &str = "the rocm-sdk built into this therock-package";
+
+impl NativeFlags {
+    /// The built-in programs, each replaced by the file its flag or, without
+    /// the flag, its environment variable names (an empty variable is unset).
+    fn programs(&self) -> NativePrograms {
+        let mut programs = NativePrograms::new();
+        #[cfg(native_linux)]
+        {
+            programs = programs.with_bytes(
+                Platform::Linux,
+                BUILT_IN,
+                &include_bytes!(concat!(env!("OUT_DIR"), "/rocm-sdk"))[..],
+            );
+        }
+        #[cfg(native_windows)]
+        {
+            programs = programs.with_bytes(
+                Platform::Windows,
+                BUILT_IN,
+                &include_bytes!(concat!(env!("OUT_DIR"), "/rocm-sdk.exe"))[..],
+            );
+        }
+        for (platform, flag, variable) in [
+            (
+                Platform::Linux,
+                &self.rocm_sdk_linux,
+                "THEROCK_PACKAGE_ROCM_SDK_LINUX",
+            ),
+            (
+                Platform::Windows,
+                &self.rocm_sdk_windows,
+                "THEROCK_PACKAGE_ROCM_SDK_WINDOWS",
+            ),
+        ] {
+            let named = flag.clone().or_else(|| {
+                std::env::var_os(variable)
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            });
+            if let Some(path) = named {
+                programs = programs.with_file(platform, path);
+            }
+        }
+        programs
+    }
 }
 
 /// The completion script of `shell` for this program.

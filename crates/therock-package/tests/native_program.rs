@@ -81,3 +81,69 @@ fn a_linux_core_wheel_carries_a_linux_program() {
     assert!(elf.starts_with(b"\x7fELF"), "not an ELF file");
     assert_eq!(u16_at(elf, 18), ELF_X86_64);
 }
+
+/// A static x86-64 Linux executable without libc (it exits 0), built with
+/// gcc: a valid program for Linux wheels that is not the built-in one.
+fn static_program(dir: &Path) -> std::path::PathBuf {
+    let source = dir.join("exit.c");
+    fs::write(
+        &source,
+        "void _start(void) { __asm__ volatile(\"mov $60, %eax\\n xor %edi, %edi\\n syscall\"); }\n",
+    )
+    .unwrap();
+    let program = dir.join("rocm-sdk");
+    ok(&Command::new("gcc")
+        .args(["-nostdlib", "-static", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .output()
+        .expect("gcc is installed by cargo xtask setup"));
+    program
+}
+
+#[test]
+fn a_named_program_replaces_the_built_in_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = static_program(dir.path());
+    let dest = tempfile::tempdir().unwrap();
+    ok(&common::build_into(
+        &common::artifacts(ExampleMode::Kpack),
+        dest.path(),
+        &[
+            "--platform-tag",
+            "linux_x86_64",
+            "--rocm-sdk-linux",
+            program.to_str().unwrap(),
+        ],
+    ));
+    let programs = core_programs(&dest.path().join("dist"));
+    assert_eq!(
+        programs,
+        [("rocm-sdk".to_owned(), fs::read(&program).unwrap())]
+    );
+}
+
+#[test]
+fn a_named_program_of_the_other_platform_is_refused_naming_it() {
+    // Named by the variable: a Linux program for Windows wheels.
+    let dir = tempfile::tempdir().unwrap();
+    let program = static_program(dir.path());
+    let dest = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_therock-package"))
+        .args(["build", "--platform-tag", "win_amd64", "--artifact-dir"])
+        .arg(common::artifacts(ExampleMode::Kpack))
+        .arg("--dest-dir")
+        .arg(dest.path())
+        .env("THEROCK_PACKAGE_ROCM_SDK_WINDOWS", &program)
+        .env_remove("THEROCK_PACKAGE_ROCM_SDK_LINUX")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr =
+        String::from_utf8_lossy(&out.stderr).replace(&dir.path().display().to_string(), "TMP");
+    insta::assert_snapshot!(stderr.trim_end(), @"therock-package: error: the rocm-sdk program TMP/rocm-sdk is a Linux (ELF) file, but win_amd64 wheels need an x86-64 Windows (PE) executable (Rust target x86_64-pc-windows-gnu); name the rocm-sdk built for x86_64-pc-windows-gnu");
+    let written: Vec<_> = fs::read_dir(dest.path().join("dist"))
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "{written:?}");
+}

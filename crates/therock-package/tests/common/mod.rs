@@ -28,6 +28,8 @@ pub fn therock_package(args: &[&str]) -> Output {
         .args(args)
         .env_remove("SOURCE_DATE_EPOCH")
         .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
+        .env_remove("THEROCK_PACKAGE_ROCM_SDK_LINUX")
+        .env_remove("THEROCK_PACKAGE_ROCM_SDK_WINDOWS")
         .output()
         .expect("therock-package runs")
 }

@@ -1,7 +1,8 @@
 //! Builds the native `rocm-sdk` that ships inside `rocm-sdk-core`, once per
-//! wheel platform, and embeds them, so `therock-package` is complete after
-//! `cargo build` or `cargo install` alone (see docs/pipeline.md, "The
-//! native rocm-sdk").
+//! wheel platform, and embeds them in this binary, so `therock-package` is
+//! complete after `cargo build` or `cargo install` alone (see
+//! docs/pipeline.md, "The native rocm-sdk"). The `pipeline` library has no
+//! build script: this binary hands it the programs (`NativePrograms`).
 //!
 //! Which package that is comes from this crate's manifest,
 //! `[package.metadata.embedded-programs]`: Cargo cannot depend on a package
@@ -11,23 +12,34 @@
 //! A wheel carries the program of its own platform: the Linux one for Linux
 //! tags, the Windows one (`rocm-sdk.exe`) for `win_amd64`. The program of
 //! the host's own platform is always built; the other one when its Rust
-//! target is installed. What is not built is not embedded, and a build for
-//! that platform refuses with the target's name (src/native.rs).
+//! target (and for Windows the mingw-w64 linker) is installed. What is not
+//! built is not embedded, and a build for that platform refuses with the
+//! target's name unless a program is named at run time.
+//!
+//! A missing target or linker must not stick: while one is missing this
+//! script names a path that never exists as an input, which Cargo treats
+//! as changed, so every later build runs it again and embeds the program
+//! once the tool is there. An installed one is watched by its own path (a
+//! toolchain or linker update reruns it).
 //!
 //! The Linux program must run on glibc 2.28 and newer hosts
 //! (docs/behaviour.md#native-binaries), and a dynamic glibc link made on a
 //! newer host needs newer symbols, so it is linked statically
 //! (`crt-static`). Target-only rustflags need an explicit `--target`, hence
-//! a nested cargo with its own target directory.
+//! a nested cargo with its own target directory. It may download the
+//! crates only the other platform needs (`--locked`, never `--offline`,
+//! which would fail on a fresh machine).
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A program to embed: its Rust target, file name, the file the crate
-/// includes, and the cfg that says it is there.
+/// A program to embed: its Rust target, its platform's name in flags, file
+/// name, the file the crate includes, and the cfg that says it is there.
 struct Native {
     target: &'static str,
+    /// The platform as `--rocm-sdk-<flag>` names it.
+    flag: &'static str,
     file: &'static str,
     embedded: &'static str,
     cfg: &'static str,
@@ -35,6 +47,7 @@ struct Native {
 
 const LINUX: Native = Native {
     target: "x86_64-unknown-linux-gnu",
+    flag: "linux",
     file: "rocm-sdk",
     embedded: "rocm-sdk",
     cfg: "native_linux",
@@ -42,6 +55,7 @@ const LINUX: Native = Native {
 
 const WINDOWS: Native = Native {
     target: "x86_64-pc-windows-gnu",
+    flag: "windows",
     file: "rocm-sdk.exe",
     embedded: "rocm-sdk.exe",
     cfg: "native_windows",
@@ -68,24 +82,101 @@ fn main() {
     } else {
         (&LINUX, &WINDOWS)
     };
+    println!("cargo:rerun-if-env-changed={}", linker_env(&WINDOWS));
+    if let Some(libdir) = target_libdir(own.target) {
+        println!("cargo:rerun-if-changed={}", libdir.display());
+    }
     match build_rocm_sdk(&workspace, &target_dir, &program, own) {
         Ok(binary) => embed(own, &binary, &out_dir),
         Err(e) => panic!("{e}"),
     }
-    if target_installed(other.target) {
-        // Optional: without it this tool still builds its own platform's
-        // wheels, and refuses the other's by name.
-        match build_rocm_sdk(&workspace, &target_dir, &program, other) {
-            Ok(binary) => embed(other, &binary, &out_dir),
-            Err(e) => println!("cargo:warning={e}"),
+    // Optional: without it this tool still builds its own platform's
+    // wheels, and refuses the other's by name.
+    let missing = match missing_tools(&workspace, other) {
+        Some(missing) => Err(missing),
+        None => build_rocm_sdk(&workspace, &target_dir, &program, other),
+    };
+    match missing {
+        Ok(binary) => embed(other, &binary, &out_dir),
+        Err(e) => {
+            println!(
+                "cargo:warning={e}: this therock-package cannot build wheels for that platform \
+                 (name a program with --rocm-sdk-{}); the next build tries again",
+                other.flag
+            );
+            // Never created: Cargo reruns this script on every build until
+            // the program is built.
+            println!(
+                "cargo:rerun-if-changed={}",
+                out_dir.join("never-created-rerun-until-built").display()
+            );
         }
-    } else {
-        println!(
-            "cargo:warning=the Rust target {0} is not installed: this therock-package cannot \
-             build wheels for that platform (rustup target add {0})",
-            other.target
-        );
     }
+}
+
+/// What `native` needs that is not installed, as a sentence; `None` when
+/// nothing is missing. Each tool found is watched by its path.
+fn missing_tools(workspace: &Path, native: &Native) -> Option<String> {
+    let Some(libdir) = target_libdir(native.target) else {
+        return Some(format!(
+            "the Rust target {0} is not installed (rustup target add {0})",
+            native.target
+        ));
+    };
+    println!("cargo:rerun-if-changed={}", libdir.display());
+    if native.target.contains("windows") && !cfg!(windows) {
+        let linker = configured_linker(workspace, native);
+        let Some(found) = find_program(&linker) else {
+            return Some(format!(
+                "the linker {linker} of the Rust target {} is not installed (Debian \
+                 gcc-mingw-w64-x86-64)",
+                native.target
+            ));
+        };
+        println!("cargo:rerun-if-changed={}", found.display());
+    }
+    None
+}
+
+/// `CARGO_TARGET_<TRIPLE>_LINKER`.
+fn linker_env(native: &Native) -> String {
+    format!(
+        "CARGO_TARGET_{}_LINKER",
+        native.target.to_uppercase().replace('-', "_")
+    )
+}
+
+/// The linker Cargo uses for `native`: its environment variable, else
+/// `linker = "..."` of `[target.<triple>]` in the workspace's
+/// `.cargo/config.toml`, else the mingw-w64 compiler rustc itself names.
+fn configured_linker(workspace: &Path, native: &Native) -> String {
+    if let Some(linker) = env::var_os(linker_env(native)).filter(|l| !l.is_empty()) {
+        return linker.to_string_lossy().into_owned();
+    }
+    let table = format!("[target.{}]", native.target);
+    let config = std::fs::read_to_string(workspace.join(".cargo/config.toml")).unwrap_or_default();
+    config
+        .lines()
+        .skip_while(|line| line.trim() != table)
+        .skip(1)
+        .map(str::trim)
+        .take_while(|line| !line.starts_with('['))
+        .find_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "linker").then(|| value.trim().trim_matches('"').to_owned())
+        })
+        .unwrap_or_else(|| "x86_64-w64-mingw32-gcc".to_owned())
+}
+
+/// `program` as the shell finds it: a path as it is, a bare name on `PATH`.
+fn find_program(program: &str) -> Option<PathBuf> {
+    let path = Path::new(program);
+    if path.components().count() > 1 {
+        return path.is_file().then(|| path.to_path_buf());
+    }
+    env::split_paths(&env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
 }
 
 /// The one package `[package.metadata.embedded-programs]` of `manifest`
@@ -147,19 +238,21 @@ fn embed(native: &Native, binary: &Path, out_dir: &Path) {
     println!("cargo::rustc-cfg={}", native.cfg);
 }
 
-/// Whether rustc has the standard library of `target`.
-fn target_installed(target: &str) -> bool {
+/// The directory of rustc's standard library for `target`, when it is
+/// installed.
+fn target_libdir(target: &str) -> Option<PathBuf> {
     let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    Command::new(rustc)
+    let dir = Command::new(rustc)
         .args(["--print", "target-libdir", "--target", target])
         .output()
         .ok()
         .filter(|out| out.status.success())
         .and_then(|out| String::from_utf8(out.stdout).ok())
-        .and_then(|dir| std::fs::read_dir(dir.trim()).ok())
-        .is_some_and(|mut entries| {
-            entries.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("libstd-")))
-        })
+        .map(|dir| PathBuf::from(dir.trim()))?;
+    let has_std = std::fs::read_dir(&dir)
+        .ok()?
+        .any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with("libstd-")));
+    has_std.then_some(dir)
 }
 
 /// `target/native-rocm-sdk` beside the outer build's profile directories,
@@ -214,7 +307,7 @@ fn build_rocm_sdk(
         .args([
             "build",
             "--release",
-            "--offline",
+            "--locked",
             "-p",
             package,
             "--target",
