@@ -68,10 +68,10 @@ pub struct VerifyArgs {
     /// Families the Linux release must offer (`,` or `;` separated): every
     /// target needs its device wheel (kpack) or every family its libraries
     /// wheel (legacy).
-    #[arg(long, value_name = "FAMILIES")]
+    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
     linux_amdgpu_families: Option<String>,
     /// Families the Windows release must offer.
-    #[arg(long, value_name = "FAMILIES")]
+    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
     windows_amdgpu_families: Option<String>,
     #[command(flatten)]
     link_rules: LinkRules,

@@ -102,3 +102,97 @@ fn a_failed_build_leaves_the_destination_as_it_found_it() {
     );
     assert_eq!(std::fs::read_dir(&existing).unwrap().count(), 0);
 }
+
+/// Every flag value that is wrong on the command line alone exits 2, with
+/// clap's one `error:` line naming the flag (docs/behaviour.md#exit-status).
+/// The artifact directory does not exist: a value judged later would exit 1.
+#[test]
+fn every_bad_flag_value_exits_2() {
+    let dest = tempfile::tempdir().unwrap();
+    let build = ["build", "--artifact-dir", MISSING, "--dest-dir", "DEST"];
+    let bad: [&[&str]; 17] = [
+        &["--version", "banana"],
+        &["--version", ""],
+        &["--version-suffix", "a-b"],
+        &["--linux-amdgpu-families", "gfx999"],
+        &["--windows-amdgpu-families", "gfx1100;nope"],
+        &["--platform-tag", "linux-x86_64"],
+        &["--platform-tag", ""],
+        &["--devel-compression", "lz4"],
+        &["--project-url", "nolabel"],
+        &["--compression-level", "13"],
+        &["--jobs", "banana"],
+        &["--jobs", "-1"],
+        &["--shard", "3/2"],
+        &["--shard", "banana"],
+        &["--no-wheel-compression", "--compression-level", "6"],
+        &["--devel-tarball-compression", "--devel-compression", "zstd"],
+        &["--metadata"],
+    ];
+    let mut table = String::new();
+    for extra in bad {
+        let mut args = build.to_vec();
+        args.extend(extra);
+        table += &line(&args, dest.path());
+    }
+    for args in [
+        &["plan", "--artifact-dir", MISSING, "--shards", "banana"][..],
+        &["plan", "--artifact-dir", MISSING, "--version", "7.x"],
+        &["verify", MISSING, "--linux-amdgpu-families", "gfx999"],
+        &["verify", MISSING, "--policy", "manylinux_9000"],
+        &["index", MISSING, "--layout", "tree"],
+        &["completions", "tcsh"],
+    ] {
+        table += &line(args, dest.path());
+    }
+    insta::assert_snapshot!(table, @"");
+}
+
+/// `exit N | args | the first line of stderr`, for the table above (the
+/// missing input shown as `IN`, the common build flags left out).
+fn line(args: &[&str], dest: &Path) -> String {
+    let seen = status_and_stderr(args, dest);
+    let (status, stderr) = seen.split_once('\n').unwrap();
+    let shown = args
+        .join(" ")
+        .replace(
+            " --artifact-dir /nonexistent/therock-input --dest-dir DEST",
+            "",
+        )
+        .replace(MISSING, "IN");
+    format!(
+        "{status} | {shown} | {}\n",
+        stderr.lines().next().unwrap_or("")
+    )
+}
+
+/// A directory without artifacts (empty, unrelated, or one artifact instead
+/// of the directory of them) is named as such, with what an artifact
+/// directory looks like; for one artifact its parent is suggested.
+#[test]
+fn a_wrong_artifact_dir_says_what_an_artifact_dir_is() {
+    let work = tempfile::tempdir().unwrap();
+    let empty = work.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let unrelated = work.path().join("unrelated");
+    std::fs::create_dir_all(unrelated.join("src")).unwrap();
+    std::fs::write(unrelated.join("README.md"), "hello").unwrap();
+    let one = common::artifacts(fixtures::ExampleMode::Kpack).join("base_lib_generic");
+    let mut seen = String::new();
+    for dir in [&empty, &unrelated, &one] {
+        let out = therock_package(&["inspect", "--artifact-dir", dir.to_str().unwrap()]);
+        seen += &format!(
+            "exit {:?}: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+                .replace(work.path().to_str().unwrap(), "WORK")
+                .replace(
+                    common::artifacts(fixtures::ExampleMode::Kpack)
+                        .to_str()
+                        .unwrap(),
+                    "ARTIFACTS"
+                )
+        );
+    }
+    insta::assert_snapshot!(seen, @"");
+}

@@ -8,6 +8,7 @@
 mod devel;
 #[cfg(windows)]
 mod dlls;
+mod environment;
 mod host_needs;
 mod libraries;
 mod needed;
@@ -28,7 +29,7 @@ use dist_info::package::PackageKind;
 
 use crate::distributions::{self, Distribution};
 use crate::probe::PythonProbe;
-use crate::report::{Category, Check, SelfTestReport};
+use crate::report::{Category, Check, Environment, SelfTestReport};
 use crate::site::Site;
 use dist_info::error_chain::Chain;
 
@@ -96,6 +97,7 @@ impl Context<'_> {
 /// Runs every check on the installation at `site`.
 pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     let mut checks = Vec::new();
+    let mut env = environment::platform_and_python(&options.python);
     let document = match site.core_document() {
         Ok(document) => document,
         Err(e) => {
@@ -104,7 +106,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
                 "rocm-sdk-core document",
                 Chain(&e).to_string(),
             ));
-            return finish(site, None, checks);
+            return finish(site, None, env, checks);
         }
     };
     let version = document.selector.version.clone();
@@ -116,7 +118,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
                 "distributions",
                 Chain(&e).to_string(),
             ));
-            return finish(site, Some(version), checks);
+            return finish(site, Some(version), env, checks);
         }
     };
     let cx = Context {
@@ -127,7 +129,8 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
         options,
     };
     installation(&cx, &mut checks);
-    selection::check(&cx, &mut checks);
+    let selected = selection::check(&cx, &mut checks);
+    environment::complete(&mut env, &cx, selected.as_ref());
     // Unpack first: it appends to RECORD and creates the tree the later
     // checks look at.
     devel::unpack(&cx, &mut checks);
@@ -145,13 +148,19 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     tools::check(&cx, &mut checks);
     devel::check(&cx, &mut checks);
     scripts::profiler(&cx, &mut checks);
-    finish(site, Some(version), checks)
+    finish(site, Some(version), env, checks)
 }
 
-fn finish(site: &Site, version: Option<String>, checks: Vec<Check>) -> SelfTestReport {
+fn finish(
+    site: &Site,
+    version: Option<String>,
+    environment: Environment,
+    checks: Vec<Check>,
+) -> SelfTestReport {
     SelfTestReport {
         site_packages: site.root().to_path_buf(),
         version,
+        environment,
         checks,
     }
 }
