@@ -152,6 +152,23 @@ mod tests {
         let page = render(&Man::new(command.clone()), &command, &extras).unwrap();
         let page = String::from_utf8(page).unwrap();
         let tail = &page[page.find(".SH EXAMPLES").unwrap()..];
-        insta::assert_snapshot!(tail, @"");
+        insta::assert_snapshot!(tail, @r#"
+            .SH EXAMPLES
+            .nf
+              tool \-\-flag x
+              .dot first
+            .fi
+            .SH "EXIT STATUS"
+            .TP
+            \fB0\fR
+            Done.
+            .TP
+            \fB2\fR
+            Bad usage.
+            .SH "ENVIRONMENT"
+            .TP
+            \fBNO_COLOR\fR
+            No colour.
+            "#);
     }
 }

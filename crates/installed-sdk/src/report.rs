@@ -471,55 +471,127 @@ mod tests {
     #[test]
     fn text_ends_with_the_totals_line() {
         insta::assert_snapshot!(report().to_text(), @r"
-        PASS record: rocm-sdk-core 7.1.0 (3 files)
-        WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
-        FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
-        SKIP profiler: rocprof-sys-run (not installed)
-        1 warned
-        1 skipped
-        1 passed, 1 failed
+            rocm:          7.1.0
+            platform:      Linux x86_64, glibc 2.36
+            python:        /venv/bin/python (CPython 3.12.3)
+            installer:     uv
+            site-packages: /sp
+            distributions: rocm 7.1.0, rocm-sdk-core 7.1.0
+            gpu targets:   built for gfx942, gfx1100; detected none; selected gfx942 (environment)
+
+            PASS record: rocm-sdk-core 7.1.0 (3 files)
+            WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
+            FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
+            SKIP profiler: rocprof-sys-run (not installed)
+
+            1 failed (details above):
+              libraries: _rocm_sdk_core/lib/libx.so
+            1 warned, 1 skipped
+            1 passed, 1 failed
+            ");
+    }
+
+    /// On a terminal: coloured marks and verdict, header values and long
+    /// reasons wrapped to the width, continuation lines indented.
+    #[test]
+    fn a_terminal_gets_colour_and_wrapped_lines() {
+        let mut report = report();
+        report.checks[2].reason =
+            "cannot open shared object file libhsa-runtime64.so.1: No such file or directory; \
+             reinstall rocm-sdk-core"
+                .to_owned();
+        let text = report.to_text_styled(TextStyle {
+            colour: true,
+            width: Some(60),
+        });
+        let plain = |line: &str| {
+            let mut out = String::new();
+            let mut rest = line;
+            while let Some(start) = rest.find('\x1b') {
+                out.push_str(&rest[..start]);
+                rest = &rest[start..];
+                rest = &rest[rest.find('m').map_or(rest.len(), |m| m + 1)..];
+            }
+            out + rest
+        };
+        assert!(
+            text.lines().all(|l| plain(l).chars().count() <= 60),
+            "{text}"
+        );
+        insta::assert_snapshot!(text.replace('\x1b', "^["), @r"
+        ^[[1mrocm:          ^[[0m7.1.0
+        ^[[1mplatform:      ^[[0mLinux x86_64, glibc 2.36
+        ^[[1mpython:        ^[[0m/venv/bin/python (CPython 3.12.3)
+        ^[[1minstaller:     ^[[0muv
+        ^[[1msite-packages: ^[[0m/sp
+        ^[[1mdistributions: ^[[0mrocm 7.1.0, rocm-sdk-core 7.1.0
+        ^[[1mgpu targets:   ^[[0mbuilt for gfx942, gfx1100; detected none;
+                       selected gfx942 (environment)
+
+        ^[[32mPASS^[[0m record: rocm-sdk-core 7.1.0 (3 files)
+        ^[[33mWARN^[[0m needed: _rocm_sdk_core/lib/libx.so (NEEDED
+             libtinfo.so.6 comes from the host system)
+        ^[[1;31mFAIL^[[0m libraries: _rocm_sdk_core/lib/libx.so (cannot open
+             shared object file libhsa-runtime64.so.1: No such file
+             or directory; reinstall rocm-sdk-core)
+        ^[[2mSKIP^[[0m profiler: rocprof-sys-run (not installed)
+
+        1 failed (details above):
+          libraries: _rocm_sdk_core/lib/libx.so
+        1 warned, 1 skipped
+        ^[[1;31m1 passed, 1 failed^[[0m
         ");
     }
 
     #[test]
     fn json_has_outcome_and_reason_per_check_and_totals() {
         insta::assert_snapshot!(report().to_json(), @r#"
-        {
-          "checks": [
             {
-              "category": "record",
-              "name": "rocm-sdk-core 7.1.0",
-              "outcome": "passed",
-              "reason": "3 files"
-            },
-            {
-              "category": "needed",
-              "name": "_rocm_sdk_core/lib/libx.so",
-              "outcome": "warned",
-              "reason": "NEEDED libtinfo.so.6 comes from the host system"
-            },
-            {
-              "category": "libraries",
-              "name": "_rocm_sdk_core/lib/libx.so",
-              "outcome": "failed",
-              "reason": "cannot open"
-            },
-            {
-              "category": "profiler",
-              "name": "rocprof-sys-run",
-              "outcome": "skipped",
-              "reason": "not installed"
+              "checks": [
+                {
+                  "category": "record",
+                  "name": "rocm-sdk-core 7.1.0",
+                  "outcome": "passed",
+                  "reason": "3 files"
+                },
+                {
+                  "category": "needed",
+                  "name": "_rocm_sdk_core/lib/libx.so",
+                  "outcome": "warned",
+                  "reason": "NEEDED libtinfo.so.6 comes from the host system"
+                },
+                {
+                  "category": "libraries",
+                  "name": "_rocm_sdk_core/lib/libx.so",
+                  "outcome": "failed",
+                  "reason": "cannot open"
+                },
+                {
+                  "category": "profiler",
+                  "name": "rocprof-sys-run",
+                  "outcome": "skipped",
+                  "reason": "not installed"
+                }
+              ],
+              "environment": {
+                "distributions": [
+                  "rocm 7.1.0",
+                  "rocm-sdk-core 7.1.0"
+                ],
+                "gpu_targets": "built for gfx942, gfx1100; detected none; selected gfx942 (environment)",
+                "installer": "uv",
+                "platform": "Linux x86_64, glibc 2.36",
+                "python": "/venv/bin/python (CPython 3.12.3)"
+              },
+              "failed": 1,
+              "passed": 1,
+              "schema": 1,
+              "site_packages": "/sp",
+              "skipped": 1,
+              "version": "7.1.0",
+              "warned": 1
             }
-          ],
-          "failed": 1,
-          "passed": 1,
-          "schema": 1,
-          "site_packages": "/sp",
-          "skipped": 1,
-          "version": "7.1.0",
-          "warned": 1
-        }
-        "#);
+            "#);
     }
 
     #[test]
