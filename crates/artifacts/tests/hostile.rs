@@ -884,5 +884,5 @@ fn a_directory_without_artifacts_is_refused_and_one_artifact_points_at_its_paren
     artifact(t.path(), "base_lib_generic");
     let e = ArtifactDir::open(&t.path().join("base_lib_generic")).unwrap_err();
     let text = e.to_string().replace(t.path().to_str().unwrap(), "T");
-    insta::assert_snapshot!(text, @"");
+    insta::assert_snapshot!(text, @r"no TheRock artifacts in T/base_lib_generic: an artifact directory holds one entry per artifact, a directory NAME_COMPONENT_TARGET with an artifact_manifest.txt (base_lib_generic, core-hip_lib_gfx942) or the same name as a .tar.zst or .tar.xz archive; T/base_lib_generic is itself the artifact base_lib_generic; pass its parent T");
 }
