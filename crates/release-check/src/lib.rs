@@ -257,6 +257,8 @@ struct FileEntry {
 /// The whole report (`--json` prints it as is; docs/formats.md).
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
+    /// The document's version (docs/formats.md), as in every `--json`.
+    schema: u32,
     ok: bool,
     dirs: Vec<String>,
     files: Vec<FileEntry>,
@@ -418,6 +420,7 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         )
     });
     Ok(VerifyReport {
+        schema: 1,
         ok: checks.iter().all(|c| c.status != "failed"),
         dirs: args.dirs.iter().map(|d| d.display().to_string()).collect(),
         files: release

@@ -290,9 +290,13 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                     .iter()
                     .map(|d| serde_json::json!({ "name": d.name, "version": d.version }))
                     .collect();
-                println!(
+                print!(
                     "{}",
-                    serde_json::json!({ "version": version, "distributions": list })
+                    pretty(&serde_json::json!({
+                        "schema": 1,
+                        "version": version,
+                        "distributions": list,
+                    }))
                 );
             } else {
                 println!("{version}");
@@ -305,12 +309,13 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                 .context("the dist-info document names no core package; reinstall rocm-sdk-core")?;
             let targets = read_dist_targets(&core)?;
             if json {
-                println!(
+                print!(
                     "{}",
-                    serde_json::json!({
+                    pretty(&serde_json::json!({
+                        "schema": 1,
                         "targets": targets.targets,
                         "dist_amdgpu_targets": targets.raw,
-                    })
+                    }))
                 );
             } else {
                 println!("{}", targets.raw);

@@ -9,6 +9,8 @@ mod devel;
 #[cfg(windows)]
 mod dlls;
 mod environment;
+
+pub(crate) use environment::installer;
 mod host_needs;
 mod libraries;
 mod needed;
@@ -68,6 +70,8 @@ pub(crate) struct Context<'a> {
     pub(crate) distributions: Vec<Distribution>,
     pub(crate) probe: PythonProbe,
     pub(crate) options: &'a SelfTestOptions,
+    /// `pip install` or `uv pip install`, for remedies.
+    pub(crate) install: &'static str,
 }
 
 impl Context<'_> {
@@ -127,6 +131,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
         distributions,
         probe: PythonProbe::new(&options.python, site.root()),
         options,
+        install: site.install_command(),
     };
     installation(&cx, &mut checks);
     let selected = selection::check(&cx, &mut checks);
@@ -179,8 +184,9 @@ fn installation(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 Category::Installation,
                 name,
                 format!(
-                    "not installed in {}; run `pip install \"{name}=={}\"`",
+                    "not installed in {}; run `{} \"{name}=={}\"`",
                     cx.sp().display(),
+                    cx.install,
                     cx.document.selector.version
                 ),
             ),
