@@ -28,7 +28,11 @@ fn a_nonce_python_cannot_import_is_refused() {
         let out = build(dest.path(), &["--version-suffix", nonce]);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{nonce}: {err}");
-        assert_eq!(err.lines().filter(|l| l.contains("error")).count(), 1, "{err}");
+        assert_eq!(
+            err.lines().filter(|l| l.contains("error")).count(),
+            1,
+            "{err}"
+        );
         assert!(!dest.path().join("dist").exists(), "{nonce} wrote dist/");
         errors.push_str(err.lines().next().unwrap());
         errors.push('\n');

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use common::therock_package;
@@ -205,7 +206,8 @@ fn a_wrong_artifact_dir_says_what_an_artifact_dir_is() {
     let mut seen = String::new();
     for dir in [&empty, &unrelated, &one] {
         let out = therock_package(&["inspect", "--artifact-dir", dir.to_str().unwrap()]);
-        seen += &format!(
+        let _ = write!(
+            seen,
             "exit {:?}: {}",
             out.status.code(),
             String::from_utf8_lossy(&out.stderr)

@@ -444,7 +444,11 @@ fn assemble_json_lists_the_platforms_and_every_file() {
     let files = json["files"].as_array().unwrap();
     let packages = files_with_bytes(&dest.join("dist"))
         .into_iter()
-        .filter(|(n, _)| n.ends_with(".whl") || n.ends_with(".tar.gz"))
+        .filter(|(n, _)| {
+            Path::new(n)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("whl") || e.eq_ignore_ascii_case("gz"))
+        })
         .count();
     assert_eq!(files.len(), packages, "{json}");
     for file in files {

@@ -2,6 +2,7 @@
 //! Python, installer, distributions, GPU targets), read once so a pasted
 //! report answers a maintainer's first questions.
 
+use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
@@ -118,7 +119,7 @@ fn gpu_targets(site: &Site, cx: &Context<'_>, selected: Option<&Selected>) -> St
             (Some(target), Some(source)) => format!("{target} ({source})"),
             _ => "none (no target package)".to_owned(),
         };
-        text += &format!("; detected {detected}; selected {chosen}");
+        let _ = write!(text, "; detected {detected}; selected {chosen}");
     }
     text
 }
