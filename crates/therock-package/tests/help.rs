@@ -202,26 +202,29 @@ fn inspect() {
 #[test]
 fn assemble() {
     insta::assert_snapshot!(help(&["assemble"]), @r"
-        Join the outputs of `build --shard K/N` into one release: check the shards, write the `rocm` sdists and the index, verify
+    Join the outputs of `build --shard K/N` into one release: check the shards, write the `rocm` sdists and the index, verify
 
-        Usage: therock-package assemble [OPTIONS] --dest-dir <DIR> <SHARD_DIR>...
+    Usage: therock-package assemble [OPTIONS] --dest-dir <DIR> <SHARD_DIR>...
 
-        Arguments:
-          <SHARD_DIR>...  The `--dest-dir` of every `build --shard K/N` of the release (one or more platforms, each split into its own shards)
+    Arguments:
+      <SHARD_DIR>...  The `--dest-dir` of every `build --shard K/N` of the release (one or more platforms, each split into its own shards)
 
-        Options:
-              --dest-dir <DIR>    Where the release's `dist/` is written (it must be new or empty)
-              --policy <POLICY>   The manylinux policy every Linux wheel must keep to (`manylinux_2_28`, `manylinux2014`); default: the one each wheel's own tag claims
-              --exclude <SONAME>  A library the release deliberately leaves to the system although no policy allows it (repeatable; auditwheel's `--exclude`)
-          -h, --help              Print help
+    Options:
+          --dest-dir <DIR>    Where the release's `dist/` is written (it must be new or empty)
+          --policy <POLICY>   The manylinux policy every Linux wheel must keep to (`manylinux_2_28`, `manylinux2014`); default: the one each wheel's own tag claims
+          --exclude <SONAME>  A library the release deliberately leaves to the system although no policy allows it (repeatable; auditwheel's `--exclude`)
+      -h, --help              Print help
 
-        Global options:
-          -v, --verbose...  More log output (repeat for more: info, debug, trace)
-          -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+    Report:
+          --json  Print what was assembled as JSON: each platform's shards and plan, every file of the release
 
-        Examples:
-          therock-package assemble shard1 shard2 shard3 shard4 --dest-dir release
-        ");
+    Global options:
+      -v, --verbose...  More log output (repeat for more: info, debug, trace)
+      -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+
+    Examples:
+      therock-package assemble shard1 shard2 shard3 shard4 --dest-dir release
+    ");
 }
 
 #[test]
