@@ -122,7 +122,10 @@ fn bad_input_exits_1_with_one_line_naming_the_file() {
                 empty.clone(),
                 format!("no TheRock artifacts in {}", empty.display()),
             ),
-            (evil, "base_lib_generic: artifact_manifest.txt line 1".to_owned()),
+            (
+                evil,
+                "base_lib_generic: artifact_manifest.txt line 1".to_owned(),
+            ),
         ]
     };
     for (dir, named) in cases {
