@@ -61,7 +61,7 @@ def main() -> int:
     if program is None:
         here = Path(os.path.abspath(__file__)).parent
         sys.stderr.write(
-            "rocm-sdk: the native rocm-sdk program is missing (looked in "
+            "rocm-sdk: error: the native rocm-sdk program is missing (looked in "
             f"{here.parent / 'rocm_sdk_core' / '_bin'}); install the `rocm-sdk-core` "
             f"package that matches `rocm`: pip install \"rocm-sdk-core{_pin(here)}\"\n"
         )
@@ -77,7 +77,7 @@ def main() -> int:
     try:
         os.execv(argv[0], argv)
     except OSError as e:
-        sys.stderr.write(f"rocm-sdk: cannot run {program}: {e.strerror or e}\n")
+        sys.stderr.write(f"rocm-sdk: error: cannot run {program}: {e.strerror or e}\n")
         return 126
     return 0  # not reached
 

@@ -119,7 +119,7 @@ def _run_init() -> None:
     program = native_program()
     if not os.path.isfile(program):
         _fail(
-            f"rocm-sdk: the native rocm-sdk program is missing ({program}); "
+            f"rocm-sdk: error: the native rocm-sdk program is missing ({program}); "
             f"reinstall rocm-sdk-core",
             1,
         )
@@ -128,7 +128,7 @@ def _run_init() -> None:
     status = subprocess.call([program, "init", "--quiet"])
     if status != 0:
         _fail(
-            f"rocm-sdk: unpacking rocm-sdk-devel failed (`rocm-sdk init` exited with {status}); "
+            f"rocm-sdk: error: unpacking rocm-sdk-devel failed (`rocm-sdk init` exited with {status}); "
             f"run `rocm-sdk init` to see why",
             status if 0 < status < 126 else 1,
         )

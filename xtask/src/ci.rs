@@ -32,6 +32,10 @@ const TEST_PACKAGES: &[&str] = &[
     "groff-base",
 ];
 
+/// What only the Windows side needs (the cross linker, Wine): a
+/// Linux-only `cargo xtask demo` leaves them out.
+const WINDOWS_PACKAGES: &[&str] = &["gcc-mingw-w64-x86-64", "wine64"];
+
 /// The Rust target of the Windows program and the Windows check.
 const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
 
@@ -189,8 +193,25 @@ fn check_wine() -> Result<(), String> {
     }
 }
 
+/// What the Linux part of `cargo xtask demo` needs: the test packages
+/// without the Windows ones, installed quietly.
+pub(crate) fn setup_linux() -> Result<(), String> {
+    let linux: Vec<&str> = TEST_PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| !WINDOWS_PACKAGES.contains(p))
+        .collect();
+    install(&linux)
+}
+
 fn install_packages() -> Result<(), String> {
-    let missing: Vec<&str> = TEST_PACKAGES
+    install(TEST_PACKAGES)
+}
+
+/// Installs what of `packages` is missing with apt-get; its (and dpkg's)
+/// output is shown only when it fails.
+fn install(packages: &[&str]) -> Result<(), String> {
+    let missing: Vec<&str> = packages
         .iter()
         .copied()
         .filter(|p| !dpkg_installed(p))
@@ -204,10 +225,29 @@ fn install_packages() -> Result<(), String> {
             missing.join(" ")
         ));
     }
-    run("apt-get", &["update", "-qq"])?;
+    eprintln!("installing {} with apt-get", missing.join(" "));
+    quiet_apt(&["update", "-qq"])?;
     let mut args = vec!["install", "-y", "-qq", "--no-install-recommends"];
     args.extend(&missing);
-    run("apt-get", &args)
+    quiet_apt(&args)
+}
+
+fn quiet_apt(args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new("apt-get")
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output()
+        .map_err(|e| format!("cannot start apt-get: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "`apt-get {}` failed ({}):\n{}{}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
 }
 
 /// The exhaustive suites CI runs only a deterministic sample of: the whole

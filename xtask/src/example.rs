@@ -24,17 +24,25 @@ pub(crate) fn example(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// `cargo xtask demo`: generates the example into `example/`, runs
-/// `therock-package inspect` on both modes (checking that the archives give
-/// the same report as the extracted tree), builds both modes' packages into
-/// `example/{mode}/dist`, installs the kpack set into `example/venv` with
-/// pip, and uses it: `rocm-sdk init`, `path`, `hipconfig --rocmpath`,
-/// `rocm-sdk test`.
+/// `cargo xtask demo [--windows]`: generates the example into `example/`,
+/// runs `therock-package inspect` on both modes (checking that the archives
+/// give the same report as the extracted tree), builds both modes' packages
+/// into `example/{mode}/dist`, installs the kpack set into `example/venv`
+/// with pip, and uses it: `rocm-sdk init`, `path`, `hipconfig --rocmpath`,
+/// `rocm-sdk test`. Linux only unless `--windows`, which also installs the
+/// Windows tools (mingw-w64, Wine) and builds the Windows example's
+/// `win_amd64` packages into `example/windows-dist`.
 pub(crate) fn demo(args: &[String]) -> Result<(), String> {
-    if !args.is_empty() {
-        return Err("usage: cargo xtask demo".into());
+    let windows = match args {
+        [] => false,
+        [flag] if flag == "--windows" => true,
+        _ => return Err("usage: cargo xtask demo [--windows]".into()),
+    };
+    if windows {
+        crate::ci::setup(&[])?;
+    } else {
+        crate::ci::setup_linux()?;
     }
-    crate::ci::setup(&[])?;
     let example = fixtures::generate(&root().join("example")).map_err(|e| e.to_string())?;
     crate::cmd::run("cargo", &["build", "--quiet", "-p", "therock-package"])?;
     let binary = root().join("target/debug/therock-package");
@@ -83,6 +91,17 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
                 .arg(example.artifact_dir(mode, fixtures::Layout::Tree))
                 .arg("--dest-dir")
                 .arg(&dest),
+        )?;
+    }
+    if windows {
+        let tree = fixtures::generate_windows(example.root()).map_err(|e| e.to_string())?;
+        println!("== windows ({}) ==", tree.display());
+        run_checked(
+            Command::new(&binary)
+                .args(["build", "--platform-tag", "win_amd64", "--artifact-dir"])
+                .arg(&tree)
+                .arg("--dest-dir")
+                .arg(example.root().join("windows-dist")),
         )?;
     }
     install_and_use(

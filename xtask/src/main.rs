@@ -51,7 +51,7 @@ const TASKS: &[(&str, Task, &str)] = &[
     (
         "demo",
         example::demo,
-        "the main job on the built-in example: generate it, inspect both modes",
+        "the main job on the built-in example: generate, inspect, build, install, test [--windows]",
     ),
     (
         "fuzz",

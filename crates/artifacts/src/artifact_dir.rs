@@ -159,6 +159,9 @@ impl ArtifactDir {
             found.entry(name).or_default().push((file_name, what));
         }
 
+        if found.is_empty() {
+            return Err(no_artifacts(path));
+        }
         let mut chosen = Vec::new();
         for (name, mut candidates) in found {
             // Directory first, then .tar.zst, then .tar.xz.
@@ -279,5 +282,35 @@ impl ArtifactDir {
         let member = base.find(path_in_artifact).ok_or_else(missing)?;
         let source = member.source.as_ref().ok_or_else(missing)?;
         Ok((source.read_to_vec()?, base.display_path(path_in_artifact)))
+    }
+}
+
+/// The error for a directory without artifacts; when the directory is
+/// itself an artifact (its name parses and it holds a manifest), its
+/// parent is what was meant.
+fn no_artifacts(path: &Path) -> Error {
+    let itself = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(ArtifactName::parse)
+        .filter(|_| path.join(MANIFEST_FILE).is_file());
+    let parent = path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    let remedy = match (itself, parent) {
+        (Some(name), Some(parent)) => format!(
+            "{} is itself the artifact {name}; pass its parent {}",
+            path.display(),
+            parent.display()
+        ),
+        _ => "pass the directory TheRock's build wrote its artifacts into".to_owned(),
+    };
+    Error::NoArtifacts {
+        path: path.to_path_buf(),
+        remedy,
     }
 }

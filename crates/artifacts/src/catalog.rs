@@ -477,6 +477,8 @@ fn log_dangling(
             reason,
         });
     } else {
-        tracing::info!(%artifact, relpath, target, "dangling symlink ({reason})");
+        // Debug, not info: every catalog of the build meets the link, and
+        // the plan's `dropped:` line names it once at `-v`.
+        tracing::debug!(%artifact, relpath, target, "dangling symlink ({reason})");
     }
 }

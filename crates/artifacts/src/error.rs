@@ -35,6 +35,20 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// The directory holds no artifact at all (an empty directory, a
+    /// wrong one, or one artifact instead of the directory of them).
+    #[error(
+        "no TheRock artifacts in {path}: an artifact directory holds one entry per artifact, a \
+         directory NAME_COMPONENT_TARGET with an artifact_manifest.txt (base_lib_generic, \
+         core-hip_lib_gfx942) or the same name as a .tar.zst or .tar.xz archive; {remedy}"
+    )]
+    NoArtifacts {
+        /// The path given as the artifact directory.
+        path: PathBuf,
+        /// What to pass instead.
+        remedy: String,
+    },
+
     /// A manifest line is absolute or climbs out of the artifact with `..`.
     #[error(
         "{artifact}: artifact_manifest.txt line {line_number} ({line:?}) leaves the artifact; \

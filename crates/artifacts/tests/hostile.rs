@@ -875,3 +875,14 @@ fn a_path_named_twice_extracts_like_it_reads_in_place() {
     // The second copy could not take the natural path.
     assert!(into.path().join("base_lib_generic/.by-offset").is_dir());
 }
+
+#[test]
+fn a_directory_without_artifacts_is_refused_and_one_artifact_points_at_its_parent() {
+    let t = tempfile::tempdir().unwrap();
+    let e = ArtifactDir::open(t.path()).unwrap_err();
+    assert!(matches!(e, Error::NoArtifacts { .. }), "{e}");
+    artifact(t.path(), "base_lib_generic");
+    let e = ArtifactDir::open(&t.path().join("base_lib_generic")).unwrap_err();
+    let text = e.to_string().replace(t.path().to_str().unwrap(), "T");
+    insta::assert_snapshot!(text, @r"no TheRock artifacts in T/base_lib_generic: an artifact directory holds one entry per artifact, a directory NAME_COMPONENT_TARGET with an artifact_manifest.txt (base_lib_generic, core-hip_lib_gfx942) or the same name as a .tar.zst or .tar.xz archive; T/base_lib_generic is itself the artifact base_lib_generic; pass its parent T");
+}

@@ -9,9 +9,11 @@
 //!   with a full `tracing` filter.
 //! - **Colour** only when stderr is a terminal and `NO_COLOR` is unset or
 //!   empty (<https://no-color.org>).
-//! - **Progress**: on a terminal a live display (items done/total, bytes,
-//!   rate, ETA); elsewhere one plain line per finished item; nothing with
-//!   `-q`. Log lines written while the display is up appear above it.
+//! - **Progress**: on a terminal a live display (items done/total, bytes
+//!   credited as they are written through a [`ByteCounter`], rate, and an
+//!   ETA once the rate means something); elsewhere one plain line per
+//!   finished item; nothing with `-q`. Log lines written while the display
+//!   is up appear above it.
 //! - **Man pages** from the `clap` definition ([`man::write_pages`]).
 //! - **Exit status**: one [`ExitStatus`] for every command (0 ok, 1 bad
 //!   input or release, 2 usage).
@@ -22,8 +24,11 @@
 //! let console = Console::detect(Verbosity { verbose: 0, quiet: false });
 //! console.init_logging(&[]);
 //! let progress = console.progress("packages", 2, Some(4096));
-//! progress.item_done("a.whl", 1024, 2048);
-//! progress.item_done("b.whl", 1024, 2048);
+//! progress.start("a.whl", 2048);
+//! progress.counter().add(1024); // from any thread, as bytes are written
+//! progress.item_done("a.whl", 1024);
+//! progress.start("b.whl", 2048);
+//! progress.item_done("b.whl", 1024);
 //! progress.finish();
 //! ```
 #![allow(clippy::print_stderr)] // this crate is the binaries' stderr
@@ -37,7 +42,9 @@ use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{
+    HumanBytes, HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle,
+};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 
@@ -64,6 +71,44 @@ impl Verbosity {
             (false, _) => "trace",
         }
     }
+}
+
+/// `command` without its hidden subcommands (such as `generate-man`), for
+/// completion scripts: clap's generators offer every subcommand, hidden or
+/// not, and clap cannot remove one, so the command is rebuilt (`name` and
+/// `version` are the program's, which clap keeps only as borrowed text).
+pub fn without_hidden_commands(
+    command: &clap::Command,
+    name: &'static str,
+    version: &'static str,
+) -> clap::Command {
+    let mut out = clap::Command::new(name)
+        .args(command.get_arguments().cloned())
+        .subcommands(
+            command
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .cloned(),
+        );
+    if let Some(about) = command.get_about() {
+        out = out.about(about.clone());
+    }
+    if command.get_version().is_some() {
+        out = out.version(version);
+    }
+    if command.is_disable_version_flag_set() {
+        out = out.disable_version_flag(true);
+    }
+    out
+}
+
+/// See [`Console::stdout_style`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StdoutStyle {
+    /// ANSI colour is welcome.
+    pub colour: bool,
+    /// The terminal's width in columns.
+    pub width: Option<usize>,
 }
 
 /// What stderr is and what the user asked for; decides every output choice.
@@ -107,6 +152,21 @@ impl Console {
     /// Whether output may carry ANSI colour.
     pub fn colour(&self) -> bool {
         self.colour
+    }
+
+    /// How a report printed on stdout may look: colour and the width to
+    /// wrap at only when stdout is a terminal (and colour only without
+    /// `NO_COLOR`); a pipe or a file gets plain, unwrapped lines.
+    pub fn stdout_style(&self) -> StdoutStyle {
+        let term = console::Term::stdout();
+        if !term.is_term() {
+            return StdoutStyle::default();
+        }
+        let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        StdoutStyle {
+            colour: !no_colour,
+            width: term.size_checked().map(|(_, columns)| usize::from(columns)),
+        }
     }
 
     /// The log filter: the first non-empty variable of `env_vars` and then
@@ -173,6 +233,7 @@ impl Console {
             noun,
             items,
             done: Mutex::new(0),
+            current: Arc::default(),
             by_bytes: bytes.is_some(),
             active: Arc::clone(&self.active),
         }
@@ -185,13 +246,23 @@ impl Console {
             "{spinner} {bar:30}"
         };
         let counts = if by_bytes {
-            " {prefix} {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta} {wide_msg}"
+            " {prefix} {bytes}/{total_bytes} {binary_bytes_per_sec}{eta_if_known} {wide_msg}"
         } else {
-            " {prefix} {per_sec} ETA {eta} {wide_msg}"
+            " {prefix} {per_sec}{eta_if_known} {wide_msg}"
         };
         ProgressStyle::with_template(&format!("{bar}{counts}"))
             .expect("the templates are valid")
+            .with_key("eta_if_known", eta_if_known)
             .progress_chars("=> ")
+    }
+}
+
+/// ` ETA 12s` once an estimate means something: some work done, a second
+/// of it measured; nothing before (an ETA of 0s at a rate of 0 says
+/// nothing true).
+fn eta_if_known(state: &ProgressState, out: &mut dyn std::fmt::Write) {
+    if state.pos() > 0 && state.elapsed() >= Duration::from_secs(1) && state.per_sec() > 0.0 {
+        let _ = write!(out, " ETA {}", HumanDuration(state.eta()));
     }
 }
 
@@ -207,8 +278,40 @@ pub struct Progress {
     noun: &'static str,
     items: u64,
     done: Mutex<u64>,
+    /// The item being worked on: its input bytes and those credited so far.
+    current: Arc<Mutex<Current>>,
     by_bytes: bool,
     active: Arc<Mutex<Option<ProgressBar>>>,
+}
+
+#[derive(Debug, Default)]
+struct Current {
+    input: u64,
+    credited: u64,
+}
+
+/// Credits bytes of the current item to the display as they are written
+/// (cloned into writer threads). Never more than the item's input is
+/// credited, so a source read twice or a reused member cannot run ahead;
+/// what is left is credited when the item is done.
+#[derive(Debug, Clone)]
+pub struct ByteCounter {
+    bar: Option<ProgressBar>,
+    current: Arc<Mutex<Current>>,
+}
+
+impl ByteCounter {
+    /// `bytes` more of the current item are written.
+    pub fn add(&self, bytes: u64) {
+        let Some(bar) = &self.bar else { return };
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        let step = bytes.min(current.input - current.credited);
+        current.credited += step;
+        drop(current);
+        if step > 0 {
+            bar.inc(step);
+        }
+    }
 }
 
 impl std::fmt::Debug for Progress {
@@ -221,8 +324,11 @@ impl std::fmt::Debug for Progress {
 }
 
 impl Progress {
-    /// `name` is being worked on now (shown on a terminal only).
-    pub fn start(&self, name: &str) {
+    /// `name`, of `input` bytes, is being worked on now (shown on a
+    /// terminal only).
+    pub fn start(&self, name: &str, input: u64) {
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
+            Current { input, credited: 0 };
         if let Mode::Live(bar) = &self.mode {
             let done = *self.done.lock().unwrap_or_else(PoisonError::into_inner);
             bar.set_prefix(format!("{done}/{} {}", self.items, self.noun));
@@ -230,10 +336,28 @@ impl Progress {
         }
     }
 
-    /// One item is finished: `name` (what was written), its size `written`
-    /// (printed), and the `input` bytes it accounts for (the display's
-    /// position). Off a terminal this prints one line.
-    pub fn item_done(&self, name: &str, written: u64, input: u64) {
+    /// The counter of the bytes of the current item; a no-op unless a live
+    /// display counts bytes.
+    pub fn counter(&self) -> ByteCounter {
+        ByteCounter {
+            bar: match &self.mode {
+                Mode::Live(bar) if self.by_bytes => Some(bar.clone()),
+                _ => None,
+            },
+            current: Arc::clone(&self.current),
+        }
+    }
+
+    /// The current item is finished: `name` (what was written) and its size
+    /// `written` (printed). Its input bytes not credited yet are now. Off a
+    /// terminal this prints one line: `[done/items] size  name`.
+    pub fn item_done(&self, name: &str, written: u64) {
+        let rest = {
+            let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+            let rest = current.input - current.credited;
+            current.credited = current.input;
+            rest
+        };
         let done = {
             let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
             *done += 1;
@@ -242,11 +366,15 @@ impl Progress {
         match &self.mode {
             Mode::Silent => {}
             Mode::Lines => {
-                eprintln!("[{done}/{}] {name} ({})", self.items, HumanBytes(written));
+                eprintln!(
+                    "[{done}/{}] {:>10}  {name}",
+                    self.items,
+                    HumanBytes(written).to_string()
+                );
             }
             Mode::Live(bar) => {
                 bar.set_prefix(format!("{done}/{} {}", self.items, self.noun));
-                bar.inc(if self.by_bytes { input } else { 1 });
+                bar.inc(if self.by_bytes { rest } else { 1 });
             }
         }
     }

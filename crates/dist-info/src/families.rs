@@ -159,6 +159,20 @@ impl FamilyTable {
     }
 }
 
+/// The value parser of the `--*-amdgpu-families` flags: the list as given
+/// once every name is known to the built-in table, so a bad name is a
+/// usage error judged from the command line alone (docs/behaviour.md#exit-status).
+///
+/// ```
+/// use dist_info::families::family_list_flag;
+/// assert_eq!(family_list_flag("gfx94X-dcgpu;gfx1100").unwrap(), "gfx94X-dcgpu;gfx1100");
+/// assert!(family_list_flag("gfx999").is_err());
+/// ```
+pub fn family_list_flag(value: &str) -> Result<String, FamilyError> {
+    FamilyTable::builtin().parse_list(value)?;
+    Ok(value.to_owned())
+}
+
 /// Splits a `,`/`;` separated list, trimming items and dropping empties.
 pub fn split_list(value: &str) -> impl Iterator<Item = &str> {
     value

@@ -67,12 +67,14 @@ pub enum Error {
 
     /// `rocm-sdk-devel` is not installed.
     #[error(
-        "rocm-sdk-devel is not installed in {}; install it with `pip install \"rocm[devel]{pin}\"`",
+        "rocm-sdk-devel is not installed in {}; install it with `{install} \"rocm[devel]{pin}\"`",
         site_packages.display()
     )]
     DevelNotInstalled {
         /// The site-packages searched.
         site_packages: PathBuf,
+        /// `pip install` or `uv pip install`, as the environment was made.
+        install: &'static str,
         /// `==V` for the installed ROCm version, or empty when unknown.
         pin: String,
     },

@@ -36,7 +36,7 @@ mod site;
 mod targets;
 
 pub use error::Error;
-pub use report::{Category, Check, Outcome, REPORT_SCHEMA, SelfTestReport};
+pub use report::{Category, Check, Environment, Outcome, REPORT_SCHEMA, SelfTestReport, TextStyle};
 pub use selftest::{SelfTestOptions, self_test};
 pub use site::{BINARY_RELPATH, Site};
 pub use targets::{DIST_TARGETS_RELPATH, DistTargets, dist_targets_path, read_dist_targets};

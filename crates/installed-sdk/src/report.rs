@@ -152,20 +152,93 @@ impl Check {
 }
 
 impl Check {
-    /// `MARK category: name (reason)` and a newline.
-    fn write_line(&self, out: &mut String) {
-        let _ = write!(
-            out,
-            "{} {}: {}",
-            self.outcome.mark(),
-            self.category.as_str(),
-            self.name
-        );
+    /// `MARK category: name (reason)` and a newline; with a width, the
+    /// line is wrapped at spaces and continued indented under the name.
+    fn write_line(&self, out: &mut String, style: TextStyle) {
+        let mut line = format!("{}: {}", self.category.as_str(), self.name);
         if !self.reason.is_empty() {
-            let _ = write!(out, " ({})", self.reason);
+            let _ = write!(line, " ({})", self.reason);
+        }
+        let mark = self.outcome.mark();
+        let _ = write!(out, "{} ", style.paint(mark, self.outcome.colour()));
+        match style.width {
+            Some(width) => wrap_into(
+                out,
+                &line,
+                width.saturating_sub(mark.len() + 1).max(40),
+                "     ",
+            ),
+            None => out.push_str(&line),
         }
         out.push('\n');
     }
+}
+
+/// Appends `text` wrapped at spaces to lines of at most `width` characters
+/// (a longer word stays whole), continuation lines after `indent`.
+fn wrap_into(out: &mut String, text: &str, width: usize, indent: &str) {
+    let mut column = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if column > 0 && column + 1 + len > width {
+            out.push('\n');
+            out.push_str(indent);
+            column = 0;
+        } else if column > 0 {
+            out.push(' ');
+            column += 1;
+        }
+        out.push_str(word);
+        column += len;
+    }
+}
+
+/// How the text report is drawn: plain for pipes and files; on a terminal
+/// with coloured marks and long reasons wrapped to its width.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TextStyle {
+    /// ANSI colour on the marks and the totals.
+    pub colour: bool,
+    /// Wrap lines at this many columns.
+    pub width: Option<usize>,
+}
+
+impl TextStyle {
+    fn paint(self, text: &str, colour: &str) -> String {
+        if self.colour {
+            format!("\x1b[{colour}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
+impl Outcome {
+    /// The SGR colour of the mark: green, yellow, dim, red.
+    fn colour(self) -> &'static str {
+        match self {
+            Outcome::Passed => "32",
+            Outcome::Warned => "33",
+            Outcome::Skipped => "2",
+            Outcome::Failed => "1;31",
+        }
+    }
+}
+
+/// What was tested, for the header of the report: the facts a maintainer
+/// asks for first when a report is pasted into a bug.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Environment {
+    /// Operating system, machine and C library (`Linux x86_64, glibc 2.36`).
+    pub platform: String,
+    /// The interpreter checked with and its version, or why it did not run.
+    pub python: String,
+    /// Which installer installed rocm-sdk-core (its `INSTALLER` file).
+    pub installer: Option<String>,
+    /// Every installed ROCm distribution as `name version`.
+    pub distributions: Vec<String>,
+    /// The GPU targets: built for, detected on this machine, selected.
+    pub gpu_targets: Option<String>,
 }
 
 /// At most ten problems joined with `; `, then how many more there are.
@@ -193,6 +266,8 @@ pub struct SelfTestReport {
     pub site_packages: PathBuf,
     /// The version of rocm-sdk-core's document, when readable.
     pub version: Option<String>,
+    /// What was tested (the header).
+    pub environment: Environment,
     /// Every check, in the order they ran.
     pub checks: Vec<Check>,
 }
@@ -227,22 +302,98 @@ impl SelfTestReport {
         self.checks.iter().filter(|c| c.outcome == outcome).count()
     }
 
-    /// One line per check (`PASS`/`WARN`/`SKIP`/`FAIL`, category, name,
-    /// reason), then `N warned` and `N skipped` when there are any, then the
-    /// final line `N passed, N failed`.
+    /// The plain report: see [`SelfTestReport::to_text_styled`].
     pub fn to_text(&self) -> String {
+        self.to_text_styled(TextStyle::default())
+    }
+
+    /// The header (what was tested), one line per check
+    /// (`PASS`/`WARN`/`SKIP`/`FAIL`, category, name, reason), the failed
+    /// checks named again at the end, `N warned, N skipped` when there are
+    /// any, then the final line `N passed, N failed`.
+    pub fn to_text_styled(&self, style: TextStyle) -> String {
         let mut out = String::new();
+        self.write_header(&mut out, style);
+        out.push('\n');
         for check in &self.checks {
-            check.write_line(&mut out);
+            check.write_line(&mut out, style);
         }
+        self.write_totals(&mut out, style);
+        out
+    }
+
+    /// `label: value` lines a maintainer reads first.
+    fn write_header(&self, out: &mut String, style: TextStyle) {
+        let env = &self.environment;
+        let none = || "none found".to_owned();
+        let mut rows = vec![
+            (
+                "rocm",
+                self.version.clone().unwrap_or_else(|| "unknown".to_owned()),
+            ),
+            ("platform", env.platform.clone()),
+            ("python", env.python.clone()),
+            (
+                "installer",
+                env.installer
+                    .clone()
+                    .unwrap_or_else(|| "unknown (no INSTALLER file)".to_owned()),
+            ),
+            ("site-packages", self.site_packages.display().to_string()),
+        ];
+        rows.push((
+            "distributions",
+            if env.distributions.is_empty() {
+                none()
+            } else {
+                env.distributions.join(", ")
+            },
+        ));
+        if let Some(targets) = &env.gpu_targets {
+            rows.push(("gpu targets", targets.clone()));
+        }
+        for (label, value) in rows {
+            let head = format!("{label}:{:width$}", "", width = 14 - label.len());
+            let _ = write!(out, "{}", style.paint(&head, "1"));
+            match style.width {
+                Some(width) => wrap_into(
+                    out,
+                    &value,
+                    width.saturating_sub(15).max(40),
+                    &" ".repeat(15),
+                ),
+                None => out.push_str(&value),
+            }
+            out.push('\n');
+        }
+    }
+
+    /// The failed checks by name, then the counts.
+    fn write_totals(&self, out: &mut String, style: TextStyle) {
+        let failed: Vec<&Check> = self
+            .checks
+            .iter()
+            .filter(|c| c.outcome == Outcome::Failed)
+            .collect();
+        if !failed.is_empty() {
+            let _ = writeln!(out, "\n{} failed (details above):", failed.len());
+            for check in failed {
+                let _ = writeln!(out, "  {}: {}", check.category.as_str(), check.name);
+            }
+        }
+        let mut others = Vec::new();
         if self.warned() > 0 {
-            let _ = writeln!(out, "{} warned", self.warned());
+            others.push(format!("{} warned", self.warned()));
         }
         if self.skipped() > 0 {
-            let _ = writeln!(out, "{} skipped", self.skipped());
+            others.push(format!("{} skipped", self.skipped()));
         }
-        let _ = writeln!(out, "{} passed, {} failed", self.passed(), self.failed());
-        out
+        if !others.is_empty() {
+            let _ = writeln!(out, "{}", others.join(", "));
+        }
+        let verdict = format!("{} passed, {} failed", self.passed(), self.failed());
+        let colour = if self.is_ok() { "1;32" } else { "1;31" };
+        let _ = writeln!(out, "{}", style.paint(&verdict, colour));
     }
 
     /// What `rocm-sdk test -q` prints: nothing when no check failed, else
@@ -253,7 +404,7 @@ impl SelfTestReport {
         }
         let mut out = String::new();
         for check in self.checks.iter().filter(|c| c.outcome == Outcome::Failed) {
-            check.write_line(&mut out);
+            check.write_line(&mut out, TextStyle::default());
         }
         let _ = writeln!(out, "{} passed, {} failed", self.passed(), self.failed());
         out
@@ -267,6 +418,7 @@ impl SelfTestReport {
         // whether or not `serde_json` keeps insertion order.
         let value = serde_json::json!({
             "checks": self.checks,
+            "environment": self.environment,
             "failed": self.failed(),
             "passed": self.passed(),
             "schema": REPORT_SCHEMA,
@@ -289,6 +441,16 @@ mod tests {
         SelfTestReport {
             site_packages: PathBuf::from("/sp"),
             version: Some("7.1.0".to_owned()),
+            environment: Environment {
+                platform: "Linux x86_64, glibc 2.36".to_owned(),
+                python: "/venv/bin/python (CPython 3.12.3)".to_owned(),
+                installer: Some("uv".to_owned()),
+                distributions: vec!["rocm 7.1.0".to_owned(), "rocm-sdk-core 7.1.0".to_owned()],
+                gpu_targets: Some(
+                    "built for gfx942, gfx1100; detected none; selected gfx942 (environment)"
+                        .to_owned(),
+                ),
+            },
             checks: vec![
                 Check::passed(Category::Record, "rocm-sdk-core 7.1.0", "3 files"),
                 Check::warned(
@@ -309,55 +471,127 @@ mod tests {
     #[test]
     fn text_ends_with_the_totals_line() {
         insta::assert_snapshot!(report().to_text(), @r"
-        PASS record: rocm-sdk-core 7.1.0 (3 files)
-        WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
-        FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
-        SKIP profiler: rocprof-sys-run (not installed)
-        1 warned
-        1 skipped
-        1 passed, 1 failed
+            rocm:          7.1.0
+            platform:      Linux x86_64, glibc 2.36
+            python:        /venv/bin/python (CPython 3.12.3)
+            installer:     uv
+            site-packages: /sp
+            distributions: rocm 7.1.0, rocm-sdk-core 7.1.0
+            gpu targets:   built for gfx942, gfx1100; detected none; selected gfx942 (environment)
+
+            PASS record: rocm-sdk-core 7.1.0 (3 files)
+            WARN needed: _rocm_sdk_core/lib/libx.so (NEEDED libtinfo.so.6 comes from the host system)
+            FAIL libraries: _rocm_sdk_core/lib/libx.so (cannot open)
+            SKIP profiler: rocprof-sys-run (not installed)
+
+            1 failed (details above):
+              libraries: _rocm_sdk_core/lib/libx.so
+            1 warned, 1 skipped
+            1 passed, 1 failed
+            ");
+    }
+
+    /// On a terminal: coloured marks and verdict, header values and long
+    /// reasons wrapped to the width, continuation lines indented.
+    #[test]
+    fn a_terminal_gets_colour_and_wrapped_lines() {
+        let mut report = report();
+        report.checks[2].reason =
+            "cannot open shared object file libhsa-runtime64.so.1: No such file or directory; \
+             reinstall rocm-sdk-core"
+                .to_owned();
+        let text = report.to_text_styled(TextStyle {
+            colour: true,
+            width: Some(60),
+        });
+        let plain = |line: &str| {
+            let mut out = String::new();
+            let mut rest = line;
+            while let Some(start) = rest.find('\x1b') {
+                out.push_str(&rest[..start]);
+                rest = &rest[start..];
+                rest = &rest[rest.find('m').map_or(rest.len(), |m| m + 1)..];
+            }
+            out + rest
+        };
+        assert!(
+            text.lines().all(|l| plain(l).chars().count() <= 60),
+            "{text}"
+        );
+        insta::assert_snapshot!(text.replace('\x1b', "^["), @r"
+        ^[[1mrocm:          ^[[0m7.1.0
+        ^[[1mplatform:      ^[[0mLinux x86_64, glibc 2.36
+        ^[[1mpython:        ^[[0m/venv/bin/python (CPython 3.12.3)
+        ^[[1minstaller:     ^[[0muv
+        ^[[1msite-packages: ^[[0m/sp
+        ^[[1mdistributions: ^[[0mrocm 7.1.0, rocm-sdk-core 7.1.0
+        ^[[1mgpu targets:   ^[[0mbuilt for gfx942, gfx1100; detected none;
+                       selected gfx942 (environment)
+
+        ^[[32mPASS^[[0m record: rocm-sdk-core 7.1.0 (3 files)
+        ^[[33mWARN^[[0m needed: _rocm_sdk_core/lib/libx.so (NEEDED
+             libtinfo.so.6 comes from the host system)
+        ^[[1;31mFAIL^[[0m libraries: _rocm_sdk_core/lib/libx.so (cannot open
+             shared object file libhsa-runtime64.so.1: No such file
+             or directory; reinstall rocm-sdk-core)
+        ^[[2mSKIP^[[0m profiler: rocprof-sys-run (not installed)
+
+        1 failed (details above):
+          libraries: _rocm_sdk_core/lib/libx.so
+        1 warned, 1 skipped
+        ^[[1;31m1 passed, 1 failed^[[0m
         ");
     }
 
     #[test]
     fn json_has_outcome_and_reason_per_check_and_totals() {
         insta::assert_snapshot!(report().to_json(), @r#"
-        {
-          "checks": [
             {
-              "category": "record",
-              "name": "rocm-sdk-core 7.1.0",
-              "outcome": "passed",
-              "reason": "3 files"
-            },
-            {
-              "category": "needed",
-              "name": "_rocm_sdk_core/lib/libx.so",
-              "outcome": "warned",
-              "reason": "NEEDED libtinfo.so.6 comes from the host system"
-            },
-            {
-              "category": "libraries",
-              "name": "_rocm_sdk_core/lib/libx.so",
-              "outcome": "failed",
-              "reason": "cannot open"
-            },
-            {
-              "category": "profiler",
-              "name": "rocprof-sys-run",
-              "outcome": "skipped",
-              "reason": "not installed"
+              "checks": [
+                {
+                  "category": "record",
+                  "name": "rocm-sdk-core 7.1.0",
+                  "outcome": "passed",
+                  "reason": "3 files"
+                },
+                {
+                  "category": "needed",
+                  "name": "_rocm_sdk_core/lib/libx.so",
+                  "outcome": "warned",
+                  "reason": "NEEDED libtinfo.so.6 comes from the host system"
+                },
+                {
+                  "category": "libraries",
+                  "name": "_rocm_sdk_core/lib/libx.so",
+                  "outcome": "failed",
+                  "reason": "cannot open"
+                },
+                {
+                  "category": "profiler",
+                  "name": "rocprof-sys-run",
+                  "outcome": "skipped",
+                  "reason": "not installed"
+                }
+              ],
+              "environment": {
+                "distributions": [
+                  "rocm 7.1.0",
+                  "rocm-sdk-core 7.1.0"
+                ],
+                "gpu_targets": "built for gfx942, gfx1100; detected none; selected gfx942 (environment)",
+                "installer": "uv",
+                "platform": "Linux x86_64, glibc 2.36",
+                "python": "/venv/bin/python (CPython 3.12.3)"
+              },
+              "failed": 1,
+              "passed": 1,
+              "schema": 1,
+              "site_packages": "/sp",
+              "skipped": 1,
+              "version": "7.1.0",
+              "warned": 1
             }
-          ],
-          "failed": 1,
-          "passed": 1,
-          "schema": 1,
-          "site_packages": "/sp",
-          "skipped": 1,
-          "version": "7.1.0",
-          "warned": 1
-        }
-        "#);
+            "#);
     }
 
     #[test]

@@ -127,6 +127,26 @@ impl Site {
         Ok((root, report.warnings))
     }
 
+    /// The command that installs into this site-packages, for remedies:
+    /// `uv pip install` when uv installed rocm-sdk-core (its `INSTALLER`
+    /// says so; a uv-made environment has no pip), else `pip install`.
+    pub fn install_command(&self) -> &'static str {
+        let installer = std::fs::read_dir(&self.root)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .find(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.starts_with("rocm_sdk_core-") && name.ends_with(".dist-info")
+            })
+            .and_then(|e| crate::selftest::installer(&e.path()));
+        match installer.as_deref() {
+            Some("uv") => "uv pip install",
+            _ => "pip install",
+        }
+    }
+
     /// [`Site::ensure_devel`], reporting the unpack's steps to `options`
     /// and returning the whole report (what was unpacked, the warnings).
     pub fn ensure_devel_with(
@@ -140,6 +160,7 @@ impl Site {
                 .unwrap_or_default();
             return Err(Error::DevelNotInstalled {
                 site_packages: self.root.clone(),
+                install: self.install_command(),
                 pin,
             });
         }

@@ -113,7 +113,7 @@ impl Runtime {
         let resolved = match resolution {
             Resolution::Dir(_) => return self.drop(relpath, "links to a directory"),
             Resolution::Dangling(why) => {
-                return self.drop(relpath, &format!("dangling link ({why:?})"));
+                return self.drop(relpath, &format!("dangling link ({why})"));
             }
             Resolution::File(path) => path,
         };

@@ -48,6 +48,10 @@ pub struct AssembleArgs {
     /// `verify`'s `--policy` and `--exclude`, for the verify step.
     #[command(flatten)]
     link_rules: LinkRules,
+    /// Print what was assembled as JSON: each platform's shards and plan,
+    /// every file of the release.
+    #[arg(long, help_heading = crate::REPORT)]
+    json: bool,
 }
 
 /// One shard's output, its manifest checked against its `dist/`.
@@ -620,6 +624,27 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         },
     )?;
     let written = staging.commit(&staged)?;
+    if args.json {
+        let platforms: Vec<_> = legs
+            .iter()
+            .map(|leg| {
+                serde_json::json!({
+                    "platform_tag": leg.platform_tag,
+                    "shards": leg.shards.len(),
+                    "plan": leg.first().plan,
+                })
+            })
+            .collect();
+        let mut out = serde_json::to_string_pretty(&serde_json::json!({
+            "schema": 1,
+            "dist_dir": dist,
+            "platforms": platforms,
+            "files": written,
+        }))
+        .expect("JSON values serialise");
+        out.push('\n');
+        return Ok(out);
+    }
     let mut out = String::new();
     for leg in &legs {
         let _ = writeln!(

@@ -28,44 +28,60 @@ use release_check::sha256_file;
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
 const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
 
+// The help headings of `plan` and `build`, in the order they appear.
+const INPUT: &str = "Input and output";
+const RELEASE: &str = "Release";
+const COMPRESSION: &str = "Compression";
+const METADATA: &str = "Package metadata";
+/// The heading of flags that choose what is printed.
+pub const REPORT: &str = "Report";
+
 /// Inputs shared by `plan` and `build`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// TheRock's artifact directory.
-    #[arg(long, value_name = "DIR")]
+    /// TheRock's artifact directory (one `NAME_COMPONENT_TARGET` directory
+    /// or `.tar.zst`/`.tar.xz` archive per artifact).
+    #[arg(long, value_name = "DIR", help_heading = INPUT)]
     artifact_dir: PathBuf,
     /// The package version (default: the one `therock_manifest.json` records).
-    #[arg(long)]
+    #[arg(long, value_parser = version_flag, help_heading = RELEASE)]
     version: Option<String>,
     /// Nonce appended to platform package directory names.
-    #[arg(long, default_value = "")]
+    #[arg(
+        long,
+        default_value = "",
+        hide_default_value = true,
+        value_name = "NONCE",
+        value_parser = version_suffix_flag,
+        help_heading = RELEASE
+    )]
     version_suffix: String,
     /// Families the Linux release offers (`,` or `;` separated; empty: none).
-    #[arg(long, value_name = "FAMILIES")]
+    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
     linux_amdgpu_families: Option<String>,
     /// Families the Windows release offers (`,` or `;` separated; empty: none).
-    #[arg(long, value_name = "FAMILIES")]
+    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
     windows_amdgpu_families: Option<String>,
     /// Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's).
-    #[arg(long, value_name = "TAG")]
+    #[arg(long, value_name = "TAG", value_parser = platform_tag_flag, help_heading = RELEASE)]
     platform_tag: Option<String>,
     /// The devel tarball codec.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, value_name = "CODEC", help_heading = COMPRESSION)]
     devel_compression: Option<DevelCompression>,
     /// Compress the devel tarball with xz (same as `--devel-compression xz`).
-    #[arg(long, overrides_with = "no_devel_tarball_compression")]
+    #[arg(long, overrides_with = "no_devel_tarball_compression", help_heading = COMPRESSION)]
     devel_tarball_compression: bool,
     /// Store the devel tarball uncompressed (the default).
-    #[arg(long)]
+    #[arg(long, help_heading = COMPRESSION)]
     no_devel_tarball_compression: bool,
     /// A TOML file with the packages' `license-expression`, `[project-urls]`
-    /// and `[summaries]` (docs/pipeline.md); unset keys keep their defaults.
-    #[arg(long, value_name = "FILE")]
+    /// and `[summaries]`; unset keys keep their defaults.
+    #[arg(long, value_name = "FILE", help_heading = METADATA)]
     metadata: Option<PathBuf>,
     /// Ship the absolute entries of host ELF files' search paths
     /// (`/home/builder/…/lib`: directories of the build host, which become
     /// `DT_RPATH`) instead of leaving them out with a warning.
-    #[arg(long)]
+    #[arg(long, help_heading = RELEASE)]
     keep_absolute_search_paths: bool,
     /// An unversioned library name (`libamdhip64.so`) that gets a runtime
     /// alias besides the names the build finds (repeatable;
@@ -73,16 +89,32 @@ pub struct PlanArgs {
     #[arg(long, value_name = "NAME")]
     runtime_alias: Vec<String>,
     /// `License-Expression` of every package (overrides `--metadata`).
-    #[arg(long, value_name = "SPDX")]
+    #[arg(long, value_name = "SPDX", help_heading = METADATA)]
     license_expression: Option<String>,
     /// A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of
     /// `--metadata` and the defaults).
-    #[arg(long, value_name = "LABEL=URL", value_parser = parse_project_url)]
+    #[arg(long, value_name = "LABEL=URL", value_parser = parse_project_url, help_heading = METADATA)]
     project_url: Vec<(String, String)>,
     /// The native `rocm-sdk` of each platform, supplied by the caller
     /// ([`PlanArgs::set_native_programs`]; docs/pipeline.md).
     #[arg(skip)]
     native_programs: NativePrograms,
+}
+
+// Flag values are judged while parsing, so a bad one exits 2 like any
+// other usage error (docs/behaviour.md#exit-status).
+
+fn version_flag(text: &str) -> Result<String, dist_info::version::VersionError> {
+    dist_info::version::Version::parse(text).map(|_| text.to_owned())
+}
+
+fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceError> {
+    text.parse::<dist_info::nonce::Nonce>()
+        .map(|_| text.to_owned())
+}
+
+fn platform_tag_flag(text: &str) -> Result<String, dist_info::filename::WheelTagError> {
+    dist_info::filename::WheelTag::py3_none(text).map(|_| text.to_owned())
 }
 
 fn parse_project_url(text: &str) -> Result<(String, String), String> {
@@ -101,43 +133,43 @@ pub struct BuildArgs {
     #[command(flatten)]
     plan: PlanArgs,
     /// Where `dist/` is written.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = INPUT)]
     dest_dir: PathBuf,
     /// Write the packages (the default).
-    #[arg(long, overrides_with = "no_build_packages")]
+    #[arg(long, overrides_with = "no_build_packages", help_heading = INPUT)]
     build_packages: bool,
     /// Validate and write `plan.json` only.
-    #[arg(long)]
+    #[arg(long, help_heading = INPUT)]
     no_build_packages: bool,
     /// Deflate wheel members (the default).
-    #[arg(long, overrides_with = "no_wheel_compression")]
+    #[arg(long, overrides_with = "no_wheel_compression", help_heading = COMPRESSION)]
     wheel_compression: bool,
     /// Store wheel members uncompressed.
-    #[arg(long)]
+    #[arg(long, help_heading = COMPRESSION)]
     no_wheel_compression: bool,
     /// Deflate level of wheel members (libdeflate): 1 fastest … 12 smallest,
     /// 0 stores them. Default 6, smaller than Python's zipfile at level 6.
-    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=12))]
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=12), help_heading = COMPRESSION)]
     compression_level: Option<u32>,
     /// Threads for extracting and compressing (default: one per core; at most four per core).
-    #[arg(long, short, default_value_t = 0)]
+    #[arg(long, short, default_value_t = 0, hide_default_value = true, value_name = "N", help_heading = COMPRESSION)]
     jobs: usize,
     /// Build only shard K of N (`plan --shards N` lists them) and write
-    /// `shard.json` beside `dist/` for `assemble` (docs/releasing.md).
-    #[arg(long, value_name = "K/N", conflicts_with = "no_build_packages")]
+    /// `shard.json` beside `dist/` for `assemble`.
+    #[arg(long, value_name = "K/N", conflicts_with = "no_build_packages", help_heading = INPUT)]
     shard: Option<ShardId>,
     /// Print the report as JSON: every written file with its size and
-    /// sha256 (docs/formats.md).
-    #[arg(long)]
+    /// sha256.
+    #[arg(long, help_heading = REPORT)]
     json: bool,
     /// Measure wall and CPU time per build step, package and phase, and
     /// add the table to the report (and `timings` to `--json`).
-    #[arg(long)]
+    #[arg(long, help_heading = REPORT)]
     timings: bool,
     /// Exit 1, as `verify` does, when the packages written fail the
     /// ELF-link check (every `DT_NEEDED` resolves); without it the build
     /// warns and exits 0.
-    #[arg(long)]
+    #[arg(long, help_heading = REPORT)]
     strict: bool,
 }
 
@@ -691,6 +723,17 @@ impl BuildReport {
 
     /// The text report: one line per file, then the totals.
     pub fn to_text(&self) -> String {
+        self.text(true)
+    }
+
+    /// [`BuildReport::to_text`] without a line per file, for when the
+    /// progress lines already named each (stderr not a terminal): the
+    /// summary says where they are.
+    pub fn to_summary_text(&self) -> String {
+        self.text(false)
+    }
+
+    fn text(&self, per_file: bool) -> String {
         if self.outcome == Outcome::PlanValidated {
             return format!("plan validated; wrote {}\n", self.files[0].path.display());
         }
@@ -703,15 +746,18 @@ impl BuildReport {
                 shard.manifest.display()
             );
         }
-        for f in &self.files {
-            let _ = writeln!(out, "{:>12}  {}", human_bytes(f.size), f.path.display());
+        if per_file {
+            for f in &self.files {
+                let _ = writeln!(out, "{:>12}  {}", human_bytes(f.size), f.path.display());
+            }
         }
         let _ = writeln!(
             out,
-            "{} packages, {} in {:.1}s",
+            "{} packages, {} in {:.1}s: {}",
             self.packages,
             human_bytes(self.total_size),
-            self.seconds
+            self.seconds,
+            self.dist_dir.display()
         );
         if let Some(timings) = &self.timings {
             out.push_str(&timings.to_text());

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use artifacts::EntrySource;
-use cli_output::Console;
+use cli_output::{ByteCounter, Console};
 use devel_tar::{DevelTarWriter, TarOptions, TreeNames};
 use dist_info::package::PackageKind;
 use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
@@ -69,6 +69,10 @@ pub(crate) fn execute(
     let mut timings = options.timings.then(BuildTimings::default);
     let packages_clock = Stopwatch::start();
     let cache = CompressionCache::new();
+    let first_bytes = Arc::new(FirstBytes {
+        gate: staging.first_bytes_gate(),
+        once: std::sync::Once::new(),
+    });
     let mut staged = Vec::new();
     let inputs: Vec<u64> = plan.packages.iter().map(input_bytes).collect();
     let progress = options.console.progress(
@@ -77,7 +81,7 @@ pub(crate) fn execute(
         Some(inputs.iter().sum()),
     );
     for (package, input) in plan.packages.iter().zip(inputs) {
-        progress.start(&package.dist_name);
+        progress.start(&package.dist_name, input);
         tracing::debug!(
             "writing {}: {} files, {} devel entries, {input} bytes of input",
             package.dist_name,
@@ -96,6 +100,10 @@ pub(crate) fn execute(
             &cache,
             phases.as_ref(),
             built_links::is_checked(package.kind).then_some(elves),
+            &Counter {
+                bytes: progress.counter(),
+                first: Arc::clone(&first_bytes),
+            },
         )?;
         if let Some(timings) = timings.as_mut() {
             timings.package(
@@ -105,11 +113,11 @@ pub(crate) fn execute(
                 phases.as_ref(),
             );
         }
-        progress.item_done(&file_name(&path), size_of(&path)?, input);
+        progress.item_done(&shown_name(&package.subdir, &path), size_of(&path)?);
         staged.push(path);
     }
     for selector in &plan.selectors {
-        progress.start("rocm (sdist)");
+        progress.start("rocm (sdist)", 0);
         let clock = Stopwatch::start();
         let dir = staging.dir(&selector.subdir)?;
         let path = write_sdist(
@@ -123,7 +131,7 @@ pub(crate) fn execute(
         if let Some(timings) = timings.as_mut() {
             timings.package("rocm", &file_name(&path), &clock, None);
         }
-        progress.item_done(&file_name(&path), size_of(&path)?, 0);
+        progress.item_done(&shown_name(&selector.subdir, &path), size_of(&path)?);
         staged.push(path);
     }
     progress.finish();
@@ -149,6 +157,18 @@ fn size_of(path: &Path) -> Result<u64> {
     Ok(fs::metadata(path)
         .with_context(|| format!("cannot read {}", path.display()))?
         .len())
+}
+
+/// A written file as progress shows it: below its folder in `dist/` (the
+/// family of a legacy build), so same-named packages are told apart.
+fn shown_name(subdir: &str, path: &Path) -> String {
+    let name = file_name(path);
+    let subdir = subdir.trim_matches('/');
+    if subdir.is_empty() {
+        name
+    } else {
+        format!("{subdir}/{name}")
+    }
 }
 
 fn file_name(path: &Path) -> String {
@@ -189,6 +209,7 @@ fn write_wheel(
     cache: &CompressionCache,
     clock: Option<&PackageClock>,
     elves: Option<&BuiltElves>,
+    counter: &Counter,
 ) -> Result<PathBuf> {
     let mut metadata = core_metadata(
         &plan.version,
@@ -210,6 +231,10 @@ fn write_wheel(
         })
         .collect::<Result<_>>()?;
     for (dest, source) in sources {
+        let source: Arc<dyn MemberSource> = Arc::new(Counted {
+            inner: source,
+            counter: counter.clone(),
+        });
         wheel.add_file(&dest, source)?;
     }
     for (name, object) in &package.console_scripts {
@@ -268,7 +293,9 @@ fn member_source(
                 .remove(remove.iter().map(String::as_str))
                 .force_rpath();
             let _span = clock.map(|c| c.elf_edit.span());
-            let (member, edited) = edited_source(source, &request, exec)?;
+            // The edit's own log lines (`-vv`) name the file through this span.
+            let (member, edited) = tracing::debug_span!("edit", file = %file.dest)
+                .in_scope(|| edited_source(source, &request, exec))?;
             if let Some(elves) = elves {
                 elves.record(&file.dest, edited);
             }
@@ -493,4 +520,75 @@ pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A member whose bytes are credited to the progress display as the
+/// writer reads them, so the display moves while a large package is
+/// written rather than when it is done.
+#[derive(Debug)]
+struct Counted {
+    inner: Arc<dyn MemberSource>,
+    counter: Counter,
+}
+
+/// The progress display's counter, and the test hook that holds the
+/// build right after its first bytes were credited (docs/pipeline.md).
+#[derive(Debug, Clone)]
+struct Counter {
+    bytes: ByteCounter,
+    first: Arc<FirstBytes>,
+}
+
+#[derive(Debug)]
+struct FirstBytes {
+    gate: Option<PathBuf>,
+    once: std::sync::Once,
+}
+
+impl Counter {
+    fn add(&self, bytes: u64) {
+        self.bytes.add(bytes);
+        if bytes > 0
+            && let Some(gate) = &self.first.gate
+        {
+            // Opening a FIFO blocks until the test opens it for writing.
+            self.first.once.call_once(|| {
+                let _ = fs::read(gate);
+            });
+        }
+    }
+}
+
+impl MemberSource for Counted {
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+
+    fn executable(&self) -> bool {
+        self.inner.executable()
+    }
+
+    fn open(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+        Ok(Box::new(CountingReader {
+            inner: self.inner.open()?,
+            counter: &self.counter,
+        }))
+    }
+
+    fn origin(&self) -> String {
+        self.inner.origin()
+    }
+}
+
+struct CountingReader<'a> {
+    inner: Box<dyn Read + Send + 'a>,
+    counter: &'a Counter,
+}
+
+impl Read for CountingReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counter.add(n as u64);
+        Ok(n)
+    }
 }

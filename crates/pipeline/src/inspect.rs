@@ -22,6 +22,8 @@ pub struct InspectArgs {
 /// The whole report; field order is output order.
 #[derive(Debug, Serialize)]
 struct Inspection {
+    /// The document's version (docs/formats.md), as in every `--json`.
+    schema: u32,
     mode: &'static str,
     version: Option<String>,
     dist_amdgpu_targets: Option<Vec<String>>,
@@ -126,6 +128,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
         .collect();
     let base_targets = dist_info::target::base_targets(&raw_targets);
     Ok(Inspection {
+        schema: 1,
         mode: manifest.mode.therock_name(),
         version: manifest.version,
         dist_amdgpu_targets,

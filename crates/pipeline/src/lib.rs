@@ -50,7 +50,7 @@ use anyhow::{Context as _, Result};
 use clap::{Args, FromArgMatches};
 
 pub use assemble::{AssembleArgs, assemble};
-pub use build_cmd::{BuildArgs, BuildReport, DevelCompression, PlanArgs, build, plan};
+pub use build_cmd::{BuildArgs, BuildReport, DevelCompression, PlanArgs, REPORT, build, plan};
 pub use built_links::ElfLinks;
 pub use index::{IndexArgs, IndexLayout, IndexReport, WrittenPage, index};
 pub use inspect::{InspectArgs, inspect};

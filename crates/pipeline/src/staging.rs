@@ -171,6 +171,15 @@ impl Staging {
             .collect())
     }
 
+    /// The test hook's FIFO `first-bytes`, where the build waits once,
+    /// right after the progress display was credited its first bytes.
+    pub(crate) fn first_bytes_gate(&self) -> Option<PathBuf> {
+        self.gates
+            .as_ref()
+            .map(|d| d.join("first-bytes"))
+            .filter(|p| p.exists())
+    }
+
     /// The test hook: with a gate directory holding a FIFO named for this
     /// point, block until a test writes to it and closes it.
     fn gate(&self, gate: Gate) -> Result<()> {

@@ -69,10 +69,10 @@ pub struct VerifyArgs {
     /// Families the Linux release must offer (`,` or `;` separated): every
     /// target needs its device wheel (kpack) or every family its libraries
     /// wheel (legacy).
-    #[arg(long, value_name = "FAMILIES")]
+    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
     linux_amdgpu_families: Option<String>,
     /// Families the Windows release must offer.
-    #[arg(long, value_name = "FAMILIES")]
+    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
     windows_amdgpu_families: Option<String>,
     #[command(flatten)]
     link_rules: LinkRules,
@@ -258,6 +258,8 @@ struct FileEntry {
 /// The whole report (`--json` prints it as is; docs/formats.md).
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
+    /// The document's version (docs/formats.md), as in every `--json`.
+    schema: u32,
     ok: bool,
     dirs: Vec<String>,
     files: Vec<FileEntry>,
@@ -431,6 +433,7 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         )
     });
     Ok(VerifyReport {
+        schema: 1,
         ok: checks.iter().all(|c| c.status != "failed"),
         dirs: args.dirs.iter().map(|d| d.display().to_string()).collect(),
         files: release

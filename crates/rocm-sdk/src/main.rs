@@ -18,8 +18,80 @@ use cli_output::{Console, ExitStatus, Verbosity};
 use dist_info::package::PackageKind;
 use installed_sdk::{SelfTestOptions, Site, distributions, read_dist_targets, self_test};
 
-/// Help pages start with `usage:` like the reference's argparse pages.
-const HELP_TEMPLATE: &str = "{about-with-newline}\nusage: {usage}\n\n{all-args}{after-help}";
+/// The heading of `-v`/`-q`, last in every command's help.
+const GLOBAL: &str = "Global options";
+
+const EXAMPLES: &str = "\
+Examples:
+  rocm-sdk test                 check the installation (paste this into a bug report)
+  rocm-sdk init                 unpack the devel tree once, e.g. in a Dockerfile
+  rocm-sdk path --cmake         for CMAKE_PREFIX_PATH
+  rocm-sdk version --json
+
+Run `rocm-sdk COMMAND --help` for the flags of one command.";
+
+const INIT_EXAMPLES: &str = "\
+Examples:
+  rocm-sdk init
+  rocm-sdk init --json";
+
+const PATH_EXAMPLES: &str = "\
+Examples:
+  cmake -DCMAKE_PREFIX_PATH=\"$(rocm-sdk path --cmake)\" ..
+  export PATH=\"$(rocm-sdk path --bin):$PATH\"
+  rocm-sdk path --json";
+
+const VERSION_EXAMPLES: &str = "\
+Examples:
+  rocm-sdk version
+  rocm-sdk version --json       every installed ROCm distribution too";
+
+const TARGETS_EXAMPLES: &str = "\
+Examples:
+  rocm-sdk targets
+  rocm-sdk targets --json";
+
+const TEST_EXAMPLES: &str = "\
+Examples:
+  rocm-sdk test                 the report, failures named again at the end
+  rocm-sdk test -q              only the failures
+  rocm-sdk test --json > report.json";
+
+/// The man pages' EXIT STATUS and ENVIRONMENT sections.
+const MAN_EXTRAS: cli_output::man::Extras = cli_output::man::Extras {
+    exit_status: &[
+        (
+            "0",
+            "Done as asked; for test: no check failed (warnings do not fail).",
+        ),
+        (
+            "1",
+            "Something is wrong with the installation or a check failed; the message says \
+             what to do.",
+        ),
+        (
+            "2",
+            "The command line is wrong: an unknown flag, a missing or bad value.",
+        ),
+    ],
+    environment: &[
+        (
+            "ROCM_SDK_LOG",
+            "A log filter (tracing syntax) that overrides -v and -q; checked before RUST_LOG.",
+        ),
+        ("RUST_LOG", "The same, when ROCM_SDK_LOG is unset."),
+        ("NO_COLOR", "When set and not empty: no colour."),
+        (
+            "ROCM_SDK_PYTHON",
+            "The Python interpreter test checks with (the rocm-sdk script sets it).",
+        ),
+        (
+            "ROCM_SDK_TARGET_FAMILY",
+            "The GPU target the installed rocm package should have selected; test warns \
+             when it selected another.",
+        ),
+    ],
+};
 
 /// Environment variable naming the Python interpreter `test` uses (the
 /// `rocm-sdk` script sets it to its own `sys.executable`).
@@ -35,7 +107,7 @@ const LOG_ENV: &str = "ROCM_SDK_LOG";
     version,
     disable_version_flag = true,
     arg_required_else_help = true,
-    help_template = HELP_TEMPLATE
+    after_help = EXAMPLES
 )]
 struct Cli {
     /// The site-packages to work on (default: the one holding this program).
@@ -45,10 +117,10 @@ struct Cli {
     #[arg(long = "version", short = 'V')]
     print_version: bool,
     /// More log output (repeat for more; `ROCM_SDK_LOG` or `RUST_LOG` override).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     verbose: u8,
     /// Print nothing on success (warnings included).
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
     quiet: bool,
     #[command(subcommand)]
     command: Option<Command>,
@@ -57,10 +129,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Unpack the devel tree and link installed device files into it.
-    #[command(help_template = HELP_TEMPLATE)]
+    #[command(after_help = INIT_EXAMPLES)]
     Init(JsonArg),
     /// Print a path of the devel tree (unpacking it on first use).
-    #[command(help_template = HELP_TEMPLATE)]
+    #[command(after_help = PATH_EXAMPLES)]
     Path(PathArgs),
     /// Write a man page for the program and each command into DIR.
     #[command(hide = true)]
@@ -69,24 +141,24 @@ enum Command {
         dir: PathBuf,
     },
     /// Print the version of the installed ROCm packages.
-    #[command(help_template = HELP_TEMPLATE)]
+    #[command(after_help = VERSION_EXAMPLES)]
     Version(JsonArg),
     /// Print the GPU targets this ROCm release was built for.
-    #[command(help_template = HELP_TEMPLATE)]
+    #[command(after_help = TARGETS_EXAMPLES)]
     Targets(JsonArg),
     /// Check the installation; ends with `N passed, N failed`.
-    #[command(help_template = HELP_TEMPLATE)]
+    #[command(after_help = TEST_EXAMPLES)]
     Test {
         /// Print a JSON report instead of text.
         #[arg(long)]
         json: bool,
         /// Libraries loaded at the same time (default: one per core).
-        #[arg(long)]
+        #[arg(long, value_name = "N")]
         jobs: Option<usize>,
         /// The Python interpreter to check imports and library loads with
         /// (default: $ROCM_SDK_PYTHON, set by the `rocm-sdk` script, else
         /// the interpreter of the environment site-packages belongs to).
-        #[arg(long)]
+        #[arg(long, value_name = "PYTHON")]
         python: Option<PathBuf>,
     },
 }
@@ -128,7 +200,7 @@ fn main() -> ExitCode {
     console.init_logging(&[LOG_ENV]);
     match run(cli, &console) {
         Ok(status) => status,
-        Err(e) => ExitStatus::failed("rocm-sdk: ", &e),
+        Err(e) => ExitStatus::failed("rocm-sdk: error: ", &e),
     }
     .into()
 }
@@ -136,7 +208,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
     let command = match cli.command {
         Some(Command::GenerateMan { dir }) => {
-            for page in cli_output::man::write_pages(&Cli::command(), &dir)? {
+            for page in cli_output::man::write_pages(&Cli::command(), &dir, &MAN_EXTRAS)? {
                 if !console.quiet() {
                     println!("wrote {}", page.display());
                 }
@@ -218,9 +290,13 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                     .iter()
                     .map(|d| serde_json::json!({ "name": d.name, "version": d.version }))
                     .collect();
-                println!(
+                print!(
                     "{}",
-                    serde_json::json!({ "version": version, "distributions": list })
+                    pretty(&serde_json::json!({
+                        "schema": 1,
+                        "version": version,
+                        "distributions": list,
+                    }))
                 );
             } else {
                 println!("{version}");
@@ -233,12 +309,13 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                 .context("the dist-info document names no core package; reinstall rocm-sdk-core")?;
             let targets = read_dist_targets(&core)?;
             if json {
-                println!(
+                print!(
                     "{}",
-                    serde_json::json!({
+                    pretty(&serde_json::json!({
+                        "schema": 1,
                         "targets": targets.targets,
                         "dist_amdgpu_targets": targets.raw,
-                    })
+                    }))
                 );
             } else {
                 println!("{}", targets.raw);
@@ -263,7 +340,14 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             } else if console.quiet() {
                 print!("{}", report.to_quiet_text());
             } else {
-                print!("{}", report.to_text());
+                let style = console.stdout_style();
+                print!(
+                    "{}",
+                    report.to_text_styled(installed_sdk::TextStyle {
+                        colour: style.colour,
+                        width: style.width,
+                    })
+                );
             }
             return Ok(ExitStatus::verdict(report.is_ok()));
         }

@@ -23,7 +23,7 @@ fn a_missing_command_is_a_usage_error() {
     // Nothing at all: the help, as before `--version` existed.
     let out = rocm_sdk(&[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("usage:"), "{out:?}");
+    assert!(stderr(&out).contains("Usage:"), "{out:?}");
     // Options but no command.
     let out = rocm_sdk(&["--site-packages", "/nonexistent", "-v"]);
     assert_eq!(out.status.code(), Some(2));
@@ -45,7 +45,7 @@ fn version_flag_fails_as_the_version_command_does() {
     assert_eq!(flag.status.code(), Some(1));
     assert_eq!(flag.status.code(), command.status.code());
     assert_eq!(stderr(&flag), stderr(&command));
-    assert!(stderr(&flag).starts_with("rocm-sdk: "), "{flag:?}");
+    assert!(stderr(&flag).starts_with("rocm-sdk: error: "), "{flag:?}");
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn man_pages_for_the_program_and_each_command() {
     // The generator is not part of the help (the reference's commands are).
     let help = String::from_utf8_lossy(&rocm_sdk(&["--help"]).stdout).into_owned();
     assert!(!help.contains("generate-man"), "{help}");
-    assert!(help.contains("usage:"), "{help}");
+    assert!(help.contains("Usage:"), "{help}");
 }
 
 /// A missing site-packages is bad input (exit 1) for every command, never

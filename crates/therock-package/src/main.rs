@@ -23,13 +23,14 @@ use release_check::VerifyArgs;
 /// line per package. `RUST_LOG` overrides `-v`/`-q`; colour only on a
 /// terminal and never with `NO_COLOR` set.
 #[derive(Debug, Parser)]
-#[command(name = "therock-package", version)]
+#[command(name = "therock-package", version, after_help = EXAMPLES)]
 struct Cli {
     /// More log output (repeat for more: info, debug, trace).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     verbose: u8,
-    /// Only errors: no progress, no report on success (`--json` still prints).
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    /// Only errors: no progress and no report of what was done (a
+    /// command's answer, such as `plan` or `verify`, still prints).
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
     quiet: bool,
     #[command(subcommand)]
     command: Command,
@@ -38,8 +39,10 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Describe an artifact directory: mode, artifacts, targets, counts, warnings.
+    #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(InspectArgs),
     /// Build every package of the set into `--dest-dir/dist`.
+    #[command(after_help = BUILD_EXAMPLES)]
     Build {
         #[command(flatten)]
         args: BuildArgs,
@@ -47,30 +50,35 @@ enum Command {
         native: NativeFlags,
     },
     /// Print where every file would go, without writing anything.
+    #[command(after_help = PLAN_EXAMPLES)]
     Plan {
         #[command(flatten)]
         args: PlanArgs,
         #[command(flatten)]
         native: NativeFlags,
         /// Print the whole plan as JSON.
-        #[arg(long)]
+        #[arg(long, help_heading = pipeline::REPORT)]
         json: bool,
         /// Split the package set into N shards of balanced input bytes
-        /// instead (with `--json`: a CI matrix; docs/releasing.md).
-        #[arg(long, value_name = "N")]
+        /// instead (with `--json`: a CI matrix).
+        #[arg(long, value_name = "N", help_heading = pipeline::REPORT)]
         shards: Option<usize>,
     },
     /// Join the outputs of `build --shard K/N` into one release: check the
-    /// shards, write the `rocm` sdists and the index, verify (docs/releasing.md).
+    /// shards, write the `rocm` sdists and the index, verify.
+    #[command(after_help = ASSEMBLE_EXAMPLES)]
     Assemble(AssembleArgs),
     /// Check a release before publishing: well-formed packages, one version,
     /// identical duplicates, reachable device extras, satisfiable
     /// requirements, complete targets, resolvable ELF links (exit 1 on any problem).
+    #[command(after_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
     /// Write the index pages of a dist directory: a find-links page, a PEP 503
     /// simple tree, and the PEP 658 `.metadata` file of every wheel.
+    #[command(after_help = INDEX_EXAMPLES)]
     Index(IndexArgs),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions {
         /// The shell.
         #[arg(value_enum)]
@@ -95,6 +103,89 @@ impl Command {
         }
     }
 }
+
+/// The heading of `-v`/`-q`, last in every command's help as in uv's.
+const GLOBAL: &str = "Global options";
+
+const EXAMPLES: &str = "\
+Examples:
+  therock-package inspect --artifact-dir build/artifacts
+  therock-package build --artifact-dir build/artifacts --dest-dir out
+  therock-package verify out/dist
+  therock-package index out/dist --layout both
+
+Run `therock-package COMMAND --help` for the flags of one command.";
+
+const INSPECT_EXAMPLES: &str = "\
+Examples:
+  therock-package inspect --artifact-dir build/artifacts
+  therock-package inspect --artifact-dir build/artifacts --json";
+
+const BUILD_EXAMPLES: &str = "\
+Examples:
+  Build every package of a TheRock build into out/dist:
+    therock-package build --artifact-dir build/artifacts --dest-dir out
+  A release candidate offering two families on Linux:
+    therock-package build --artifact-dir build/artifacts --dest-dir out \\
+      --version 7.1.0rc1 --linux-amdgpu-families 'gfx94X-dcgpu;gfx110X-dgpu'
+  Shard 1 of 4 of a large build (then `assemble`):
+    therock-package build --artifact-dir build/artifacts --dest-dir shard1 --shard 1/4";
+
+const PLAN_EXAMPLES: &str = "\
+Examples:
+  therock-package plan --artifact-dir build/artifacts
+  therock-package plan --artifact-dir build/artifacts --shards 4 --json";
+
+const ASSEMBLE_EXAMPLES: &str = "\
+Examples:
+  therock-package assemble shard1 shard2 shard3 shard4 --dest-dir release";
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  therock-package verify out/dist
+  therock-package verify out/dist --linux-amdgpu-families gfx94X-dcgpu --json";
+
+const INDEX_EXAMPLES: &str = "\
+Examples:
+  therock-package index out/dist
+  therock-package index out/dist --layout both --json";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  therock-package completions bash > ~/.local/share/bash-completion/completions/therock-package
+  therock-package completions zsh > ~/.zfunc/_therock-package";
+
+/// The man pages' EXIT STATUS and ENVIRONMENT sections.
+const MAN_EXTRAS: cli_output::man::Extras = cli_output::man::Extras {
+    exit_status: &[
+        ("0", "Done as asked; for verify: every check passed."),
+        (
+            "1",
+            "The input or the release is bad (a missing or unreadable path, a malformed \
+             artifact or package), or a check failed.",
+        ),
+        (
+            "2",
+            "The command line is wrong: an unknown flag, a missing or bad value, flags that \
+             conflict.",
+        ),
+    ],
+    environment: &[
+        (
+            "RUST_LOG",
+            "A log filter (tracing syntax) that overrides -v and -q.",
+        ),
+        ("NO_COLOR", "When set and not empty: no colour."),
+        (
+            "ROCM_SDK_WHEEL_PLATFORM_TAG",
+            "The wheel platform tag when --platform-tag is not given.",
+        ),
+        (
+            "SOURCE_DATE_EPOCH",
+            "The timestamp of every archive member (reproducible builds).",
+        ),
+    ],
+};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -129,7 +220,15 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         Command::Build { mut args, native } => {
             args.set_native_programs(native.programs());
             let r = pipeline::build(&args, console)?;
-            let out = done(args.json(), console, || r.to_json(), || r.to_text());
+            // Off a terminal each package had its progress line already.
+            let text = || {
+                if console.is_terminal() {
+                    r.to_text()
+                } else {
+                    r.to_summary_text()
+                }
+            };
+            let out = done(args.json(), console, || r.to_json(), text);
             // The packages are written either way; `--strict` makes a
             // failed link check the verdict, as in `verify`.
             if let Some(warning) = r.elf_links_warning() {
@@ -172,7 +271,7 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         }
         Command::Completions { shell } => completions(shell),
         Command::GenerateMan { dir } => {
-            let written = cli_output::man::write_pages(&Cli::command(), &dir)?;
+            let written = cli_output::man::write_pages(&Cli::command(), &dir, &MAN_EXTRAS)?;
             let mut out = String::new();
             if !console.quiet() {
                 for page in written {
@@ -251,7 +350,12 @@ impl NativeFlags {
 /// The completion script of `shell` for this program.
 fn completions(shell: clap_complete::Shell) -> String {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "therock-package", &mut out);
+    let mut command = cli_output::without_hidden_commands(
+        &Cli::command(),
+        "therock-package",
+        env!("CARGO_PKG_VERSION"),
+    );
+    clap_complete::generate(shell, &mut command, "therock-package", &mut out);
     String::from_utf8(out).expect("completion scripts are UTF-8")
 }
 

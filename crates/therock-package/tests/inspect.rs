@@ -105,7 +105,7 @@ fn bad_input_exits_1_with_one_line_naming_the_file() {
     let t = tempfile::tempdir().unwrap();
     let missing = t.path().join("nope");
     let cases: Vec<(std::path::PathBuf, String)> = {
-        // No base artifact: the manifest path is named.
+        // No artifact at all: said so, not an internal manifest path.
         let empty = t.path().join("empty");
         std::fs::create_dir_all(&empty).unwrap();
         // An unsafe manifest line: the artifact and line are named.
@@ -120,12 +120,12 @@ fn bad_input_exits_1_with_one_line_naming_the_file() {
             (missing.clone(), missing.display().to_string()),
             (
                 empty.clone(),
-                empty
-                    .join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json")
-                    .display()
-                    .to_string(),
+                format!("no TheRock artifacts in {}", empty.display()),
             ),
-            (evil, "base_lib_generic: artifact_manifest.txt line 1".to_owned()),
+            (
+                evil,
+                "base_lib_generic: artifact_manifest.txt line 1".to_owned(),
+            ),
         ]
     };
     for (dir, named) in cases {

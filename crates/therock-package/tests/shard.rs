@@ -421,3 +421,37 @@ fn assemble_publishes_nothing_that_fails_verify() {
         "{error}"
     );
 }
+
+/// `assemble --json`: the document with `schema`, each platform's shards and
+/// plan, and every file of the release.
+#[test]
+fn assemble_json_lists_the_platforms_and_every_file() {
+    let mode = ExampleMode::Kpack;
+    let work = tempfile::tempdir().unwrap();
+    let shards = build_shards(work.path(), &artifacts(mode), 2, &[]);
+    let dest = work.path().join("release");
+    let mut args = vec!["assemble".to_owned(), "--json".to_owned()];
+    args.extend(shards.iter().map(|d| d.display().to_string()));
+    args.extend(["--dest-dir".to_owned(), dest.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let json: serde_json::Value = serde_json::from_str(&ok(&therock_package(&args))).unwrap();
+    assert_eq!(json["schema"], 1, "{json}");
+    assert_eq!(json["platforms"][0]["shards"], 2, "{json}");
+    assert_eq!(
+        json["platforms"][0]["platform_tag"], "linux_x86_64",
+        "{json}"
+    );
+    let files = json["files"].as_array().unwrap();
+    let packages = files_with_bytes(&dest.join("dist"))
+        .into_iter()
+        .filter(|(n, _)| {
+            Path::new(n)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("whl") || e.eq_ignore_ascii_case("gz"))
+        })
+        .count();
+    assert_eq!(files.len(), packages, "{json}");
+    for file in files {
+        assert!(Path::new(file.as_str().unwrap()).is_file(), "{file}");
+    }
+}

@@ -61,6 +61,24 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Every wheel and sdist below `dist`, relative to it.
+fn walk_packages(dist: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dist.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "whl" || e == "gz") {
+                let rel = path.strip_prefix(dist).unwrap();
+                out.push(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
 /// The paths the text report lists (one per written package).
 fn reported_packages(stdout: &str) -> usize {
     stdout
@@ -77,9 +95,9 @@ fn reported_packages(stdout: &str) -> usize {
 fn a_terminal_shows_the_progress_display_in_colour() {
     let dest = tempfile::tempdir().unwrap();
     let screen = build_on_a_terminal(dest.path(), &[]);
-    // The display: packages done/total, bytes, rate and ETA.
+    // The display: packages done/total, bytes and rate (an ETA only once
+    // it means something, which a build this short may never reach).
     assert!(screen.contains(" packages"), "{screen:?}");
-    assert!(screen.contains("ETA"), "{screen:?}");
     assert!(screen.contains("B/s"), "{screen:?}");
     assert!(has_colour(&screen), "{screen:?}");
     // Not the plain lines meant for logs.
@@ -88,14 +106,76 @@ fn a_terminal_shows_the_progress_display_in_colour() {
     assert!(screen.contains(" packages, "), "{screen:?}");
 }
 
+/// Bytes are credited as they are written: the build is held (the test
+/// hook `first-bytes`, docs/pipeline.md) right after its first bytes were
+/// counted, and the terminal then shows a byte count above zero while no
+/// package is done yet. No ETA is shown before it means something.
+#[test]
+fn the_byte_count_grows_before_the_first_package_is_done() {
+    use std::io::Read as _;
+
+    let dest = tempfile::tempdir().unwrap();
+    let gates = tempfile::tempdir().unwrap();
+    let fifo = gates.path().join("first-bytes");
+    ok(&Command::new("mkfifo").arg(&fifo).output().unwrap());
+    let artifact_dir = artifacts(ExampleMode::Kpack);
+    let mut command = fixtures::terminal::command(
+        Path::new(env!("CARGO_BIN_EXE_therock-package")),
+        &[
+            "build",
+            "--artifact-dir",
+            artifact_dir.to_str().unwrap(),
+            "--dest-dir",
+            dest.path().to_str().unwrap(),
+        ],
+    );
+    command
+        .env_remove("SOURCE_DATE_EPOCH")
+        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
+        .env("THEROCK_PACKAGE_TEST_COMMIT_GATE", gates.path())
+        .stdout(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut screen = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0; 4096];
+    // The display redraws while the build is held; read until a frame of
+    // "0/N packages" shows bytes.
+    let frame = loop {
+        let n = screen.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the build ended without such a frame:\n{}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen).into_owned();
+        if let Some(frame) = text
+            .split(['\r', '\n'])
+            .find(|f| f.contains(" 0/") && f.contains(" packages ") && !f.contains(" 0 B/"))
+        {
+            break frame.to_owned();
+        }
+    };
+    fs::write(&fifo, b"go").unwrap();
+    let mut rest = Vec::new();
+    screen.read_to_end(&mut rest).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(frame.contains("B/s"), "{frame:?}");
+    let all = String::from_utf8_lossy(&[seen, rest].concat()).into_owned();
+    assert!(!all.contains("ETA 0s"), "{all:?}");
+    assert!(all.contains(" packages, "), "{all:?}");
+}
+
 #[test]
 fn no_color_keeps_the_display_without_colour() {
     let dest = tempfile::tempdir().unwrap();
     let screen = build_on_a_terminal(dest.path(), &[("NO_COLOR", "1")]);
-    assert!(screen.contains("ETA"), "{screen:?}");
+    assert!(screen.contains("B/s"), "{screen:?}");
     assert!(!has_colour(&screen), "{screen:?}");
 }
 
+/// A pipe names each package once: its progress line on stderr; stdout
+/// gets the summary with the dist directory (`--json` lists every file).
 #[test]
 fn a_pipe_gets_one_plain_line_per_package() {
     let dest = tempfile::tempdir().unwrap();
@@ -104,8 +184,10 @@ fn a_pipe_gets_one_plain_line_per_package() {
     let log = stderr(&out);
     assert!(!log.contains('\x1b'), "{log:?}");
     assert!(!report.contains('\x1b'), "{report:?}");
-    let packages = reported_packages(&report);
-    assert!(packages > 3, "{report}");
+    assert_eq!(reported_packages(&report), 0, "{report}");
+    let written = walk_packages(&dest.path().join("dist"));
+    let packages = written.len();
+    assert!(packages > 3, "{written:?}");
     let lines: Vec<&str> = log.lines().filter(|l| l.starts_with('[')).collect();
     assert_eq!(lines.len(), packages, "{log}");
     for (i, line) in lines.iter().enumerate() {
@@ -113,8 +195,39 @@ fn a_pipe_gets_one_plain_line_per_package() {
             line.starts_with(&format!("[{}/{packages}] ", i + 1)),
             "{line}"
         );
-        assert!(line.ends_with(')'), "{line}");
+        let name = line.rsplit("  ").next().unwrap();
+        assert!(
+            written.contains(&name.to_owned()),
+            "{line} names no written file"
+        );
     }
+    let summary = report.replace(dest.path().to_str().unwrap(), "DEST");
+    assert!(
+        summary.starts_with(&format!("{packages} packages, "))
+            && summary.ends_with(": DEST/dist\n"),
+        "{summary}"
+    );
+    // A legacy build names each package below its family folder, so its
+    // same-named devel wheels are told apart.
+    let legacy = tempfile::tempdir().unwrap();
+    let out = therock_package(&[
+        "build",
+        "--artifact-dir",
+        artifacts(ExampleMode::Legacy).to_str().unwrap(),
+        "--dest-dir",
+        legacy.path().to_str().unwrap(),
+    ]);
+    ok(&out);
+    let names: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.starts_with('['))
+        .map(|l| l.rsplit("  ").next().unwrap().to_owned())
+        .collect();
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert!(names.iter().any(|n| n.contains('/')), "{names:?}");
     // A warning in a pipe has no colour either.
     let out = build(dest.path(), &["--jobs", "100000"], &[]);
     let log = stderr(&out);

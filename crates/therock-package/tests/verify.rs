@@ -251,11 +251,14 @@ fn incomplete_family_list_is_named() {
         report.contains("linux: no device wheels for gfx1101, gfx1102 (expected gfx1100, gfx1101, gfx1102, gfx942 from --linux-amdgpu-families"),
         "{report}"
     );
-    // An unknown family is a problem of the check, named.
-    let report = fails(&verify(&[&dist], &["--linux-amdgpu-families", "gfx9000"]));
+    // An unknown family is wrong on the command line alone: a usage
+    // error (exit 2) naming the flag and the name.
+    let out = verify(&[&dist], &["--linux-amdgpu-families", "gfx9000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        report.contains("--linux-amdgpu-families: ") && report.contains("gfx9000"),
-        "{report}"
+        err.contains("'--linux-amdgpu-families <FAMILIES>'") && err.contains("gfx9000"),
+        "{err}"
     );
 }
 

@@ -11,6 +11,9 @@ mod aliases;
 mod devel;
 #[cfg(windows)]
 mod dlls;
+mod environment;
+
+pub(crate) use environment::installer;
 mod host_needs;
 mod libraries;
 mod needed;
@@ -31,7 +34,7 @@ use dist_info::package::PackageKind;
 
 use crate::distributions::{self, Distribution};
 use crate::probe::PythonProbe;
-use crate::report::{Category, Check, SelfTestReport};
+use crate::report::{Category, Check, Environment, SelfTestReport};
 use crate::site::Site;
 use dist_info::error_chain::Chain;
 
@@ -70,6 +73,8 @@ pub(crate) struct Context<'a> {
     pub(crate) distributions: Vec<Distribution>,
     pub(crate) probe: PythonProbe,
     pub(crate) options: &'a SelfTestOptions,
+    /// `pip install` or `uv pip install`, for remedies.
+    pub(crate) install: &'static str,
 }
 
 impl Context<'_> {
@@ -99,6 +104,7 @@ impl Context<'_> {
 /// Runs every check on the installation at `site`.
 pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     let mut checks = Vec::new();
+    let mut env = environment::platform_and_python(&options.python);
     let document = match site.core_document() {
         Ok(document) => document,
         Err(e) => {
@@ -107,7 +113,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
                 "rocm-sdk-core document",
                 Chain(&e).to_string(),
             ));
-            return finish(site, None, checks);
+            return finish(site, None, env, checks);
         }
     };
     let version = document.selector.version.clone();
@@ -119,7 +125,7 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
                 "distributions",
                 Chain(&e).to_string(),
             ));
-            return finish(site, Some(version), checks);
+            return finish(site, Some(version), env, checks);
         }
     };
     let cx = Context {
@@ -128,9 +134,11 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
         distributions,
         probe: PythonProbe::new(&options.python, site.root()),
         options,
+        install: site.install_command(),
     };
     installation(&cx, &mut checks);
-    selection::check(&cx, &mut checks);
+    let selected = selection::check(&cx, &mut checks);
+    environment::complete(&mut env, &cx, selected.as_ref());
     // Unpack first: it appends to RECORD and creates the tree the later
     // checks look at.
     devel::unpack(&cx, &mut checks);
@@ -150,13 +158,19 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     tools::check(&cx, &mut checks);
     devel::check(&cx, &mut checks);
     scripts::profiler(&cx, &mut checks);
-    finish(site, Some(version), checks)
+    finish(site, Some(version), env, checks)
 }
 
-fn finish(site: &Site, version: Option<String>, checks: Vec<Check>) -> SelfTestReport {
+fn finish(
+    site: &Site,
+    version: Option<String>,
+    environment: Environment,
+    checks: Vec<Check>,
+) -> SelfTestReport {
     SelfTestReport {
         site_packages: site.root().to_path_buf(),
         version,
+        environment,
         checks,
     }
 }
@@ -175,8 +189,9 @@ fn installation(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 Category::Installation,
                 name,
                 format!(
-                    "not installed in {}; run `pip install \"{name}=={}\"`",
+                    "not installed in {}; run `{} \"{name}=={}\"`",
                     cx.sp().display(),
+                    cx.install,
                     cx.document.selector.version
                 ),
             ),

@@ -62,7 +62,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                                 "{} records {shortname:?}, which is not in the library table of \
                                  this release; {}",
                                 cx.rel(&record_path),
-                                reinstall(dist)
+                                reinstall(cx.install, dist)
                             ),
                         ));
                         continue;
@@ -110,7 +110,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 "{} records {}, which is missing on disk; {}",
                 file.record,
                 cx.rel(&file.path),
-                reinstall(file.distribution)
+                reinstall(cx.install, file.distribution)
             ));
         }
         let found = outcome.paths.first().map(PathBuf::from);
@@ -145,8 +145,8 @@ fn read_record(
     dist: &Distribution,
     path: &Path,
 ) -> Result<LibrariesRecord, String> {
-    let bytes =
-        fs::read(path).map_err(|e| format!("{}: {e}; {}", cx.rel(path), reinstall(dist)))?;
+    let bytes = fs::read(path)
+        .map_err(|e| format!("{}: {e}; {}", cx.rel(path), reinstall(cx.install, dist)))?;
     let record = LibrariesRecord::from_json(&bytes).map_err(|e| {
         let mut text = format!("{}: {e}", cx.rel(path));
         let mut source = std::error::Error::source(&e);
@@ -162,7 +162,7 @@ fn read_record(
             cx.rel(path),
             record.distribution,
             dist.name,
-            reinstall(dist)
+            reinstall(cx.install, dist)
         ));
     }
     Ok(record)
@@ -204,7 +204,8 @@ fn skipped_entries(
             Category::Preload,
             format!("{} library-table entries", names.len()),
             format!(
-                "the `{package}` package is not installed (`pip install \"rocm[{package}]=={}\"`): {}",
+                "the `{package}` package is not installed (`{} \"rocm[{package}]=={}\"`): {}",
+                cx.install,
                 cx.document.selector.version,
                 names.join(" ")
             ),
@@ -212,9 +213,9 @@ fn skipped_entries(
     }
 }
 
-fn reinstall(dist: &Distribution) -> String {
+fn reinstall(install: &str, dist: &Distribution) -> String {
     format!(
-        "reinstall it: pip install --force-reinstall \"{}=={}\"",
+        "reinstall it: {install} --force-reinstall \"{}=={}\"",
         dist.name, dist.version
     )
 }

@@ -17,7 +17,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 checks.push(Check::failed(
                     Category::Record,
                     name,
-                    format!("{e}; {}", reinstall(&dist.name, &dist.version)),
+                    format!("{e}; {}", reinstall(cx.install, &dist.name, &dist.version)),
                 ));
                 continue;
             }
@@ -45,15 +45,17 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         );
         if !problems.is_empty() {
             check.reason.push_str("; ");
-            check.reason.push_str(&reinstall(&dist.name, &dist.version));
+            check
+                .reason
+                .push_str(&reinstall(cx.install, &dist.name, &dist.version));
         }
         checks.push(check);
     }
 }
 
 /// What to run to restore a distribution's files.
-fn reinstall(name: &str, version: &str) -> String {
-    format!("reinstall it with `pip install --force-reinstall --no-deps \"{name}=={version}\"`")
+fn reinstall(install: &str, name: &str, version: &str) -> String {
+    format!("reinstall it with `{install} --force-reinstall --no-deps \"{name}=={version}\"`")
 }
 
 /// `rocm_sdk_devel/_devel.tar*`: the tarball `rocm-sdk init` consumes.

@@ -2,7 +2,8 @@
 
 Run as `python -I -B -c <this file> SITE_PACKAGES`; prints one JSON line:
 {"installed": false} when the `rocm` wheel has no selection check, else
-{"installed": true, "record": {...} | null, "warning": text | null}.
+{"installed": true, "record": {...} | null, "warning": text | null,
+"detected": [gfx...] | null}.
 The check module is loaded by path, so importing `rocm_sdk` (and its own
 import-time warning) stays out of it.
 """
@@ -23,4 +24,6 @@ sys.modules[spec.name] = module
 spec.loader.exec_module(module)
 record = module.read_record(package)
 warning = module.check(package, full=True) if record is not None else None
-print(json.dumps({"installed": True, "record": record, "warning": warning}))
+# The kernel's list of GPUs, for the report's header (no subprocess).
+detected = None if sys.platform == "win32" else module._sibling("_detect").kfd_gpu_archs()
+print(json.dumps({"installed": True, "record": record, "warning": warning, "detected": detected}))

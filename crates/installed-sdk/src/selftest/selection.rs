@@ -27,6 +27,8 @@ struct Answer {
     record: Option<Record>,
     #[serde(default)]
     warning: Option<String>,
+    #[serde(default)]
+    detected: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -35,8 +37,19 @@ struct Record {
     source: Option<String>,
 }
 
-pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
-    checks.push(evaluate(command(cx.probe.python(), cx.sp())));
+/// What the installed `rocm` wheel selected and what this machine's
+/// kernel lists now, for the report's header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Selected {
+    pub(super) target: Option<String>,
+    pub(super) source: Option<String>,
+    pub(super) detected: Option<Vec<String>>,
+}
+
+pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) -> Option<Selected> {
+    let (check, selected) = evaluate_with(command(cx.probe.python(), cx.sp()));
+    checks.push(check);
+    selected
 }
 
 /// The Python side for the installation at `site`, in this process's
@@ -51,7 +64,12 @@ fn command(python: &Path, site: &Path) -> Command {
     command
 }
 
-fn evaluate(mut command: Command) -> Check {
+#[cfg(test)]
+fn evaluate(command: Command) -> Check {
+    evaluate_with(command).0
+}
+
+fn evaluate_with(mut command: Command) -> (Check, Option<Selected>) {
     let python = PathBuf::from(command.get_program());
     let output = command.output();
     let answer = output
@@ -67,7 +85,14 @@ fn evaluate(mut command: Command) -> Check {
                 .to_owned();
             serde_json::from_str::<Answer>(&last).ok()
         });
-    match answer {
+    let selected = answer.as_ref().and_then(|a| {
+        a.record.as_ref().map(|r| Selected {
+            target: r.target.clone(),
+            source: r.source.clone(),
+            detected: a.detected.clone(),
+        })
+    });
+    let check = match answer {
         None => Check::skipped(
             Category::Installation,
             NAME,
@@ -109,7 +134,8 @@ fn evaluate(mut command: Command) -> Check {
                 _ => "no target offered; the platform still holds".to_owned(),
             },
         ),
-    }
+    };
+    (check, selected)
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         };
         if !same {
             problems.push(format!(
-                "{} is {} but rocm-sdk-core is {ours}; run `pip install \"{}=={ours}\"`",
-                dist.name, dist.version, dist.name
+                "{} is {} but rocm-sdk-core is {ours}; run `{} \"{}=={ours}\"`",
+                dist.name, dist.version, cx.install, dist.name
             ));
         }
     }
@@ -31,9 +31,10 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         match read_document(&selector_document) {
             Ok(doc) if doc.selector.version == *ours => {}
             Ok(doc) => problems.push(format!(
-                "{} says {} but rocm-sdk-core is {ours}; run `pip install \"rocm=={ours}\"`",
+                "{} says {} but rocm-sdk-core is {ours}; run `{} \"rocm=={ours}\"`",
                 cx.rel(&selector_document),
-                doc.selector.version
+                doc.selector.version,
+                cx.install
             )),
             Err(e) => problems.push(e.to_string()),
         }

@@ -45,7 +45,7 @@ pub struct IndexArgs {
     /// source), the PEP 503 tree `simple/` (an `--index-url`), or both.
     #[arg(long, value_enum, default_value_t = IndexLayout::Flat)]
     layout: IndexLayout,
-    /// Print what was written as JSON (docs/formats.md).
+    /// Print what was written as JSON.
     #[arg(long)]
     json: bool,
 }
