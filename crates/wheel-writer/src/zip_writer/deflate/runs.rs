@@ -416,7 +416,7 @@ mod tests {
         for count in 2..=19 {
             let kraft: f64 = complete_lengths(count)
                 .iter()
-                .map(|&l| 0.5f64.powi(l as i32))
+                .map(|&l| 0.5f64.powi(l.cast_signed()))
                 .sum();
             assert!((kraft - 1.0).abs() < 1e-12, "{count}");
         }
