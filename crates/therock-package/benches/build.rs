@@ -107,27 +107,25 @@ fn main() {
             "\n{mode:?}: input {:.2} GB in {files} files",
             bytes as f64 / 1e9
         );
+        // The reference's packaging cost: the same members zipped by
+        // Python's zipfile at level 6 (the run also inflates ours to read
+        // them, so it is an upper bound of the reference's cost).
+        let (model, sizes) = measure_model(&dest.join("dist"));
         println!(
-            "  {:<28} {:>8} {:>8} {:>10}",
-            "", "wall s", "CPU s", "RSS MiB"
+            "  {:<28} {:>8} {:>8} {:>10} {:>6}",
+            "", "wall s", "CPU s", "RSS MiB", "util"
         );
-        println!(
-            "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
-            "floor: tar | pigz -6", floor.wall, floor.cpu, floor.rss_mib
-        );
-        println!(
-            "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
-            "therock-package build", ours.wall, ours.cpu, ours.rss_mib
-        );
+        print_measured("floor: tar | pigz -6", &floor);
+        print_measured("reference: zipfile -6", &model);
+        print_measured("therock-package build", &ours);
         for (extension, measured) in &archives {
-            println!(
-                "  {:<28} {:>8.2} {:>8.2} {:>10.0}",
-                format!("  from .{extension} artifacts"),
-                measured.wall,
-                measured.cpu,
-                measured.rss_mib
-            );
+            print_measured(&format!("  from .{extension} artifacts"), measured);
         }
+        println!(
+            "  build CPU to zipfile -6 CPU: {:.2}x (util: CPU / (wall x {} cores))",
+            ours.cpu / model.cpu,
+            cores()
+        );
         println!(
             "  ratio to floor (wall): {:.2}x; output {:.2} GB",
             ours.wall / floor.wall,
@@ -140,9 +138,7 @@ fn main() {
             );
         }
         println!("  wheels next to the same members zipped by Python's zipfile at level 6:");
-        bench_support::print_zipfile_comparison(
-            &bench_support::zipfile_level_6_sizes(&dest.join("dist")).unwrap(),
-        );
+        bench_support::print_zipfile_comparison(&sizes);
         let _ = fs::remove_dir_all(&dest);
         print_shards(&artifacts, &work, &ours);
     }
@@ -154,8 +150,8 @@ fn main() {
 fn print_shards(artifacts: &Path, work: &Path, whole: &Measured) {
     println!("  sharded (each shard alone on this machine):");
     println!(
-        "  {:<28} {:>8} {:>8} {:>10} {:>14}",
-        "", "wall s", "CPU s", "RSS MiB", "wall / whole"
+        "  {:<28} {:>8} {:>8} {:>10} {:>6} {:>14}",
+        "", "wall s", "CPU s", "RSS MiB", "util", "wall / whole"
     );
     for count in [2, 4] {
         let plan = Command::new(env!("CARGO_BIN_EXE_therock-package"))
@@ -184,14 +180,52 @@ fn print_shards(artifacts: &Path, work: &Path, whole: &Measured) {
             }
         }
         println!(
-            "  {:<28} {:>8.2} {:>8.2} {:>10.0} {:>13.2}x",
+            "  {:<28} {:>8.2} {:>8.2} {:>10.0} {:>5.0}% {:>13.2}x",
             format!("slowest of {count} shards"),
             slowest.wall,
             slowest.cpu,
             slowest.rss_mib,
+            slowest.utilisation() * 100.0,
             slowest.wall / whole.wall
         );
     }
+}
+
+impl Measured {
+    /// How busy the cores were: CPU / (wall x cores).
+    fn utilisation(&self) -> f64 {
+        self.cpu / (self.wall * cores() as f64)
+    }
+}
+
+fn print_measured(name: &str, measured: &Measured) {
+    let rss = if measured.rss_mib.is_nan() {
+        "-".to_owned()
+    } else {
+        format!("{:.0}", measured.rss_mib)
+    };
+    println!(
+        "  {:<28} {:>8.2} {:>8.2} {:>10} {:>5.0}%",
+        name,
+        measured.wall,
+        measured.cpu,
+        rss,
+        measured.utilisation() * 100.0
+    );
+}
+
+/// Python's zipfile at level 6 on the members of every wheel in `dist`:
+/// its cost and the sizes.
+fn measure_model(dist: &Path) -> (Measured, Vec<bench_support::WheelSize>) {
+    let (sample, sizes) =
+        bench_support::measure_in_process(|| bench_support::zipfile_level_6_sizes(dist).unwrap());
+    let measured = Measured {
+        wall: sample.wall.as_secs_f64(),
+        cpu: sample.cpu.as_secs_f64(),
+        // The child's own peak is not reported in-process.
+        rss_mib: f64::NAN,
+    };
+    (measured, sizes)
 }
 
 fn cores() -> usize {

@@ -67,6 +67,18 @@ fn boundary_members(chunk: usize) -> Vec<(String, Vec<u8>)> {
     mixed.extend(structured(chunk, 98));
     mixed.extend(noise(chunk / 2, 97));
     members.push(("pkg/mixed.bin".into(), mixed));
+    // Code around long runs of one byte (coded without libdeflate), one of
+    // them across a chunk boundary, one ending the member.
+    let mut runs = structured(chunk / 3, 96);
+    runs.extend(vec![0; 300_000]);
+    runs.extend(structured(
+        chunk.saturating_sub(runs.len() + 70_000).max(5000),
+        95,
+    ));
+    runs.extend(vec![0xFF; 200_000]);
+    runs.extend(structured(1000, 94));
+    runs.extend(vec![0; 2 * chunk / 3]);
+    members.push(("pkg/runs.bin".into(), runs));
     members
 }
 

@@ -8,7 +8,7 @@
 
 use std::io::Read;
 use std::sync::mpsc::Sender;
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use flate2::Crc;
 use sha2::{Digest as _, Sha256};
@@ -76,11 +76,15 @@ impl Piece {
 
 pub(crate) type Numbered = (usize, Result<Piece, Error>);
 
-/// A counting semaphore that can be closed to stop the producer.
+/// A counting semaphore that can be closed to stop the producer; it also
+/// keeps the input buffers of compressed chunks for the next chunks (a
+/// fresh 4 MiB buffer per chunk cost a page fault and zeroing per 4 KiB,
+/// a third of the CPU of reading).
 #[derive(Debug)]
 pub(crate) struct Permits {
     state: Mutex<(usize, bool)>,
     changed: Condvar,
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
 impl Permits {
@@ -88,7 +92,36 @@ impl Permits {
         Self {
             state: Mutex::new((count, false)),
             changed: Condvar::new(),
+            spare: Mutex::new(Vec::new()),
         }
+    }
+
+    /// An empty buffer that can hold `capacity` bytes, reused when one is
+    /// spare.
+    fn buffer(&self, capacity: usize) -> Vec<u8> {
+        let spare = self
+            .spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match spare {
+            Some(mut buf) => {
+                buf.clear();
+                buf.reserve(capacity);
+                buf
+            }
+            None => Vec::with_capacity(capacity),
+        }
+    }
+
+    /// Gives a chunk's input buffer back once it is compressed and
+    /// hashed. A buffer is taken after a permit; the hasher may still hold
+    /// it after the permit was given back, at most `HASH_QUEUE` of them.
+    fn give_back(&self, buf: Vec<u8>) {
+        self.spare
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(buf);
     }
 
     /// Takes a permit; `false` once closed.
@@ -195,6 +228,10 @@ fn compress_whole(
     })
 }
 
+/// Chunks read but not yet hashed, at most: the memory bound of the
+/// permits grows by as many chunks.
+const HASH_QUEUE: usize = 4;
+
 /// Streams one large member in chunks; `false` when the write must stop.
 #[allow(clippy::too_many_arguments)]
 fn produce_chunks<'s>(
@@ -223,20 +260,105 @@ fn produce_chunks<'s>(
         Err(e) => return fail(seq, io_error(e)),
     };
     let size = source.size();
+    // SHA-256 must see the chunks in order; a thread of its own does it
+    // while this one reads the next chunk, so reading and hashing a large
+    // member take two cores, not one after the other on one.
+    let (ended, sha) = std::thread::scope(|threads| {
+        // Bounded: when hashing is slower than compressing (long runs), the
+        // reader waits instead of holding ever more chunks.
+        let (to_hash, chunks_to_hash) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(HASH_QUEUE);
+        let hasher = threads.spawn(move || {
+            let mut sha = Sha256::new();
+            for buf in chunks_to_hash {
+                let mut hash = span(timings, WritePhase::Hash);
+                sha.update(&buf[..]);
+                if let Some(hash) = hash.as_mut() {
+                    hash.add_bytes(buf.len() as u64);
+                }
+                drop(hash);
+                if let Some(buf) = Arc::into_inner(buf) {
+                    permits.give_back(buf);
+                }
+            }
+            sha
+        });
+        let ended = read_chunks(
+            scope,
+            index,
+            member,
+            &mut *reader,
+            codec,
+            permits,
+            tx,
+            seq,
+            timings,
+            &to_hash,
+        );
+        drop(to_hash);
+        (ended, hasher.join().expect("the hasher thread panicked"))
+    });
+    let read_total = match ended {
+        Ok(read_total) => read_total,
+        Err(None) => return false,
+        Err(Some(error)) => return fail(seq, error),
+    };
+    // The source must end where it said it would.
+    match reader.read(&mut [0u8; 1]) {
+        Ok(0) => {}
+        Ok(_) => return fail(seq, size_error(member, read_total + 1)),
+        Err(e) => return fail(seq, io_error(e)),
+    }
+    let digest = MemberDigest {
+        sha256: sha.finalize().into(),
+        size,
+    };
+    let _ = tx.send((
+        *seq,
+        Ok(Piece::End {
+            member: index,
+            digest,
+        }),
+    ));
+    *seq += 1;
+    true
+}
+
+/// Reads the chunks of a large member, sends each to `to_hash` and
+/// spawns its compression; the bytes read, or why it stopped (`None`: the
+/// write is being stopped).
+#[allow(clippy::too_many_arguments)]
+fn read_chunks<'s>(
+    scope: &rayon::Scope<'s>,
+    index: usize,
+    member: &'s Member,
+    reader: &mut (dyn Read + Send + '_),
+    codec: Codec,
+    permits: &'s Permits,
+    tx: &Sender<Numbered>,
+    seq: &mut usize,
+    timings: Option<&'s WriteTimings>,
+    to_hash: &std::sync::mpsc::SyncSender<Arc<Vec<u8>>>,
+) -> Result<u64, Option<Error>> {
+    let source = member.source();
+    let io_error = |e| Error::Source {
+        origin: source.origin(),
+        member: member.path().to_owned(),
+        source: e,
+    };
+    let size = source.size();
     let chunks = size.div_ceil(codec.chunk);
-    let mut sha = Sha256::new();
     let mut dictionary: Vec<u8> = Vec::new();
     let mut read_total = 0;
     for chunk in 0..chunks {
         if !permits.acquire() {
-            return false;
+            return Err(None);
         }
         let want = codec.chunk.min(size - read_total);
-        let mut buf = Vec::with_capacity(want as usize);
+        let mut buf = permits.buffer(want as usize);
         let mut read = span(timings, WritePhase::Read);
-        if let Err(e) = (&mut reader).take(want).read_to_end(&mut buf) {
+        if let Err(e) = (&mut *reader).take(want).read_to_end(&mut buf) {
             permits.release();
-            return fail(seq, io_error(e));
+            return Err(Some(io_error(e)));
         }
         if let Some(read) = read.as_mut() {
             read.add_bytes(buf.len() as u64);
@@ -245,20 +367,16 @@ fn produce_chunks<'s>(
         read_total += buf.len() as u64;
         if buf.len() as u64 != want {
             permits.release();
-            return fail(seq, size_error(member, read_total));
+            return Err(Some(size_error(member, read_total)));
         }
-        let mut hash = span(timings, WritePhase::Hash);
-        sha.update(&buf);
-        if let Some(hash) = hash.as_mut() {
-            hash.add_bytes(buf.len() as u64);
-        }
-        drop(hash);
         let dict = if codec.primes() {
             let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
             std::mem::replace(&mut dictionary, next_dictionary)
         } else {
             Vec::new()
         };
+        let buf = Arc::new(buf);
+        let _ = to_hash.send(Arc::clone(&buf));
         let last = chunk + 1 == chunks;
         let tx = tx.clone();
         let number = *seq;
@@ -282,29 +400,16 @@ fn produce_chunks<'s>(
                     crc32,
                 });
             drop(compress);
+            // Whichever of this task and the hasher is done last keeps
+            // the buffer for the next chunk.
+            if let Some(buf) = Arc::into_inner(buf) {
+                permits.give_back(buf);
+            }
             let _ = tx.send((number, piece));
         });
         *seq += 1;
     }
-    // The source must end where it said it would.
-    match reader.read(&mut [0u8; 1]) {
-        Ok(0) => {}
-        Ok(_) => return fail(seq, size_error(member, read_total + 1)),
-        Err(e) => return fail(seq, io_error(e)),
-    }
-    let digest = MemberDigest {
-        sha256: sha.finalize().into(),
-        size,
-    };
-    let _ = tx.send((
-        *seq,
-        Ok(Piece::End {
-            member: index,
-            digest,
-        }),
-    ));
-    *seq += 1;
-    true
+    Ok(read_total)
 }
 
 fn size_error(member: &Member, actual: u64) -> Error {

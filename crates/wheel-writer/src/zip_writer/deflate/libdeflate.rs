@@ -24,6 +24,7 @@ use std::cell::RefCell;
 use libdeflater::{CompressionLvl, Compressor};
 
 use super::block_scan::final_block;
+use super::runs::{self, Segment};
 
 /// Members shorter than this get the shorter of libdeflate's and zlib-rs's
 /// stream.
@@ -47,12 +48,34 @@ const SYNC_MARKER_LEN: u64 = 5;
 
 thread_local! {
     static COMPRESSOR: RefCell<Option<(u32, Compressor)>> = const { RefCell::new(None) };
+    /// libdeflate's output space, kept between calls: a fresh one per
+    /// chunk cost a page fault and zeroing per 4 KiB.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Compresses `input` at `level` (1–12). With `last` the output is a
 /// complete stream; otherwise it ends on a byte boundary without a final
-/// block, ready to be followed by the next chunk.
+/// block, ready to be followed by the next chunk. Long runs of one byte
+/// are coded by [`super::runs`], the bytes between them by libdeflate.
 pub(crate) fn deflate(level: u32, input: &[u8], last: bool) -> Result<Vec<u8>, String> {
+    let segments = runs::segments(input);
+    if let [Segment::Data(data)] = segments[..] {
+        return deflate_data(level, data, last);
+    }
+    let mut out = Vec::new();
+    let count = segments.len();
+    for (index, segment) in segments.into_iter().enumerate() {
+        let end = last && index + 1 == count;
+        match segment {
+            Segment::Data(data) => out.extend(deflate_data(level, data, end)?),
+            Segment::Run { byte, len } => runs::encode_run(byte, len, end, &mut out),
+        }
+    }
+    Ok(out)
+}
+
+/// [`deflate`] by libdeflate alone.
+fn deflate_data(level: u32, input: &[u8], last: bool) -> Result<Vec<u8>, String> {
     let level = level.clamp(*LEVELS.start(), *LEVELS.end());
     let mut out = COMPRESSOR.with_borrow_mut(|slot| {
         let compressor = match slot {
@@ -63,12 +86,16 @@ pub(crate) fn deflate(level: u32, input: &[u8], last: bool) -> Result<Vec<u8>, S
                 &mut slot.insert((level, Compressor::new(lvl))).1
             }
         };
-        let mut out = vec![0u8; compressor.deflate_compress_bound(input.len())];
-        let len = compressor
-            .deflate_compress(input, &mut out)
-            .map_err(|e| e.to_string())?;
-        out.truncate(len);
-        Ok::<_, String>(out)
+        let bound = compressor.deflate_compress_bound(input.len());
+        SCRATCH.with_borrow_mut(|scratch| {
+            if scratch.len() < bound {
+                scratch.resize(bound, 0);
+            }
+            let len = compressor
+                .deflate_compress(input, &mut scratch[..bound])
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>(scratch[..len].to_vec())
+        })
     })?;
     if !last {
         leave_open(&mut out)?;

@@ -9,6 +9,7 @@
 
 mod block_scan;
 mod libdeflate;
+mod runs;
 mod zlib_rs;
 
 use crate::options::{Compression, DeflateEngine, WriteOptions};
