@@ -18,6 +18,9 @@ const TEST_PACKAGES: &[&str] = &[
     "gcc",
     "g++",
     "libc6-dev",
+    // `gcc -m32`: an i386 library, the foreign-architecture file the
+    // manylinux audit must call a wrong architecture.
+    "gcc-multilib",
     "libtinfo6",
     "libncurses-dev",
     "zstd",

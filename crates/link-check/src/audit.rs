@@ -47,6 +47,15 @@ pub enum Violation {
         /// The soname.
         library: String,
     },
+    /// A file is built for another architecture than the wheel's tag
+    /// names (auditwheel: a wrong architecture); nothing else is judged of
+    /// it.
+    Architecture {
+        /// The file.
+        file: String,
+        /// The architecture it is built for (`i386`).
+        machine: String,
+    },
     /// A file imports symbols the policy forbids taking from a library.
     Blacklisted {
         /// The file.
@@ -63,6 +72,7 @@ impl Violation {
         match self {
             Violation::SymbolVersion { file, .. }
             | Violation::Library { file, .. }
+            | Violation::Architecture { file, .. }
             | Violation::Blacklisted { file, .. } => file,
         }
     }
@@ -125,7 +135,7 @@ pub fn audit_wheel(
         .files
         .iter()
         .filter(|f| f.origin.as_deref() == Some(wheel))
-        .map(|f| FileFacts::new(f, tree, wheel))
+        .map(|f| FileFacts::new(f, tree, wheel, arch))
         .collect();
     let policies = Policies::auditwheel();
     let best = |judge: &dyn Fn(&Policy) -> bool| -> Option<String> {
@@ -202,6 +212,8 @@ struct VersionUse<'a> {
 /// What one host ELF file of the wheel asks of the system.
 struct FileFacts<'a> {
     path: &'a str,
+    /// The architecture it is built for, when it is not the wheel's.
+    foreign_machine: Option<String>,
     needs: Vec<VersionUse<'a>>,
     system: Vec<&'a str>,
     unresolved: Vec<&'a str>,
@@ -213,9 +225,13 @@ struct FileFacts<'a> {
 }
 
 impl<'a> FileFacts<'a> {
-    fn new(file: &'a ElfReport, tree: &WheelSetTree, wheel: &str) -> Self {
+    fn new(file: &'a ElfReport, tree: &WheelSetTree, wheel: &str, arch: Arch) -> Self {
         let mut facts = FileFacts {
             path: &file.path,
+            foreign_machine: file
+                .machine
+                .filter(|&m| m != arch.elf_machine())
+                .map(machine_name),
             needs: Vec::new(),
             system: Vec::new(),
             unresolved: Vec::new(),
@@ -277,6 +293,23 @@ impl<'a> FileFacts<'a> {
     }
 }
 
+/// The architecture an ELF `e_machine` names, as `uname -m` and auditwheel
+/// spell it.
+fn machine_name(machine: u16) -> String {
+    match machine {
+        3 => "i386".to_owned(),
+        8 => "mips".to_owned(),
+        20 => "ppc".to_owned(),
+        21 => "ppc64".to_owned(),
+        22 => "s390x".to_owned(),
+        40 => "armv7l".to_owned(),
+        62 => "x86_64".to_owned(),
+        183 => "aarch64".to_owned(),
+        243 => "riscv64".to_owned(),
+        other => format!("ELF machine {other}"),
+    }
+}
+
 /// Whether `name` resolves to a file of `wheel` itself through the file's
 /// own search path (what an installation of that wheel alone would find).
 fn resolves_within(file: &ElfReport, name: &str, tree: &WheelSetTree, wheel: &str) -> bool {
@@ -294,6 +327,15 @@ fn violations(
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     for file in files {
+        if let Some(machine) = &file.foreign_machine {
+            // Its symbol versions are another architecture's (i386's
+            // GLIBC_2.0 is not "newer than" anything x86_64 allows).
+            out.push(Violation::Architecture {
+                file: file.path.to_owned(),
+                machine: machine.clone(),
+            });
+            continue;
+        }
         let library = |library: &str| Violation::Library {
             file: file.path.to_owned(),
             library: library.to_owned(),
@@ -410,7 +452,16 @@ impl WheelAudit {
             return Vec::new();
         }
         let tightest = self.tightest_tag.as_deref().unwrap_or("-");
-        let remedy = if tightest.starts_with("manylinux") {
+        let foreign = self
+            .violations
+            .iter()
+            .any(|v| matches!(v, Violation::Architecture { .. }));
+        let remedy = if foreign {
+            format!(
+                "leave out the files built for another architecture, or build them for {}",
+                self.arch
+            )
+        } else if tightest.starts_with("manylinux") {
             format!(
                 "build it on an older system (a {} image), or tag it {tightest}",
                 policy.trim_end_matches(&format!("_{}", self.arch))
@@ -445,6 +496,10 @@ impl WheelAudit {
                 Violation::Blacklisted { library, .. } => {
                     format!("imports symbols of {library} that {policy} forbids")
                 }
+                Violation::Architecture { machine, .. } => format!(
+                    "built for {machine}, not {} (a wrong architecture, as auditwheel says)",
+                    self.arch
+                ),
             };
             groups.entry(key).or_default().push(v);
         }
@@ -456,7 +511,7 @@ impl WheelAudit {
                     let symbols = match v {
                         Violation::SymbolVersion { symbols, .. }
                         | Violation::Blacklisted { symbols, .. } => symbols.as_slice(),
-                        Violation::Library { .. } => &[],
+                        Violation::Library { .. } | Violation::Architecture { .. } => &[],
                     };
                     if symbols.is_empty() {
                         v.file().to_owned()

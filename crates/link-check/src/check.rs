@@ -117,6 +117,7 @@ impl LinkChecker {
             path: file.path.clone(),
             origin: file.origin.clone(),
             soname: elf.soname().map(str::to_owned),
+            machine: elf.machine(),
             search_kind,
             search_dirs,
             needed,

@@ -39,6 +39,14 @@ impl Arch {
         }
     }
 
+    /// The ELF `e_machine` of files built for it.
+    pub fn elf_machine(self) -> u16 {
+        match self {
+            Arch::X86_64 => 62,
+            Arch::Aarch64 => 183,
+        }
+    }
+
     /// `linux_{arch}`: the tag of a wheel no manylinux policy admits.
     pub fn linux_tag(self) -> String {
         format!("linux_{self}")

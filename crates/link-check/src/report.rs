@@ -29,6 +29,10 @@ pub struct ElfReport {
     /// `DT_SONAME` (not in the JSON form: reports keep their shape).
     #[serde(skip)]
     pub soname: Option<String>,
+    /// Raw `e_machine` (not in the JSON form); policy audits compare it
+    /// with the wheel's architecture.
+    #[serde(skip)]
+    pub machine: Option<u16>,
     /// Which dynamic entry the loader searches (`RUNPATH` wins over `RPATH`).
     pub search_kind: Option<SearchKind>,
     /// The search path entries, expanded for this file.

@@ -384,3 +384,42 @@ fn a_wheel_without_host_code_has_no_tag() {
         "docs-1.0-py3-none-manylinux_2_28_x86_64.whl: no host ELF files"
     );
 }
+
+#[test]
+fn a_file_of_another_architecture_is_a_wrong_architecture_not_an_old_glibc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // An i386 library needs GLIBC_2.0 (`puts`), which is older than anything
+    // x86_64 has: judged as x86_64 it read "newer than manylinux_2_28".
+    let foreign = compile(
+        "gcc",
+        dir,
+        "libfar.so",
+        "#include <stdio.h>\nvoid hello(void) { puts(\"hi\"); }\n",
+        &["-m32"],
+    );
+    let native = compile("gcc", dir, "libnear.so", GLIBC_2_28, &[]);
+    let w = wheel(
+        dir,
+        "mixed",
+        &[("mixed/libfar.so", &foreign), ("mixed/libnear.so", &native)],
+    );
+
+    let audit = audit(&[&w], &w, "manylinux_2_28");
+    assert_eq!(
+        audit.violations,
+        [Violation::Architecture {
+            file: "mixed/libfar.so".into(),
+            machine: "i386".into(),
+        }]
+    );
+    // Its symbol versions are left out: the x86_64 file alone decides.
+    assert_eq!(
+        tags(&audit),
+        ["linux_x86_64", "linux_x86_64", "manylinux_2_28_x86_64"]
+    );
+    insta::assert_snapshot!(audit.problems().join("\n"), @r"
+    mixed-1.0-py3-none-manylinux_2_28_x86_64.whl does not keep to manylinux_2_28_x86_64 (it satisfies linux_x86_64): leave out the files built for another architecture, or build them for x86_64
+    mixed-1.0-py3-none-manylinux_2_28_x86_64.whl: built for i386, not x86_64 (a wrong architecture, as auditwheel says): mixed/libfar.so
+    ");
+}
