@@ -84,9 +84,8 @@ pub struct PlanArgs {
     #[arg(long, help_heading = RELEASE)]
     keep_absolute_search_paths: bool,
     /// An unversioned library name (`libamdhip64.so`) that gets a runtime
-    /// alias besides the names the build finds (repeatable;
-    /// docs/behaviour.md#runtime-aliases).
-    #[arg(long, value_name = "NAME")]
+    /// alias besides the names the build finds (repeatable).
+    #[arg(long, value_name = "NAME", help_heading = RELEASE)]
     runtime_alias: Vec<String>,
     /// `License-Expression` of every package (overrides `--metadata`).
     #[arg(long, value_name = "SPDX", help_heading = METADATA)]

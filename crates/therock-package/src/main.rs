@@ -290,13 +290,16 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
 struct NativeFlags {
     /// The `rocm-sdk` program Linux core wheels carry, instead of the one
     /// built in (default: `THEROCK_PACKAGE_ROCM_SDK_LINUX`); checked before use.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = NATIVE_PROGRAMS)]
     rocm_sdk_linux: Option<PathBuf>,
     /// The `rocm-sdk.exe` program `win_amd64` core wheels carry, instead of
     /// the one built in (default: `THEROCK_PACKAGE_ROCM_SDK_WINDOWS`); checked before use.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = NATIVE_PROGRAMS)]
     rocm_sdk_windows: Option<PathBuf>,
 }
+
+/// The help heading of [`NativeFlags`].
+const NATIVE_PROGRAMS: &str = "Native programs";
 
 /// The programs built into this binary by its build script (build.rs).
 const BUILT_IN: &str = "the rocm-sdk built into this therock-package";

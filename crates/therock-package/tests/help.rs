@@ -64,117 +64,129 @@ fn the_program() {
 #[test]
 fn build() {
     insta::assert_snapshot!(help(&["build"]), @r"
-        Build every package of the set into `--dest-dir/dist`
+    Build every package of the set into `--dest-dir/dist`
 
-        Usage: therock-package build [OPTIONS] --artifact-dir <DIR> --dest-dir <DIR>
+    Usage: therock-package build [OPTIONS] --artifact-dir <DIR> --dest-dir <DIR>
 
-        Options:
-          -h, --help  Print help (see more with '--help')
+    Options:
+      -h, --help  Print help (see more with '--help')
 
-        Input and output:
-              --artifact-dir <DIR>  TheRock's artifact directory (one `NAME_COMPONENT_TARGET` directory or `.tar.zst`/`.tar.xz` archive per artifact)
-              --dest-dir <DIR>      Where `dist/` is written
-              --build-packages      Write the packages (the default)
-              --no-build-packages   Validate and write `plan.json` only
-              --shard <K/N>         Build only shard K of N (`plan --shards N` lists them) and write `shard.json` beside `dist/` for `assemble`
+    Input and output:
+          --artifact-dir <DIR>  TheRock's artifact directory (one `NAME_COMPONENT_TARGET` directory or `.tar.zst`/`.tar.xz` archive per artifact)
+          --dest-dir <DIR>      Where `dist/` is written
+          --build-packages      Write the packages (the default)
+          --no-build-packages   Validate and write `plan.json` only
+          --shard <K/N>         Build only shard K of N (`plan --shards N` lists them) and write `shard.json` beside `dist/` for `assemble`
 
-        Release:
-              --version <VERSION>
-                  The package version (default: the one `therock_manifest.json` records)
-              --version-suffix <NONCE>
-                  Nonce appended to platform package directory names
-              --linux-amdgpu-families <FAMILIES>
-                  Families the Linux release offers (`,` or `;` separated; empty: none)
-              --windows-amdgpu-families <FAMILIES>
-                  Families the Windows release offers (`,` or `;` separated; empty: none)
-              --platform-tag <TAG>
-                  Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's)
-              --keep-absolute-search-paths
-                  Ship the absolute entries of host ELF files' search paths (`/home/builder/…/lib`: directories of the build host, which become `DT_RPATH`) instead of leaving them out with a warning
+    Release:
+          --version <VERSION>
+              The package version (default: the one `therock_manifest.json` records)
+          --version-suffix <NONCE>
+              Nonce appended to platform package directory names
+          --linux-amdgpu-families <FAMILIES>
+              Families the Linux release offers (`,` or `;` separated; empty: none)
+          --windows-amdgpu-families <FAMILIES>
+              Families the Windows release offers (`,` or `;` separated; empty: none)
+          --platform-tag <TAG>
+              Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's)
+          --keep-absolute-search-paths
+              Ship the absolute entries of host ELF files' search paths (`/home/builder/…/lib`: directories of the build host, which become `DT_RPATH`) instead of leaving them out with a warning
+          --runtime-alias <NAME>
+              An unversioned library name (`libamdhip64.so`) that gets a runtime alias besides the names the build finds (repeatable)
 
-        Compression:
-              --devel-compression <CODEC>     The devel tarball codec [possible values: none, xz, zstd]
-              --devel-tarball-compression     Compress the devel tarball with xz (same as `--devel-compression xz`)
-              --no-devel-tarball-compression  Store the devel tarball uncompressed (the default)
-              --wheel-compression             Deflate wheel members (the default)
-              --no-wheel-compression          Store wheel members uncompressed
-              --compression-level <LEVEL>     Deflate level of wheel members (libdeflate): 1 fastest … 12 smallest, 0 stores them. Default 6, smaller than Python's zipfile at level 6
-          -j, --jobs <N>                      Threads for extracting and compressing (default: one per core; at most four per core)
+    Compression:
+          --devel-compression <CODEC>     The devel tarball codec [possible values: none, xz, zstd]
+          --devel-tarball-compression     Compress the devel tarball with xz (same as `--devel-compression xz`)
+          --no-devel-tarball-compression  Store the devel tarball uncompressed (the default)
+          --wheel-compression             Deflate wheel members (the default)
+          --no-wheel-compression          Store wheel members uncompressed
+          --compression-level <LEVEL>     Deflate level of wheel members (libdeflate): 1 fastest … 12 smallest, 0 stores them. Default 6, smaller than Python's zipfile at level 6
+      -j, --jobs <N>                      Threads for extracting and compressing (default: one per core; at most four per core)
 
-        Package metadata:
-              --metadata <FILE>            A TOML file with the packages' `license-expression`, `[project-urls]` and `[summaries]`; unset keys keep their defaults
-              --license-expression <SPDX>  `License-Expression` of every package (overrides `--metadata`)
-              --project-url <LABEL=URL>    A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of `--metadata` and the defaults)
+    Package metadata:
+          --metadata <FILE>            A TOML file with the packages' `license-expression`, `[project-urls]` and `[summaries]`; unset keys keep their defaults
+          --license-expression <SPDX>  `License-Expression` of every package (overrides `--metadata`)
+          --project-url <LABEL=URL>    A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of `--metadata` and the defaults)
 
-        Report:
-              --json     Print the report as JSON: every written file with its size and sha256
-              --timings  Measure wall and CPU time per build step, package and phase, and add the table to the report (and `timings` to `--json`)
-              --strict   Exit 1, as `verify` does, when the packages written fail the ELF-link check (every `DT_NEEDED` resolves); without it the build warns and exits 0
+    Report:
+          --json     Print the report as JSON: every written file with its size and sha256
+          --timings  Measure wall and CPU time per build step, package and phase, and add the table to the report (and `timings` to `--json`)
+          --strict   Exit 1, as `verify` does, when the packages written fail the ELF-link check (every `DT_NEEDED` resolves); without it the build warns and exits 0
 
-        Global options:
-          -v, --verbose...  More log output (repeat for more: info, debug, trace)
-          -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+    Native programs:
+          --rocm-sdk-linux <FILE>    The `rocm-sdk` program Linux core wheels carry, instead of the one built in (default: `THEROCK_PACKAGE_ROCM_SDK_LINUX`); checked before use
+          --rocm-sdk-windows <FILE>  The `rocm-sdk.exe` program `win_amd64` core wheels carry, instead of the one built in (default: `THEROCK_PACKAGE_ROCM_SDK_WINDOWS`); checked before use
 
-        Examples:
-          Build every package of a TheRock build into out/dist:
-            therock-package build --artifact-dir build/artifacts --dest-dir out
-          A release candidate offering two families on Linux:
-            therock-package build --artifact-dir build/artifacts --dest-dir out \
-              --version 7.1.0rc1 --linux-amdgpu-families 'gfx94X-dcgpu;gfx110X-dgpu'
-          Shard 1 of 4 of a large build (then `assemble`):
-            therock-package build --artifact-dir build/artifacts --dest-dir shard1 --shard 1/4
-        ");
+    Global options:
+      -v, --verbose...  More log output (repeat for more: info, debug, trace)
+      -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+
+    Examples:
+      Build every package of a TheRock build into out/dist:
+        therock-package build --artifact-dir build/artifacts --dest-dir out
+      A release candidate offering two families on Linux:
+        therock-package build --artifact-dir build/artifacts --dest-dir out \
+          --version 7.1.0rc1 --linux-amdgpu-families 'gfx94X-dcgpu;gfx110X-dgpu'
+      Shard 1 of 4 of a large build (then `assemble`):
+        therock-package build --artifact-dir build/artifacts --dest-dir shard1 --shard 1/4
+    ");
 }
 
 #[test]
 fn plan() {
-    insta::assert_snapshot!(help(&["plan"]), @r"
-        Print where every file would go, without writing anything
+    insta::assert_snapshot!(help(&["plan"]), @"
+    Print where every file would go, without writing anything
 
-        Usage: therock-package plan [OPTIONS] --artifact-dir <DIR>
+    Usage: therock-package plan [OPTIONS] --artifact-dir <DIR>
 
-        Options:
-          -h, --help  Print help (see more with '--help')
+    Options:
+      -h, --help  Print help (see more with '--help')
 
-        Input and output:
-              --artifact-dir <DIR>  TheRock's artifact directory (one `NAME_COMPONENT_TARGET` directory or `.tar.zst`/`.tar.xz` archive per artifact)
+    Input and output:
+          --artifact-dir <DIR>  TheRock's artifact directory (one `NAME_COMPONENT_TARGET` directory or `.tar.zst`/`.tar.xz` archive per artifact)
 
-        Release:
-              --version <VERSION>
-                  The package version (default: the one `therock_manifest.json` records)
-              --version-suffix <NONCE>
-                  Nonce appended to platform package directory names
-              --linux-amdgpu-families <FAMILIES>
-                  Families the Linux release offers (`,` or `;` separated; empty: none)
-              --windows-amdgpu-families <FAMILIES>
-                  Families the Windows release offers (`,` or `;` separated; empty: none)
-              --platform-tag <TAG>
-                  Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's)
-              --keep-absolute-search-paths
-                  Ship the absolute entries of host ELF files' search paths (`/home/builder/…/lib`: directories of the build host, which become `DT_RPATH`) instead of leaving them out with a warning
+    Release:
+          --version <VERSION>
+              The package version (default: the one `therock_manifest.json` records)
+          --version-suffix <NONCE>
+              Nonce appended to platform package directory names
+          --linux-amdgpu-families <FAMILIES>
+              Families the Linux release offers (`,` or `;` separated; empty: none)
+          --windows-amdgpu-families <FAMILIES>
+              Families the Windows release offers (`,` or `;` separated; empty: none)
+          --platform-tag <TAG>
+              Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's)
+          --keep-absolute-search-paths
+              Ship the absolute entries of host ELF files' search paths (`/home/builder/…/lib`: directories of the build host, which become `DT_RPATH`) instead of leaving them out with a warning
+          --runtime-alias <NAME>
+              An unversioned library name (`libamdhip64.so`) that gets a runtime alias besides the names the build finds (repeatable)
 
-        Compression:
-              --devel-compression <CODEC>     The devel tarball codec [possible values: none, xz, zstd]
-              --devel-tarball-compression     Compress the devel tarball with xz (same as `--devel-compression xz`)
-              --no-devel-tarball-compression  Store the devel tarball uncompressed (the default)
+    Compression:
+          --devel-compression <CODEC>     The devel tarball codec [possible values: none, xz, zstd]
+          --devel-tarball-compression     Compress the devel tarball with xz (same as `--devel-compression xz`)
+          --no-devel-tarball-compression  Store the devel tarball uncompressed (the default)
 
-        Package metadata:
-              --metadata <FILE>            A TOML file with the packages' `license-expression`, `[project-urls]` and `[summaries]`; unset keys keep their defaults
-              --license-expression <SPDX>  `License-Expression` of every package (overrides `--metadata`)
-              --project-url <LABEL=URL>    A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of `--metadata` and the defaults)
+    Package metadata:
+          --metadata <FILE>            A TOML file with the packages' `license-expression`, `[project-urls]` and `[summaries]`; unset keys keep their defaults
+          --license-expression <SPDX>  `License-Expression` of every package (overrides `--metadata`)
+          --project-url <LABEL=URL>    A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of `--metadata` and the defaults)
 
-        Report:
-              --json        Print the whole plan as JSON
-              --shards <N>  Split the package set into N shards of balanced input bytes instead (with `--json`: a CI matrix)
+    Native programs:
+          --rocm-sdk-linux <FILE>    The `rocm-sdk` program Linux core wheels carry, instead of the one built in (default: `THEROCK_PACKAGE_ROCM_SDK_LINUX`); checked before use
+          --rocm-sdk-windows <FILE>  The `rocm-sdk.exe` program `win_amd64` core wheels carry, instead of the one built in (default: `THEROCK_PACKAGE_ROCM_SDK_WINDOWS`); checked before use
 
-        Global options:
-          -v, --verbose...  More log output (repeat for more: info, debug, trace)
-          -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+    Report:
+          --json        Print the whole plan as JSON
+          --shards <N>  Split the package set into N shards of balanced input bytes instead (with `--json`: a CI matrix)
 
-        Examples:
-          therock-package plan --artifact-dir build/artifacts
-          therock-package plan --artifact-dir build/artifacts --shards 4 --json
-        ");
+    Global options:
+      -v, --verbose...  More log output (repeat for more: info, debug, trace)
+      -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+
+    Examples:
+      therock-package plan --artifact-dir build/artifacts
+      therock-package plan --artifact-dir build/artifacts --shards 4 --json
+    ");
 }
 
 #[test]
