@@ -35,6 +35,16 @@ pub enum Error {
         site_packages: PathBuf,
     },
 
+    /// The `_dist_info.json` document names no core package.
+    #[error(
+        "the _dist_info.json in {} names no core package; reinstall rocm-sdk-core",
+        site_packages.display()
+    )]
+    NoCorePackage {
+        /// The site-packages whose document it is.
+        site_packages: PathBuf,
+    },
+
     /// A file could not be read.
     #[error("cannot read {}", path.display())]
     Read {

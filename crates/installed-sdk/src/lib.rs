@@ -11,6 +11,9 @@
 //!   [`Site::ensure_devel`] (unpack the devel tree, reconcile device links).
 //! - [`read_dist_targets`]: the GPU targets the release was built for.
 //! - [`distributions::installed`]: the ROCm distributions installed there.
+//! - [`Site::init`], [`Site::devel_paths`], [`Site::version_report`],
+//!   [`Site::targets_report`]: what `rocm-sdk init`, `path`, `version` and
+//!   `targets` report, as typed values with a [`to_json`] document each.
 //! - [`self_test`]: the installation self-check of `rocm-sdk test`,
 //!   returning a [`SelfTestReport`] of [`Check`]s.
 //!
@@ -25,6 +28,7 @@
 //!
 //! Design notes: `docs/rocm-sdk.md`.
 
+mod commands;
 pub mod distributions;
 mod error;
 pub mod host_libraries;
@@ -35,6 +39,10 @@ mod selftest;
 mod site;
 mod targets;
 
+pub use commands::{
+    COMMAND_SCHEMA, DevelPaths, InitReport, NameVersion, TargetsReport, Unpacked, VersionReport,
+    to_json,
+};
 pub use error::Error;
 pub use report::{Category, Check, Environment, Outcome, REPORT_SCHEMA, SelfTestReport, TextStyle};
 pub use selftest::{SelfTestOptions, self_test};

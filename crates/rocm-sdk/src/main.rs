@@ -12,11 +12,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
-use dist_info::package::PackageKind;
-use installed_sdk::{SelfTestOptions, Site, distributions, read_dist_targets, self_test};
+use installed_sdk::{SelfTestOptions, Site, self_test};
 
 /// The heading of `-v`/`-q`, last in every command's help.
 const GLOBAL: &str = "Global options";
@@ -244,81 +243,56 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                 on_step: Some(&mut on_step),
                 ..devel_tar::UnpackOptions::default()
             };
-            let result = site.ensure_devel_with(&mut options);
+            let result = site.init(&mut options);
             progress.finish();
-            let (root, report) = result?;
+            let report = result?;
             if json {
-                print!("{}", init_json(&root, &report));
+                print!("{}", installed_sdk::to_json(&report));
             } else if !console.quiet() {
                 for warning in &report.warnings {
                     eprintln!("rocm-sdk: warning: {warning}");
                 }
-                let relinked = report.relinked + report.reconcile.linked_again;
-                if relinked > 0 {
+                if report.relinked > 0 {
                     println!(
-                        "linked {relinked} devel paths to their runtime files again (they had \
-                         become separate copies)"
+                        "linked {} devel paths to their runtime files again (they had become \
+                         separate copies)",
+                        report.relinked
                     );
                 }
-                println!("devel tree ready: {}", root.display());
+                println!("devel tree ready: {}", report.root.display());
             }
         }
         Command::Path(which) => {
-            let (root, warnings) = site.ensure_devel()?;
+            let paths = site.devel_paths()?;
             if which.json {
-                print!("{}", path_json(&root, &warnings));
+                print!("{}", installed_sdk::to_json(&paths));
                 return Ok(ExitStatus::Success);
             }
-            for warning in &warnings {
+            for warning in &paths.warnings {
                 tracing::warn!("{warning}");
             }
             let path = if which.cmake {
-                root.join("lib").join("cmake")
+                &paths.cmake
             } else if which.bin {
-                root.join("bin")
+                &paths.bin
             } else {
-                root
+                &paths.root
             };
             println!("{}", path.display());
         }
         Command::Version(JsonArg { json }) => {
-            let document = site.dist_info()?;
-            let version = &document.selector.version;
             if json {
-                let installed = distributions::installed(site.root(), &document)?;
-                let list: Vec<_> = installed
-                    .iter()
-                    .map(|d| serde_json::json!({ "name": d.name, "version": d.version }))
-                    .collect();
-                print!(
-                    "{}",
-                    pretty(&serde_json::json!({
-                        "schema": 1,
-                        "version": version,
-                        "distributions": list,
-                    }))
-                );
+                print!("{}", installed_sdk::to_json(&site.version_report()?));
             } else {
-                println!("{version}");
+                println!("{}", site.dist_info()?.selector.version);
             }
         }
         Command::Targets(JsonArg { json }) => {
-            let document = site.dist_info()?;
-            let core = site
-                .platform_dir(&document, PackageKind::Core)
-                .context("the dist-info document names no core package; reinstall rocm-sdk-core")?;
-            let targets = read_dist_targets(&core)?;
+            let report = site.targets_report()?;
             if json {
-                print!(
-                    "{}",
-                    pretty(&serde_json::json!({
-                        "schema": 1,
-                        "targets": targets.targets,
-                        "dist_amdgpu_targets": targets.raw,
-                    }))
-                );
+                print!("{}", installed_sdk::to_json(&report));
             } else {
-                println!("{}", targets.raw);
+                println!("{}", report.dist_amdgpu_targets);
             }
         }
         Command::GenerateMan { .. } => unreachable!("handled above"),
@@ -353,51 +327,4 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
         }
     }
     Ok(ExitStatus::Success)
-}
-
-/// `init --json` (docs/formats.md).
-fn init_json(root: &std::path::Path, report: &devel_tar::EnsureReport) -> String {
-    let unpacked = match &report.unpack.outcome {
-        devel_tar::UnpackOutcome::AlreadyUnpacked => serde_json::Value::Null,
-        devel_tar::UnpackOutcome::Unpacked {
-            files,
-            hard_links,
-            symlinks,
-        } => serde_json::json!({
-            "files": files,
-            "hard_links": hard_links,
-            "symlinks": symlinks,
-        }),
-    };
-    let document = serde_json::json!({
-        "schema": 1,
-        "relinked": report.relinked + report.reconcile.linked_again,
-        "root": root,
-        "unpacked": unpacked,
-        "warnings": warning_texts(&report.warnings),
-    });
-    pretty(&document)
-}
-
-/// `path --json` (docs/formats.md).
-fn path_json(root: &std::path::Path, warnings: &[devel_tar::DevelWarning]) -> String {
-    let document = serde_json::json!({
-        "schema": 1,
-        "root": root,
-        "bin": root.join("bin"),
-        "cmake": root.join("lib").join("cmake"),
-        "warnings": warning_texts(warnings),
-    });
-    pretty(&document)
-}
-
-fn warning_texts(warnings: &[devel_tar::DevelWarning]) -> Vec<String> {
-    warnings.iter().map(ToString::to_string).collect()
-}
-
-/// Pretty JSON with one final newline.
-fn pretty(document: &serde_json::Value) -> String {
-    let mut out = serde_json::to_string_pretty(document).expect("JSON values serialise");
-    out.push('\n');
-    out
 }

@@ -1,0 +1,240 @@
+//! What `rocm-sdk init`, `path`, `version` and `targets` find, as values
+//! another tool reads, and their `--json` documents (docs/formats.md): every
+//! document carries `schema` [`COMMAND_SCHEMA`], keys sorted, pretty, one
+//! final newline.
+
+use std::path::PathBuf;
+
+use devel_tar::{DevelWarning, EnsureReport, UnpackOptions, UnpackOutcome};
+use dist_info::package::PackageKind;
+use serde::{Serialize, Serializer};
+
+use crate::error::Error;
+use crate::site::Site;
+use crate::targets::read_dist_targets;
+
+/// The `schema` of the `init`, `path`, `version` and `targets` documents.
+pub const COMMAND_SCHEMA: u32 = 1;
+
+/// The devel tree's paths (`rocm-sdk path`), after it was made ready.
+///
+/// Fields are in sorted order: the JSON keys are sorted (docs/formats.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DevelPaths {
+    /// `<root>/bin`.
+    pub bin: PathBuf,
+    /// `<root>/lib/cmake`, for `CMAKE_PREFIX_PATH`.
+    pub cmake: PathBuf,
+    /// The devel tree root (`SP/_rocm_sdk_devel`).
+    pub root: PathBuf,
+    /// Always [`COMMAND_SCHEMA`].
+    pub schema: u32,
+    /// Conditions handled while making the tree ready.
+    #[serde(serialize_with = "as_texts")]
+    pub warnings: Vec<DevelWarning>,
+}
+
+/// What `rocm-sdk init` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InitReport {
+    /// Devel paths linked again to the runtime or device files an image
+    /// layer or a reinstall had separated them from.
+    pub relinked: usize,
+    /// The devel tree root.
+    pub root: PathBuf,
+    /// Always [`COMMAND_SCHEMA`].
+    pub schema: u32,
+    /// What this call unpacked; `None` when the tree was already complete.
+    pub unpacked: Option<Unpacked>,
+    /// Conditions handled along the way, in order.
+    #[serde(serialize_with = "as_texts")]
+    pub warnings: Vec<DevelWarning>,
+}
+
+/// What an unpack wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Unpacked {
+    /// Regular files written.
+    pub files: usize,
+    /// Files that became hard links to runtime or device files.
+    pub hard_links: usize,
+    /// Links kept as symlinks.
+    pub symlinks: usize,
+}
+
+/// The installed release's version and its distributions (`rocm-sdk version`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VersionReport {
+    /// Every installed ROCm distribution, sorted by `.dist-info` name.
+    pub distributions: Vec<NameVersion>,
+    /// Always [`COMMAND_SCHEMA`].
+    pub schema: u32,
+    /// The release version the `rocm` package selected.
+    pub version: String,
+}
+
+/// One installed distribution's name and version, as METADATA says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NameVersion {
+    /// The display name (`rocm-sdk-core`).
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// The GPU targets the release was built for (`rocm-sdk targets`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TargetsReport {
+    /// `dist_amdgpu_targets` as the file spells it.
+    pub dist_amdgpu_targets: String,
+    /// Always [`COMMAND_SCHEMA`].
+    pub schema: u32,
+    /// The targets it names, in order.
+    pub targets: Vec<String>,
+}
+
+impl Site {
+    /// Makes the devel tree ready (unpacking it on first use) and reports
+    /// its paths: `rocm-sdk path`.
+    pub fn devel_paths(&self) -> Result<DevelPaths, Error> {
+        let (root, warnings) = self.ensure_devel()?;
+        Ok(DevelPaths {
+            bin: root.join("bin"),
+            cmake: root.join("lib").join("cmake"),
+            root,
+            schema: COMMAND_SCHEMA,
+            warnings,
+        })
+    }
+
+    /// Unpacks the devel tree if needed, links device and runtime files
+    /// into it, and reports what was done: `rocm-sdk init`.
+    pub fn init(&self, options: &mut UnpackOptions<'_>) -> Result<InitReport, Error> {
+        let (root, report) = self.ensure_devel_with(options)?;
+        Ok(InitReport::new(root, report))
+    }
+
+    /// The release version and the installed distributions.
+    pub fn version_report(&self) -> Result<VersionReport, Error> {
+        let document = self.dist_info()?;
+        let distributions = crate::distributions::installed(self.root(), &document)?
+            .into_iter()
+            .map(|d| NameVersion {
+                name: d.name,
+                version: d.version,
+            })
+            .collect();
+        Ok(VersionReport {
+            distributions,
+            schema: COMMAND_SCHEMA,
+            version: document.selector.version,
+        })
+    }
+
+    /// The GPU targets the release was built for, from core's platform
+    /// package.
+    pub fn targets_report(&self) -> Result<TargetsReport, Error> {
+        let document = self.dist_info()?;
+        let core = self
+            .platform_dir(&document, PackageKind::Core)
+            .ok_or_else(|| Error::NoCorePackage {
+                site_packages: self.root().to_path_buf(),
+            })?;
+        let targets = read_dist_targets(&core)?;
+        Ok(TargetsReport {
+            dist_amdgpu_targets: targets.raw,
+            schema: COMMAND_SCHEMA,
+            targets: targets.targets,
+        })
+    }
+}
+
+impl InitReport {
+    fn new(root: PathBuf, report: EnsureReport) -> Self {
+        let unpacked = match report.unpack.outcome {
+            UnpackOutcome::AlreadyUnpacked => None,
+            UnpackOutcome::Unpacked {
+                files,
+                hard_links,
+                symlinks,
+            } => Some(Unpacked {
+                files,
+                hard_links,
+                symlinks,
+            }),
+        };
+        Self {
+            relinked: report.relinked + report.reconcile.linked_again,
+            root,
+            schema: COMMAND_SCHEMA,
+            unpacked,
+            warnings: report.warnings,
+        }
+    }
+}
+
+/// The pretty JSON document of a report, with one final newline.
+pub fn to_json<T: Serialize>(report: &T) -> String {
+    let mut out = serde_json::to_string_pretty(report).expect("reports serialise");
+    out.push('\n');
+    out
+}
+
+/// Warnings as the text `rocm-sdk` prints for each.
+fn as_texts<S: Serializer>(warnings: &[DevelWarning], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(warnings.iter().map(ToString::to_string))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_keep_the_sorted_keys_of_their_schema() {
+        let root = std::path::Path::new("/sp/_rocm_sdk_devel");
+        let init = InitReport {
+            relinked: 2,
+            root: root.to_path_buf(),
+            schema: COMMAND_SCHEMA,
+            unpacked: Some(Unpacked {
+                files: 3,
+                hard_links: 1,
+                symlinks: 0,
+            }),
+            warnings: Vec::new(),
+        };
+        insta::assert_snapshot!(to_json(&init), @r#"
+        {
+          "relinked": 2,
+          "root": "/sp/_rocm_sdk_devel",
+          "schema": 1,
+          "unpacked": {
+            "files": 3,
+            "hard_links": 1,
+            "symlinks": 0
+          },
+          "warnings": []
+        }
+        "#);
+        let version = VersionReport {
+            distributions: vec![NameVersion {
+                name: "rocm-sdk-core".into(),
+                version: "7.1.0".into(),
+            }],
+            schema: COMMAND_SCHEMA,
+            version: "7.1.0".into(),
+        };
+        insta::assert_snapshot!(to_json(&version), @r#"
+        {
+          "distributions": [
+            {
+              "name": "rocm-sdk-core",
+              "version": "7.1.0"
+            }
+          ],
+          "schema": 1,
+          "version": "7.1.0"
+        }
+        "#);
+    }
+}
