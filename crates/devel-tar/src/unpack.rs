@@ -64,6 +64,13 @@ pub struct UnpackOptions<'a> {
     /// as their runtime or device file as they are (`rocm-sdk test`, which
     /// reports them), instead of linking them again.
     pub leave_separated_links: bool,
+    /// [`ensure_with`] returns at once when the tree is complete and the
+    /// [links stamp](crate::stamp) matches the installed runtime and device
+    /// wheels, without checking each link: the console scripts' rule, and
+    /// `rocm-sdk path`'s (docs/behaviour.md#warm-path). A link separated
+    /// without a reinstall (one file copied up by an image layer) is then
+    /// left for `rocm-sdk init` or `rocm-sdk test` to find.
+    pub trust_current_stamp: bool,
     /// Refuse an archive holding a name Windows cannot hold or two members
     /// that differ only in case (`dist_info::windows_names`), before
     /// anything is opened or written (docs/behaviour.md#windows-names).
@@ -78,6 +85,7 @@ impl Default for UnpackOptions<'_> {
         Self {
             on_step: None,
             leave_separated_links: false,
+            trust_current_stamp: false,
             windows_names: cfg!(windows),
         }
     }
@@ -88,6 +96,7 @@ impl std::fmt::Debug for UnpackOptions<'_> {
         f.debug_struct("UnpackOptions")
             .field("on_step", &self.on_step.is_some())
             .field("leave_separated_links", &self.leave_separated_links)
+            .field("trust_current_stamp", &self.trust_current_stamp)
             .field("windows_names", &self.windows_names)
             .finish()
     }
@@ -155,6 +164,20 @@ pub fn ensure_with(
     site_packages: &Path,
     options: &mut UnpackOptions<'_>,
 ) -> Result<EnsureReport, Error> {
+    if options.trust_current_stamp && ready_by_stamp(site_packages)? {
+        return Ok(EnsureReport {
+            unpack: UnpackReport {
+                outcome: UnpackOutcome::AlreadyUnpacked,
+                warnings: Vec::new(),
+            },
+            reconcile: ReconcileReport {
+                fast_path: true,
+                ..ReconcileReport::default()
+            },
+            relinked: 0,
+            warnings: Vec::new(),
+        });
+    }
     let unpack = unpack(site_packages, options)?;
     let repair = !options.leave_separated_links;
     let reconcile = reconcile::reconcile(site_packages, repair)?;
@@ -179,6 +202,15 @@ pub fn ensure_with(
         relinked,
         warnings,
     })
+}
+
+/// The tree is complete (no tar left, the root a directory) and the links
+/// stamp matches what is installed.
+fn ready_by_stamp(site_packages: &Path) -> Result<bool, Error> {
+    let site = InstalledDevel::open(site_packages)?;
+    Ok(site.tar().is_none()
+        && site.tree().is_dir()
+        && crate::stamp::stamp_is_current(site_packages, &site.names)?)
 }
 
 /// Unpacks `SP/rocm_sdk_devel/_devel.tar*` into `SP/_rocm_sdk_devel{N}/`,

@@ -10,8 +10,9 @@ use std::os::unix::fs::MetadataExt;
 
 use common::{SitePackages, VERSION, pip_uninstall, record_paths, snapshot, unpack_concurrently};
 use devel_tar::{
-    DEVICE_LINKS_STAMP, DevelWarning, Error, LinkState, RUNTIME_LINKS,
-    device_links_stamp_is_current, ensure, reconcile_device_links, runtime_links,
+    DEVICE_LINKS_STAMP, DevelWarning, Error, LinkState, RUNTIME_LINKS, UnpackOptions,
+    UnpackOutcome, device_links_stamp_is_current, ensure, ensure_with, reconcile_device_links,
+    runtime_links,
 };
 
 const GFX942: &[(&str, &[u8])] = &[
@@ -81,6 +82,40 @@ fn a_reinstalled_runtime_wheel_makes_the_stamp_stale_until_the_links_are_mended(
     );
     assert!(same_file(&link, &source));
     assert!(device_links_stamp_is_current(sp).unwrap());
+}
+
+/// `rocm-sdk path` and the console scripts trust a current stamp; `init`
+/// checks every link (docs/behaviour.md#warm-path).
+#[test]
+fn a_current_stamp_is_trusted_only_when_asked_and_init_still_finds_a_copied_up_file() {
+    let site = SitePackages::standard();
+    let sp = &site.sp;
+    ensure(sp).unwrap();
+    let links = runtime_links(sp).unwrap().expect("a record");
+    let (link, source) = links
+        .iter()
+        .map(|l| (sp.join(&l.link), sp.join(&l.source)))
+        .find(|(_, source)| source.starts_with(sp.join("_rocm_sdk_core")))
+        .expect("a devel path linked to a core file");
+    // An image layer's copy-up of one file: its RECORD stays as it was.
+    let bytes = fs::read(&source).unwrap();
+    let fresh = source.with_extension("copied-up");
+    fs::write(&fresh, bytes).unwrap();
+    fs::rename(&fresh, &source).unwrap();
+    assert!(device_links_stamp_is_current(sp).unwrap());
+
+    let mut trusting = UnpackOptions {
+        trust_current_stamp: true,
+        ..UnpackOptions::default()
+    };
+    let report = ensure_with(sp, &mut trusting).unwrap();
+    assert_eq!(report.unpack.outcome, UnpackOutcome::AlreadyUnpacked);
+    assert_eq!(report.relinked, 0);
+    assert!(!same_file(&link, &source), "trusted, so not checked");
+
+    let report = ensure(sp).unwrap();
+    assert!(report.relinked >= 1, "{report:?}");
+    assert!(same_file(&link, &source));
 }
 
 #[test]

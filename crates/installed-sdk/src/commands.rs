@@ -95,9 +95,16 @@ pub struct TargetsReport {
 
 impl Site {
     /// Makes the devel tree ready (unpacking it on first use) and reports
-    /// its paths: `rocm-sdk path`.
+    /// its paths: `rocm-sdk path`. Like the console scripts, it trusts a
+    /// current links stamp instead of checking every link
+    /// (docs/behaviour.md#warm-path); [`Site::init`] checks them all.
     pub fn devel_paths(&self) -> Result<DevelPaths, Error> {
-        let (root, warnings) = self.ensure_devel()?;
+        let mut options = UnpackOptions {
+            trust_current_stamp: true,
+            ..UnpackOptions::default()
+        };
+        let (root, report) = self.ensure_devel_with(&mut options)?;
+        let warnings = report.warnings;
         Ok(DevelPaths {
             bin: root.join("bin"),
             cmake: root.join("lib").join("cmake"),
