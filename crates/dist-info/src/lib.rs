@@ -28,31 +28,21 @@
 //! ));
 //! ```
 
-pub mod atomic_write;
 pub mod console_scripts;
 pub mod devel_links;
 pub mod devel_tree;
-pub mod dist_name;
 pub mod dist_targets;
 pub mod document;
-pub mod epoch;
-pub mod error_chain;
 pub mod families;
-pub mod file_hash;
-pub mod filename;
 pub mod libraries_record;
 pub mod library;
-pub mod member;
 pub mod nonce;
 pub mod package;
 pub mod project_metadata;
-pub mod record;
+pub mod release_version;
 pub mod requirement;
 pub mod runtime_aliases;
 pub mod selection;
 pub mod selector;
 pub mod target;
-#[cfg(test)]
-mod test_support;
-pub mod version;
 pub mod windows_names;
