@@ -66,5 +66,8 @@ fn elf_surgery_trampoline_gen_and_link_check_build_neither_the_model_nor_serde()
 fn the_check_sees_serde_where_it_is() {
     // link-check with its `serde` feature, as release-check enables it.
     let dependencies = normal_dependencies("release-check");
-    assert!(dependencies.iter().any(|d| forbidden(d)), "{dependencies:?}");
+    assert!(
+        dependencies.iter().any(|d| forbidden(d)),
+        "{dependencies:?}"
+    );
 }
