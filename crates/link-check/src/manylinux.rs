@@ -123,14 +123,18 @@ pub struct Policy {
     blacklist: BTreeMap<String, BTreeSet<String>>,
 }
 
+/// Names and the strings listed for each: a namespace's symbol versions,
+/// a library's blacklisted symbols.
+type NamedLists = &'static [(&'static str, &'static [&'static str])];
+
 /// One policy as `manylinux/table.rs` holds it: the data file's fields.
 struct PolicyData {
     name: &'static str,
     aliases: &'static [&'static str],
     priority: u32,
-    symbol_versions: &'static [(Arch, &'static [(&'static str, &'static [&'static str])])],
+    symbol_versions: &'static [(Arch, NamedLists)],
     libraries: &'static [&'static str],
-    blacklist: &'static [(&'static str, &'static [&'static str])],
+    blacklist: NamedLists,
 }
 
 impl From<&PolicyData> for Policy {
