@@ -7,7 +7,7 @@
 
 use std::cmp::Ordering;
 
-use dist_info::version::{Version, matches_ignoring_post};
+use pypa_formats::version::{Version, matches_ignoring_post};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 //! (docs/behaviour.md#member-rules).
 #![no_main]
 
-use dist_info::member::check_relpath;
+use pypa_formats::member::check_relpath;
 use libfuzzer_sys::fuzz_target;
 use therock_package_fuzz::fresh_dir;
 use wheel_writer::WheelReader;

@@ -238,14 +238,14 @@ fn escaped(path: &std::path::Path) -> String {
 
 /// Refuses `text` (a name, or with `what` = `link text` a link's text)
 /// when the rule every package keeps to
-/// ([`dist_info::devel_tree::check_file_name`]) refuses it; `path` names
+/// ([`pypa_formats::member::check_file_name`]) refuses it; `path` names
 /// it in the error.
 pub(crate) fn check_name(
     text: &str,
     what: &'static str,
     path: impl FnOnce() -> PathBuf,
 ) -> Result<()> {
-    dist_info::devel_tree::check_file_name(text)
+    pypa_formats::member::check_file_name(text)
         .map_err(|_| Error::ControlCharacterInName { path: path(), what })
 }
 

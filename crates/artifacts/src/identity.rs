@@ -23,7 +23,7 @@ use crate::{Error, Result};
 /// system's clock for both times is not seen (as by `make` or `rsync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FileIdentity {
-    id: file_id::FileId,
+    id: fs_helpers::file_id::FileId,
     len: u64,
     modified: Option<SystemTime>,
     /// `(st_ctime, st_ctime_nsec)`.
@@ -34,7 +34,7 @@ impl FileIdentity {
     /// The identity of the open `file` at `path`, whose metadata is `meta`.
     pub(crate) fn of(path: &Path, file: &File, meta: &Metadata) -> Result<Self> {
         Ok(Self::from_id(
-            file_id::FileId::of_file(file, meta).map_err(|e| Error::io(path, e))?,
+            fs_helpers::file_id::FileId::of_file(file, meta).map_err(|e| Error::io(path, e))?,
             meta,
         ))
     }
@@ -43,12 +43,12 @@ impl FileIdentity {
     /// `symlink_metadata` is `meta`.
     pub(crate) fn of_entry(path: &Path, meta: &Metadata) -> Result<Self> {
         Ok(Self::from_id(
-            file_id::FileId::of_entry(path, meta).map_err(|e| Error::io(path, e))?,
+            fs_helpers::file_id::FileId::of_entry(path, meta).map_err(|e| Error::io(path, e))?,
             meta,
         ))
     }
 
-    fn from_id(id: file_id::FileId, meta: &Metadata) -> Self {
+    fn from_id(id: fs_helpers::file_id::FileId, meta: &Metadata) -> Self {
         Self {
             id,
             len: meta.len(),

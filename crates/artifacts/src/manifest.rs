@@ -11,7 +11,7 @@
 //! the one the build staged, and skipping it would drop the artifact's
 //! files without a word.
 
-use dist_info::devel_tree::check_file_name;
+use pypa_formats::member::check_file_name;
 
 use crate::{Error, Result};
 

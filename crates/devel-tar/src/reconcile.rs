@@ -9,9 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use dist_info::atomic_write::write_atomic_via;
 use dist_info::devel_links::DevelLinks;
-use dist_info::devel_tree::{check_relpath, device_link_source};
+use dist_info::devel_tree::device_link_source;
+use fs_helpers::atomic_write::write_atomic_via;
+use pypa_formats::member::check_relpath;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -129,7 +130,9 @@ fn fast_path_holds(root: &Path, names: &TreeNames, identity: bool) -> bool {
             && d.links.iter().zip(&d.sources).all(|(link, source)| {
                 let (link, source) = (root.join(link), root.join(source));
                 match (fs::symlink_metadata(&link), fs::symlink_metadata(&source)) {
-                    (Ok(l), Ok(s)) => !identity || file_id::same_entry(&link, &l, &source, &s),
+                    (Ok(l), Ok(s)) => {
+                        !identity || fs_helpers::file_id::same_entry(&link, &l, &source, &s)
+                    }
                     // A device file gone is the slow path's to warn about.
                     (Ok(_), Err(_)) => true,
                     (Err(_), _) => false,
@@ -170,7 +173,7 @@ fn slow_path(site: &InstalledDevel) -> Result<ReconcileReport, Error> {
     let mut wanted = BTreeSet::new();
     for name in &installed {
         let theirs = dist_version(name);
-        if dist_info::version::matches_ignoring_post(&site.version, &theirs) {
+        if pypa_formats::version::matches_ignoring_post(&site.version, &theirs) {
             wanted.insert(name.clone());
         } else {
             report.warnings.push(DevelWarning::VersionMismatch {
@@ -288,7 +291,7 @@ fn link_device(
         make_parents(root, names.root(), dest, &mut created, &mut present)?;
         let dest_path = root.join(dest);
         if let Ok(existing) = fs::symlink_metadata(&dest_path) {
-            if file_id::same_entry(&dest_path, &existing, &source_path, &source_meta) {
+            if fs_helpers::file_id::same_entry(&dest_path, &existing, &source_path, &source_meta) {
                 links.push(dest.clone());
                 sources.push(source.clone());
                 continue;

@@ -1,5 +1,5 @@
 //! A distribution's RECORD the way pip reads and writes it (the codec is
-//! `dist_info::record`): appending one `path,,` row per file, in the
+//! `pypa_formats::record`): appending one `path,,` row per file, in the
 //! RECORD's own line-ending style, each path once; and reading its rows.
 
 use std::collections::HashSet;
@@ -7,7 +7,7 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use dist_info::record::{RecordEntry, parse_record, push_row, uses_crlf};
+use pypa_formats::record::{RecordEntry, parse_record, push_row, uses_crlf};
 
 use crate::error::Error;
 

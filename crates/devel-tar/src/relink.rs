@@ -15,7 +15,8 @@
 use std::fs;
 use std::path::Path;
 
-use dist_info::devel_tree::{TreeNames, check_relpath};
+use dist_info::devel_tree::TreeNames;
+use pypa_formats::member::check_relpath;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
@@ -129,7 +130,9 @@ fn state_of(root: &Path, link: &str, source: &str) -> LinkState {
     ) {
         (_, Err(_)) => LinkState::SourceMissing,
         (Err(_), _) => LinkState::LinkMissing,
-        (Ok(l), Ok(s)) if file_id::same_entry(&link_path, &l, &source_path, &s) => LinkState::Same,
+        (Ok(l), Ok(s)) if fs_helpers::file_id::same_entry(&link_path, &l, &source_path, &s) => {
+            LinkState::Same
+        }
         (Ok(_), Ok(_)) => LinkState::Separate,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dist_info::filename::DistInfoDir;
+use pypa_formats::filename::DistInfoDir;
 
 use crate::compression::TarCodec;
 use crate::error::Error;

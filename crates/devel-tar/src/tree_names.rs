@@ -8,7 +8,7 @@ pub use dist_info::devel_tree::{COMPILER_SYMLINKS, TreeNames, is_compiler_symlin
 use dist_info::document::{DistInfo, FILE_NAME};
 
 use crate::error::Error;
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// The names the devel distribution installed in `site_packages` was built
 /// with: its `rocm_sdk_devel/_dist_info.json` says the nonce. No devel

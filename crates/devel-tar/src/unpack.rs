@@ -429,11 +429,5 @@ fn check_writable(root: &Path, record: &Path) -> Result<(), Error> {
 
 /// Removes a file, link or whole directory without following links.
 pub(crate) fn remove_all(path: &Path) -> Result<(), Error> {
-    let meta = fs::symlink_metadata(path).map_err(|e| Error::read("inspect", path, e))?;
-    let result = if meta.is_dir() {
-        fs::remove_dir_all(path)
-    } else {
-        fs::remove_file(path)
-    };
-    result.map_err(|e| Error::io("remove", path, e))
+    fs_helpers::remove::remove_all(path).map_err(|e| Error::io("remove", path, e))
 }

@@ -3,10 +3,11 @@
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use dist_info::atomic_write::AtomicFile;
 use dist_info::devel_links::devel_link_target;
-use dist_info::devel_tree::{check_link_text, check_relpath};
+use dist_info::devel_tree::check_link_text;
 use dist_info::nonce::Nonce;
+use fs_helpers::atomic_write::AtomicFile;
+use pypa_formats::member::check_relpath;
 
 use crate::compression::{Encoder, TarCodec};
 use crate::counting::CountingReader;
@@ -31,7 +32,7 @@ impl Default for TarOptions {
     fn default() -> Self {
         Self {
             compression: TarCodec::None,
-            mtime: dist_info::epoch::ZIP_EPOCH,
+            mtime: pypa_formats::epoch::ZIP_EPOCH,
             names: TreeNames::new(&Nonce::NONE),
         }
     }

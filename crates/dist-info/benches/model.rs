@@ -23,7 +23,7 @@ use dist_info::document::DistInfo;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
-use dist_info::version::matches_ignoring_post;
+use pypa_formats::version::matches_ignoring_post;
 
 /// Rounds per measurement; the median round counts.
 const ROUNDS: usize = 5;

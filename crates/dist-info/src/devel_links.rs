@@ -5,7 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::devel_tree::{check_link_text, check_relpath};
+use crate::devel_tree::check_link_text;
+use pypa_formats::member::check_relpath;
 
 /// The target of the devel symlink for a file that a runtime package ships:
 /// `"../"` once per segment of `relpath`, then the owner's platform package

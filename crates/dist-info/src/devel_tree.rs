@@ -6,7 +6,7 @@
 //!
 //! The rules, in one place:
 //! - a member path is a clean relative path ([`check_relpath`], the rule of
-//!   every package member: [`crate::member`]) at or under
+//!   every package member: [`pypa_formats::member`]) at or under
 //!   the tree's root, `_rocm_sdk_devel{nonce}` ([`TreeNames`],
 //!   [`member_path`]);
 //! - a link text is non-empty, relative and free of control characters
@@ -55,9 +55,9 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-pub use crate::member::{PathProblem, check_file_name, check_relpath};
 use crate::nonce::Nonce;
 use crate::package::{Mode, Package, PackageKind};
+use pypa_formats::member::{PathProblem, check_file_name, check_relpath};
 
 /// The directory names of one release's devel tree in site-packages: the
 /// tree itself (`_rocm_sdk_devel{N}`, every member of the devel tar starts

@@ -127,7 +127,7 @@ fn kind_of(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error_chain::Chain;
+    use fs_helpers::error_chain::Chain;
 
     fn error(json: &str) -> String {
         Chain(&DistTargets::parse(json.as_bytes()).unwrap_err()).to_string()

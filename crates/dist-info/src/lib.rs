@@ -1,12 +1,16 @@
-//! The metadata model shared by `therock-package` and `rocm-sdk`: packages,
-//! libraries, families and targets, versions, requirements and extras of the
-//! `rocm` selector, target selection, the `_dist_info.json` document,
-//! TheRock's `share/therock/dist_info.json` (its one reader), what a member
-//! of any package may be, the safety rules of the devel tree that the build
-//! and the install share, and the names Windows cannot hold.
+//! The ROCm model shared by `therock-package` and `rocm-sdk`: packages,
+//! libraries, families and targets, the release version's forms and
+//! choice, requirements and extras of the `rocm` selector, target
+//! selection, the `_dist_info.json` document, TheRock's
+//! `share/therock/dist_info.json` (its one reader), the nonce, runtime
+//! aliases, the safety rules of the devel tree that the build and the
+//! install share, and the names Windows cannot hold.
 //!
-//! No I/O beyond (de)serialising its own documents: callers read files and
-//! the environment and pass values in.
+//! The Python packaging formats it builds on (names, PEP 440 versions,
+//! file names, RECORD, member rules) are `pypa-formats`; file-system
+//! helpers are `fs-helpers`. No I/O: callers read files and the
+//! environment and pass values in; the documents are (de)serialised from
+//! and to text.
 //!
 //! ```
 //! use dist_info::families::FamilyTable;
@@ -28,31 +32,21 @@
 //! ));
 //! ```
 
-pub mod atomic_write;
 pub mod console_scripts;
 pub mod devel_links;
 pub mod devel_tree;
-pub mod dist_name;
 pub mod dist_targets;
 pub mod document;
-pub mod epoch;
-pub mod error_chain;
 pub mod families;
-pub mod file_hash;
-pub mod filename;
 pub mod libraries_record;
 pub mod library;
-pub mod member;
 pub mod nonce;
 pub mod package;
 pub mod project_metadata;
-pub mod record;
+pub mod release_version;
 pub mod requirement;
 pub mod runtime_aliases;
 pub mod selection;
 pub mod selector;
 pub mod target;
-#[cfg(test)]
-mod test_support;
-pub mod version;
 pub mod windows_names;

@@ -103,7 +103,7 @@ impl Requirement {
     /// The same requirement behind `extra` (normalised per PEP 685).
     #[must_use]
     pub fn for_extra(mut self, extra: &str) -> Self {
-        self.extra = Some(crate::dist_name::normalize(extra));
+        self.extra = Some(pypa_formats::dist_name::normalize(extra));
         self
     }
 

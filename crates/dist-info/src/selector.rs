@@ -16,7 +16,7 @@ use crate::package::{Mode, Package, PackageKind};
 use crate::requirement::{Platform, Requirement};
 use crate::selection::{Selection, SelectionError, TargetSource, select_target};
 use crate::target::base_targets;
-use crate::version::Version;
+use pypa_formats::version::Version;
 
 /// Errors while planning a selector.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

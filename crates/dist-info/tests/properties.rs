@@ -9,7 +9,7 @@ use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
 use dist_info::selector::{Selector, SelectorInput};
-use dist_info::version::Version;
+use pypa_formats::version::Version;
 
 /// Every flag value to try: absent, empty, and each single family or target.
 fn flag_values(extra_pairs: bool) -> Vec<Option<String>> {

@@ -10,10 +10,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use dist_info::error_chain::Chain;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorError, SelectorInput};
+use fs_helpers::error_chain::Chain;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -7,7 +7,7 @@ use std::fs;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use dist_info::atomic_write::AtomicFile;
+use fs_helpers::atomic_write::AtomicFile;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::source::ReadAt;
@@ -244,7 +244,7 @@ impl Edit {
     }
 
     /// Writes the edited file to `dest` atomically
-    /// (`dist_info::atomic_write`: a temporary file beside `dest`,
+    /// (`fs_helpers::atomic_write`: a temporary file beside `dest`,
     /// renamed over it once complete, removed on error). On error nothing
     /// appears at `dest`. `dest` may be the source's own path.
     pub fn write_atomically<R: Read + Seek>(

@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use dist_info::document::{DistInfo, PackageRecord};
-use dist_info::filename::DistInfoDir;
 use dist_info::package::{PackageKind, TARGET_PLACEHOLDER};
+use pypa_formats::filename::DistInfoDir;
 
 use crate::error::Error;
 
@@ -114,7 +114,7 @@ struct NameMatch {
 
 /// Lower case with `_` and `.` as `-`: PEP 503 equality for names without
 /// runs of separators, which all ROCm distribution names are. Unlike
-/// `dist_info::dist_name::normalize` it keeps the length, so the target can
+/// `pypa_formats::dist_name::normalize` it keeps the length, so the target can
 /// be cut from the display name at the template's offsets.
 fn fold(name: &str) -> String {
     name.chars()
@@ -128,19 +128,14 @@ fn fold(name: &str) -> String {
 /// `Name` and `Version` of a `.dist-info` directory's METADATA.
 fn metadata_name_version(dist_info: &Path) -> Option<(String, String)> {
     let text = fs::read_to_string(dist_info.join("METADATA")).ok()?;
-    let mut name = None;
-    let mut version = None;
-    for line in text.lines() {
-        if line.is_empty() {
-            break; // the body starts
-        }
-        if let Some(v) = line.strip_prefix("Name:") {
-            name.get_or_insert_with(|| v.trim().to_owned());
-        } else if let Some(v) = line.strip_prefix("Version:") {
-            version.get_or_insert_with(|| v.trim().to_owned());
-        }
-    }
-    Some((name?, version?))
+    let headers = pypa_formats::core_metadata::headers(&text);
+    let first = |key: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, value)| value.clone())
+    };
+    Some((first("Name")?, first("Version")?))
 }
 
 #[cfg(test)]

@@ -6,14 +6,14 @@ use std::path::{Component, Path, PathBuf};
 
 use rayon::prelude::*;
 
-use dist_info::file_hash;
-use dist_info::record::{RecordEntry, parse_record};
 use dist_info::windows_names;
+use fs_helpers::file_hash::sha256_file;
+use pypa_formats::record::{RecordEntry, parse_record};
 
 use crate::error::Error;
 
 /// Reads every row of the RECORD at `path` (the codec is
-/// `dist_info::record`, shared with the build).
+/// `pypa_formats::record`, shared with the build).
 pub fn read_record(path: &Path) -> Result<Vec<RecordEntry>, Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
     let malformed = |reason: String| Error::MalformedRecord {
@@ -135,26 +135,23 @@ fn verify_rows_on(
 }
 
 fn check_file(path: &Path, row: &RecordEntry) -> Result<(), String> {
-    let (digest, size) = match sha256_file(path) {
-        Ok(v) => v,
+    let file = match sha256_file(path) {
+        Ok(digest) => digest,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MISSING.to_owned()),
         Err(e) => return Err(format!("unreadable ({e})")),
     };
     if let Some(expected) = row.size
-        && expected != size
+        && expected != file.size
     {
-        return Err(format!("size {size} differs from RECORD's {expected}"));
+        return Err(format!(
+            "size {} differs from RECORD's {expected}",
+            file.size
+        ));
     }
-    if row.sha256() != Some(digest.as_str()) {
+    if row.sha256() != Some(file.record().as_str()) {
         return Err("sha256 differs from RECORD (the file was modified)".to_owned());
     }
     Ok(())
-}
-
-/// The RECORD digest (URL-safe base64 of sha256, no padding) and size of a
-/// file.
-pub fn sha256_file(path: &Path) -> io::Result<(String, u64)> {
-    file_hash::sha256_file(path).map(|digest| (digest.record(), digest.size))
 }
 
 #[cfg(test)]
@@ -179,7 +176,8 @@ mod tests {
         std::fs::write(dir.path().join("good"), b"hello").unwrap();
         std::fs::write(dir.path().join("bad"), b"hellp").unwrap();
         std::fs::write(dir.path().join("long"), b"hello!").unwrap();
-        let (digest, size) = sha256_file(&dir.path().join("good")).unwrap();
+        let good = sha256_file(&dir.path().join("good")).unwrap();
+        let (digest, size) = (good.record(), good.size);
         assert_eq!(digest, "LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ");
         let row = |path: &str| RecordEntry {
             path: path.to_owned(),
@@ -212,7 +210,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("bin")).unwrap();
         std::fs::write(dir.path().join("bin/aux.txt"), b"hello").unwrap();
-        let (digest, size) = sha256_file(&dir.path().join("bin/aux.txt")).unwrap();
+        let aux = sha256_file(&dir.path().join("bin/aux.txt")).unwrap();
+        let (digest, size) = (aux.record(), aux.size);
         let rows = [RecordEntry {
             path: "bin/aux.txt".to_owned(),
             hash: Some(format!("sha256={digest}")),
@@ -270,7 +269,7 @@ mod tests {
             path: path.to_owned(),
             hash: Some(format!(
                 "sha256={}",
-                sha256_file(&target.join("bin/hipcc")).unwrap().0
+                sha256_file(&target.join("bin/hipcc")).unwrap().record()
             )),
             size: Some(0),
         };

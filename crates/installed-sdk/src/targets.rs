@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 pub use dist_info::dist_targets::DistTargets;
 

@@ -6,8 +6,8 @@ use std::io::{Cursor, Read};
 use std::sync::{Mutex, PoisonError};
 
 use artifacts::{Entry, EntrySource};
-use dist_info::devel_tree::check_relpath;
 use elf_surgery::{ElfFile, ElfKind, LibraryShape};
+use pypa_formats::member::check_relpath;
 use serde::Serialize;
 
 use crate::error::Error;

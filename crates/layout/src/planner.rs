@@ -14,7 +14,7 @@ use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
 use dist_info::target::{base_target, base_targets};
-use dist_info::version::Version;
+use pypa_formats::version::Version;
 
 use crate::devel::{RuntimeIndex, plan_devel};
 use crate::dist_targets::check_dist_targets;

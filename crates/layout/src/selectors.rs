@@ -7,12 +7,12 @@
 use std::collections::BTreeSet;
 
 use dist_info::document::DistInfo;
-use dist_info::error_chain::Chain;
 use dist_info::families::FamilyTable;
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
-use dist_info::version::Version;
+use fs_helpers::error_chain::Chain;
+use pypa_formats::version::Version;
 
 use crate::error::Error;
 use crate::plan::SelectorPlan;

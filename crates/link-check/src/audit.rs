@@ -12,8 +12,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use serde::Serialize;
-
 use crate::manylinux::{Arch, Policies, Policy};
 use crate::report::{ElfReport, LinkReport, Resolution};
 use crate::search_path::{SearchDir, join};
@@ -25,8 +23,9 @@ const FILES_NAMED: usize = 3;
 const SYMBOLS_NAMED: usize = 3;
 
 /// One reason a wheel does not keep to a policy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
 pub enum Violation {
     /// A file needs a symbol version the policy does not allow.
     SymbolVersion {
@@ -79,7 +78,8 @@ impl Violation {
 }
 
 /// What a policy audit found for one wheel.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct WheelAudit {
     /// The wheel's file name.
     pub wheel: String,

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::Error;
 use crate::report::Unreadable;
 use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// A directory on disk.
 ///
@@ -23,7 +23,7 @@ use dist_info::error_chain::Chain;
 pub struct DirTree {
     root: PathBuf,
     /// Regular files (relative path) grouped by inode, sorted.
-    files: Vec<(String, file_id::FileId)>,
+    files: Vec<(String, fs_helpers::file_id::FileId)>,
 }
 
 impl DirTree {
@@ -55,7 +55,11 @@ impl DirTree {
     }
 }
 
-fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, file_id::FileId)>) -> Result<(), Error> {
+fn walk(
+    dir: &Path,
+    rel: &str,
+    out: &mut Vec<(String, fs_helpers::file_id::FileId)>,
+) -> Result<(), Error> {
     for entry in fs::read_dir(dir).map_err(Error::io(dir))? {
         let entry = entry.map_err(Error::io(dir))?;
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
@@ -68,7 +72,8 @@ fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, file_id::FileId)>) -> Resu
         if meta.is_dir() {
             walk(&path, &rel_path, out)?;
         } else if meta.is_file() {
-            let id = file_id::FileId::of_entry(&path, &meta).map_err(Error::io(&path))?;
+            let id =
+                fs_helpers::file_id::FileId::of_entry(&path, &meta).map_err(Error::io(&path))?;
             out.push((rel_path, id));
         }
     }
@@ -81,7 +86,7 @@ impl FileTree for DirTree {
     }
 
     fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error> {
-        let mut by_inode: BTreeMap<file_id::FileId, Vec<&str>> = BTreeMap::new();
+        let mut by_inode: BTreeMap<fs_helpers::file_id::FileId, Vec<&str>> = BTreeMap::new();
         for (path, inode) in &self.files {
             if select(path) {
                 by_inode.entry(*inode).or_default().push(path);

@@ -5,25 +5,27 @@
 //! it must not import from some of those libraries (the blacklist).
 //!
 //! The data is auditwheel's `manylinux-policy.json`, copied into
-//! `data/manylinux-policy.json` (its source named at the top of the file).
+//! `data/manylinux-policy.json` (its source named at the top of the file)
+//! and written as constants into `manylinux/table.rs`, which a test keeps
+//! equal to the file: reading the policies needs no JSON parser.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
-
-const POLICY_JSON: &str = include_str!("../data/manylinux-policy.json");
+#[rustfmt::skip] // generated
+mod table;
 
 /// An architecture manylinux policies are defined for here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Arch {
     /// `x86_64`.
-    #[serde(rename = "x86_64")]
+    #[cfg_attr(feature = "serde", serde(rename = "x86_64"))]
     X86_64,
     /// `aarch64`.
-    #[serde(rename = "aarch64")]
+    #[cfg_attr(feature = "serde", serde(rename = "aarch64"))]
     Aarch64,
 }
 
@@ -109,16 +111,60 @@ impl LinuxTag {
 }
 
 /// One manylinux policy.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     name: String,
     aliases: Vec<String>,
     /// Higher is more compatible (older glibc): auditwheel's order.
     priority: u32,
     symbol_versions: BTreeMap<Arch, BTreeMap<String, BTreeSet<String>>>,
-    #[serde(rename = "lib_whitelist")]
+    /// auditwheel's `lib_whitelist`.
     libraries: Vec<String>,
     blacklist: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Names and the strings listed for each: a namespace's symbol versions,
+/// a library's blacklisted symbols.
+type NamedLists = &'static [(&'static str, &'static [&'static str])];
+
+/// One policy as `manylinux/table.rs` holds it: the data file's fields.
+struct PolicyData {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    priority: u32,
+    symbol_versions: &'static [(Arch, NamedLists)],
+    libraries: &'static [&'static str],
+    blacklist: NamedLists,
+}
+
+impl From<&PolicyData> for Policy {
+    fn from(data: &PolicyData) -> Self {
+        fn owned<C: FromIterator<String>>(items: &[&str]) -> C {
+            items.iter().map(|&s| s.to_owned()).collect()
+        }
+        Policy {
+            name: data.name.to_owned(),
+            aliases: owned(data.aliases),
+            priority: data.priority,
+            symbol_versions: data
+                .symbol_versions
+                .iter()
+                .map(|(arch, namespaces)| {
+                    let namespaces = namespaces
+                        .iter()
+                        .map(|(namespace, versions)| ((*namespace).to_owned(), owned(versions)))
+                        .collect();
+                    (*arch, namespaces)
+                })
+                .collect(),
+            libraries: owned(data.libraries),
+            blacklist: data
+                .blacklist
+                .iter()
+                .map(|(library, symbols)| ((*library).to_owned(), owned(symbols)))
+                .collect(),
+        }
+    }
 }
 
 impl Policy {
@@ -206,19 +252,12 @@ pub struct Policies {
     policies: Vec<Policy>,
 }
 
-#[derive(Deserialize)]
-struct PolicyFile {
-    policies: Vec<Policy>,
-}
-
 impl Policies {
     /// The policies of the data file, parsed once.
     pub fn auditwheel() -> &'static Policies {
         static POLICIES: OnceLock<Policies> = OnceLock::new();
         POLICIES.get_or_init(|| {
-            let file: PolicyFile =
-                serde_json::from_str(POLICY_JSON).expect("data/manylinux-policy.json parses");
-            let mut policies = file.policies;
+            let mut policies: Vec<Policy> = table::POLICIES.iter().map(Policy::from).collect();
             policies.sort_by_key(|p| std::cmp::Reverse(p.priority));
             Policies { policies }
         })

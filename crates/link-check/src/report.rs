@@ -2,14 +2,13 @@
 
 use std::fmt;
 
-use elf_surgery::Imports;
-use serde::{Deserialize, Serialize};
-
 use crate::search_path::SearchDir;
+use elf_surgery::Imports;
 
 /// The result of [`crate::LinkChecker::check`]: every host ELF file with
 /// its needed libraries, sorted by path.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LinkReport {
     /// Host ELF files (shared objects and dynamic executables), sorted by
     /// path then origin.
@@ -19,19 +18,23 @@ pub struct LinkReport {
 }
 
 /// One host ELF file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ElfReport {
     /// Where it is in the tree.
     pub path: String,
     /// Where it comes from when the tree is virtual (a wheel's file name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub origin: Option<String>,
     /// `DT_SONAME` (not in the JSON form: reports keep their shape).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub soname: Option<String>,
     /// Raw `e_machine` (not in the JSON form); policy audits compare it
     /// with the wheel's architecture.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub machine: Option<u16>,
     /// Which dynamic entry the loader searches (`RUNPATH` wins over `RPATH`).
     pub search_kind: Option<SearchKind>,
@@ -41,13 +44,14 @@ pub struct ElfReport {
     pub needed: Vec<Needed>,
     /// What the file imports, when the checker read it
     /// ([`crate::LinkChecker::with_imports`]); policy audits use it.
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub imports: Option<Imports>,
 }
 
 /// Which dynamic entry holds the search path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum SearchKind {
     /// `DT_RPATH`.
     Rpath,
@@ -56,7 +60,8 @@ pub enum SearchKind {
 }
 
 /// One `DT_NEEDED` entry and where it resolves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Needed {
     /// The soname as written in the file.
     pub name: String,
@@ -65,8 +70,9 @@ pub struct Needed {
 }
 
 /// Where a needed library comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", rename_all = "snake_case"))]
 pub enum Resolution {
     /// A file of the tree, found through the search path.
     Tree {
@@ -85,12 +91,16 @@ pub enum Resolution {
 }
 
 /// An ELF file whose structures could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Unreadable {
     /// Where it is in the tree.
     pub path: String,
     /// The wheel it comes from, for a virtual tree.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
     pub origin: Option<String>,
     /// What the ELF reader reported.
     pub reason: String,

@@ -1,11 +1,13 @@
 //! `RPATH`/`RUNPATH` entries as the loader reads them, expanded for a file
 //! at a known place in the tree.
 
-use serde::{Deserialize, Serialize};
-
 /// One search-path entry, expanded for a file in the tree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "dir", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(tag = "kind", content = "dir", rename_all = "snake_case")
+)]
 pub enum SearchDir {
     /// A directory inside the tree (relative, `/`-separated; `""` is the root).
     Tree(String),

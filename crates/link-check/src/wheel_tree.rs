@@ -12,7 +12,7 @@ use crate::Error;
 use crate::dir_tree::starts_with_elf_magic;
 use crate::report::Unreadable;
 use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// Where a wheel member lands relative to site-packages, as an installer
 /// places it: `{name}.data/purelib/x` and `{name}.data/platlib/x` land at

@@ -22,10 +22,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use dist_info::document::DistInfo;
-use dist_info::member::check_relpath;
 use dist_info::package::{Package, PackageKind};
-use dist_info::version::Version;
 use layout::{SelectorFacts, SelectorPlan, plan_selectors};
+use pypa_formats::member::check_relpath;
+use pypa_formats::version::Version;
 use wheel_writer::{WheelReader, WriteOptions};
 
 use crate::execute::write_sdist;
@@ -33,7 +33,10 @@ use crate::index::{IndexLayout, IndexOptions, write_index};
 use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::Staging;
-use release_check::{LinkRules, VerifyArgs, headers, list_packages, sha256_file};
+use fs_helpers::file_hash::sha256_file;
+use pypa_formats::core_metadata::headers;
+use release_check::{LinkRules, VerifyArgs};
+use wheel_writer::dist_dir::list_packages;
 
 /// `therock-package assemble`.
 #[derive(Debug, Args)]
@@ -99,8 +102,9 @@ impl ShardOutput {
                     dir.display()
                 );
             }
-            let sha =
-                sha256_file(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let sha = sha256_file(&path)
+                .map(|digest| digest.hex())
+                .with_context(|| format!("cannot read {}", path.display()))?;
             if sha != package.sha256 {
                 bail!(
                     "{} has sha256 {sha} but {MANIFEST_NAME} records {}: the shard's dist/ changed after its build; rebuild the shard",

@@ -22,7 +22,7 @@ use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, Stopwatch, human_bytes};
-use release_check::sha256_file;
+use fs_helpers::file_hash::sha256_file;
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
@@ -103,8 +103,8 @@ pub struct PlanArgs {
 // Flag values are judged while parsing, so a bad one exits 2 like any
 // other usage error (docs/behaviour.md#exit-status).
 
-fn version_flag(text: &str) -> Result<String, dist_info::version::VersionError> {
-    dist_info::version::Version::parse(text).map(|_| text.to_owned())
+fn version_flag(text: &str) -> Result<String, pypa_formats::version::VersionError> {
+    pypa_formats::version::Version::parse(text).map(|_| text.to_owned())
 }
 
 fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceError> {
@@ -112,8 +112,8 @@ fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceErro
         .map(|_| text.to_owned())
 }
 
-fn platform_tag_flag(text: &str) -> Result<String, dist_info::filename::WheelTagError> {
-    dist_info::filename::WheelTag::py3_none(text).map(|_| text.to_owned())
+fn platform_tag_flag(text: &str) -> Result<String, pypa_formats::filename::WheelTagError> {
+    pypa_formats::filename::WheelTag::py3_none(text).map(|_| text.to_owned())
 }
 
 fn parse_project_url(text: &str) -> Result<(String, String), String> {
@@ -313,7 +313,7 @@ impl PlanArgs {
     /// Makes the plan from indexed artifacts.
     fn plan_from(&self, dir: &ArtifactDir, program: Program) -> Result<Plan> {
         let manifest = dir.therock_manifest()?;
-        let version = dist_info::version::choose_version(
+        let version = dist_info::release_version::choose_version(
             manifest.version.as_deref(),
             self.version.as_deref(),
         )?;
@@ -521,7 +521,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     let options = ExecuteOptions {
         wheel,
         devel: args.plan.devel_compression(),
-        mtime: dist_info::epoch::member_mtime(epoch),
+        mtime: pypa_formats::epoch::member_mtime(epoch),
         console: console.clone(),
         timings: args.timings,
     };
@@ -782,7 +782,11 @@ fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
         "plan"
     };
     let sha256 = hash
-        .then(|| sha256_file(&path).with_context(|| format!("cannot read {}", path.display())))
+        .then(|| {
+            sha256_file(&path)
+                .map(|digest| digest.hex())
+                .with_context(|| format!("cannot read {}", path.display()))
+        })
         .transpose()?;
     Ok(WrittenFile {
         path,
@@ -804,7 +808,7 @@ fn source_date_epoch() -> Result<Option<u64>> {
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    dist_info::atomic_write::write_atomic(path, bytes)
+    fs_helpers::atomic_write::write_atomic(path, bytes)
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
@@ -873,7 +877,7 @@ mod tests {
         let options = ExecuteOptions {
             wheel: wheel_writer::WriteOptions::default(),
             devel: args.plan.devel_compression(),
-            mtime: dist_info::epoch::member_mtime(None),
+            mtime: pypa_formats::epoch::member_mtime(None),
             console: Console::detect(Verbosity {
                 verbose: 0,
                 quiet: true,

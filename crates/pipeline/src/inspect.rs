@@ -91,7 +91,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
     let dist_amdgpu_targets = match dir.dist_info() {
         Ok(d) => Some(d.targets),
         Err(e) => {
-            warnings.push(dist_info::error_chain::Chain(&e).to_string());
+            warnings.push(fs_helpers::error_chain::Chain(&e).to_string());
             None
         }
     };

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use wheel_writer::Compression;
 
 use crate::execute::Written;
-use release_check::sha256_file;
+use fs_helpers::file_hash::sha256_file;
 
 /// The file a shard build writes beside its `dist/`.
 pub(crate) const MANIFEST_NAME: &str = "shard.json";
@@ -370,6 +370,7 @@ impl ShardManifest {
                 Ok(PackageRecord {
                     path: slash_path(rel),
                     sha256: sha256_file(&w.path)
+                        .map(|digest| digest.hex())
                         .with_context(|| format!("cannot read {}", w.path.display()))?,
                     size: w.size,
                 })
@@ -409,7 +410,7 @@ impl ShardManifest {
         let path = dir.join(MANIFEST_NAME);
         let mut json = serde_json::to_string_pretty(self).expect("manifests serialise");
         json.push('\n');
-        dist_info::atomic_write::write_atomic(&path, json.as_bytes())
+        fs_helpers::atomic_write::write_atomic(&path, json.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(path)
     }

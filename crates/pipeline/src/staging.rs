@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 
 // The name every staging directory (and its lock file) starts with is
 // release-check's, since `verify` and `index` never look inside one.
-use release_check::{STAGING_PREFIX, is_staging};
+use wheel_writer::dist_dir::{STAGING_PREFIX, is_staging};
 
 /// The lock of one `dist/`, beside it.
 const DIST_LOCK: &str = ".therock-package.lock";
@@ -133,7 +133,7 @@ impl Staging {
     /// directory.
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
         if !subdir.is_empty() {
-            dist_info::member::check_relpath(subdir).map_err(|problem| {
+            pypa_formats::member::check_relpath(subdir).map_err(|problem| {
                 anyhow::anyhow!(
                     "dist/{subdir} is an unsafe directory ({problem}); packages are written only inside dist/"
                 )
@@ -262,9 +262,9 @@ impl DistLock {
                 .with_context(|| format!("cannot lock {}", path.display()))?;
             let locked = file
                 .metadata()
-                .and_then(|meta| file_id::FileId::of_file(&file, &meta));
+                .and_then(|meta| fs_helpers::file_id::FileId::of_file(&file, &meta));
             let at_path = fs::symlink_metadata(&path)
-                .and_then(|meta| file_id::FileId::of_entry(&path, &meta));
+                .and_then(|meta| fs_helpers::file_id::FileId::of_entry(&path, &meta));
             match (locked, at_path) {
                 (Ok(locked), Ok(at_path)) if locked == at_path => return Ok(Self { file }),
                 (Err(e), _) => {

@@ -3,7 +3,7 @@
 //! side use ([`dist_info::dist_targets`]).
 
 use dist_info::dist_targets::{DistTargets, RELPATH};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 use wheel_writer::WheelReader;
 
 use super::Release;

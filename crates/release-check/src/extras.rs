@@ -3,8 +3,8 @@
 //! sdist's requirements (computed from its `_dist_info.json`, as the sdist
 //! does at install time) for that platform.
 
-use dist_info::dist_name::normalize;
 use dist_info::package::Mode;
+use pypa_formats::dist_name::normalize;
 
 use super::Release;
 use super::release::Kind;

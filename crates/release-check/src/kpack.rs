@@ -2,10 +2,10 @@
 //! platform's list has its device wheel (kpack), or every family its
 //! libraries wheel (legacy).
 
-use dist_info::dist_name::normalize;
 use dist_info::families::FamilyTable;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
+use pypa_formats::dist_name::normalize;
 
 use super::Release;
 use super::extras::DEVICE_PREFIX;

@@ -53,10 +53,7 @@ use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
 use release::{DistFile, Kind};
-pub use release::{
-    Listing, NotRegular, STAGING_PREFIX, SdistError, headers, hex, is_staging, list_packages,
-    sdist_pkg_info, sha256_file,
-};
+pub use release::{SdistError, sdist_pkg_info};
 
 /// What to verify: the flags of `therock-package verify`, so the command
 /// line and [`VerifyArgs::new`] give the same checks.
@@ -303,7 +300,7 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
                 dir.display()
             );
         }
-        let listing = release::list_packages(dir)
+        let listing = wheel_writer::dist_dir::list_packages(dir)
             .with_context(|| format!("cannot list {}", dir.display()))?;
         well_formed.extend(listing.refused.iter().map(ToString::to_string));
         if listing.packages.is_empty() {

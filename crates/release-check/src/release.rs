@@ -5,17 +5,18 @@
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use dist_info::dist_name::normalize;
 use dist_info::document::DistInfo;
-use dist_info::error_chain::Chain;
-use dist_info::filename::{SdistFilename, WheelFilename};
-use dist_info::member::{check_file_mode, check_relpath};
 use dist_info::requirement::Platform;
-use sha2::{Digest, Sha256};
+use fs_helpers::error_chain::Chain;
+use fs_helpers::file_hash::{sha256_bytes, sha256_file};
+use pypa_formats::core_metadata::headers;
+use pypa_formats::dist_name::normalize;
+use pypa_formats::filename::{SdistFilename, WheelFilename};
+use pypa_formats::member::{check_file_mode, check_relpath};
 use wheel_writer::{ReadError, WheelReader};
 
 use super::pep508::Requirement;
@@ -105,115 +106,6 @@ impl DistFile {
     }
 }
 
-/// The name prefix of a build's private staging directory beside `dist/`:
-/// it holds unfinished packages, which no check or index ever reads.
-pub const STAGING_PREFIX: &str = ".therock-package-staging-";
-
-/// Whether a directory entry named `name` is (or belongs to) a staging
-/// directory.
-pub fn is_staging(name: &str) -> bool {
-    name.starts_with(STAGING_PREFIX)
-}
-
-/// What [`list_packages`] found under a dist directory.
-#[derive(Debug, Default)]
-pub struct Listing {
-    /// Every `*.whl` and `*.tar.gz` that is a regular file, sorted.
-    pub packages: Vec<PathBuf>,
-    /// What a published directory may not hold, sorted: a package name on
-    /// a symlink or on something that is not a regular file (a FIFO, a
-    /// device), and a symlinked directory, whose packages would be served
-    /// but never checked.
-    pub refused: Vec<NotRegular>,
-}
-
-/// An entry of a dist directory that [`Listing::refused`] names.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "{} is {what}; a dist directory holds regular files only: put the file itself there, or remove it",
-    .path.display()
-)]
-pub struct NotRegular {
-    /// The entry.
-    pub path: PathBuf,
-    /// What it is (`a symlink to ../x.whl`, `a FIFO`).
-    pub what: String,
-}
-
-/// Whether `name` is a wheel's or an sdist's.
-fn is_package_name(name: &str) -> bool {
-    // Wheel and sdist names are lower-case by specification.
-    #[allow(clippy::case_sensitive_file_extension_comparisons)]
-    let package = name.ends_with(".whl") || name.ends_with(".tar.gz");
-    package
-}
-
-/// What a directory entry that is neither a directory nor a regular file is.
-fn special_kind(kind: std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if kind.is_fifo() {
-            return "a FIFO";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-        if kind.is_char_device() || kind.is_block_device() {
-            return "a device file";
-        }
-    }
-    let _ = kind;
-    "not a regular file"
-}
-
-/// Lists `*.whl` and `*.tar.gz` under `dir` (recursively, sorted), never
-/// inside a build's staging directory; symlinks and special files with a
-/// package's name, and symlinked directories, are listed as refused
-/// (docs/behaviour.md#member-rules), never followed.
-pub fn list_packages(dir: &Path) -> io::Result<Listing> {
-    let mut out = Listing::default();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let entry = entry?;
-            let path = entry.path();
-            let kind = entry.file_type()?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if kind.is_dir() {
-                // A build's private directory holds unfinished packages.
-                if !is_staging(&name) {
-                    stack.push(path);
-                }
-            } else if kind.is_symlink() {
-                let to_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
-                if is_package_name(&name) || to_dir {
-                    let target = std::fs::read_link(&path)
-                        .map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
-                    let what = if to_dir {
-                        format!("a symlink to the directory {target}")
-                    } else {
-                        format!("a symlink to {target}")
-                    };
-                    out.refused.push(NotRegular { path, what });
-                }
-            } else if is_package_name(&name) {
-                if kind.is_file() {
-                    out.packages.push(path);
-                } else {
-                    out.refused.push(NotRegular {
-                        path,
-                        what: special_kind(kind).to_owned(),
-                    });
-                }
-            }
-        }
-    }
-    out.packages.sort();
-    out.refused.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
-}
-
 /// Reads one package; problems found go to `problems` (prefixed with the
 /// file); `None` when the file name itself is not a package name.
 pub(crate) fn read_package(
@@ -224,7 +116,7 @@ pub(crate) fn read_package(
 ) -> Option<DistFile> {
     let file_name = path.file_name()?.to_string_lossy().into_owned();
     let sha256 = match sha256_file(path) {
-        Ok(h) => h,
+        Ok(digest) => digest.hex(),
         Err(e) => {
             problems.push(format!("{display}: cannot read: {e}"));
             return None;
@@ -251,20 +143,6 @@ pub(crate) fn read_package(
     })
 }
 
-/// Hex sha256 of a whole file.
-pub fn sha256_file(path: &Path) -> io::Result<String> {
-    dist_info::file_hash::sha256_file(path).map(|digest| digest.hex())
-}
-
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// Platforms a wheel platform tag installs on.
 pub(crate) fn platforms_of_tag(tag: &str) -> Vec<Platform> {
     if tag == "any" {
@@ -272,25 +150,6 @@ pub(crate) fn platforms_of_tag(tag: &str) -> Vec<Platform> {
     } else {
         Platform::of_wheel_tag(tag).into_iter().collect()
     }
-}
-
-/// Parses RFC 822-style headers (METADATA, PKG-INFO, WHEEL) up to the body.
-pub fn headers(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in text.lines() {
-        if line.is_empty() {
-            break;
-        }
-        if line.starts_with([' ', '\t']) {
-            if let Some(last) = out.last_mut() {
-                last.1.push('\n');
-                last.1.push_str(line.trim());
-            }
-        } else if let Some((k, v)) = line.split_once(':') {
-            out.push((k.trim().to_owned(), v.trim().to_owned()));
-        }
-    }
-    out
 }
 
 fn header<'a>(headers: &'a [(String, String)], key: &str) -> Option<&'a str> {
@@ -407,7 +266,7 @@ fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
                 }
             }
             wheel.provides_extra = all_headers(&h, "Provides-Extra")
-                .map(dist_info::dist_name::normalize)
+                .map(pypa_formats::dist_name::normalize)
                 .collect();
         }
         Err(e) => problems.push(Chain(&e).to_string()),
@@ -451,7 +310,7 @@ fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
     let read = for_each_sdist_file(path, &top, problems, |member, rel, bytes| {
         sdist
             .members
-            .push((member.to_owned(), hex(&Sha256::digest(&bytes))));
+            .push((member.to_owned(), sha256_bytes(&bytes).hex()));
         match rel {
             "PKG-INFO" => pkg_info = Some(bytes),
             "pyproject.toml" => has_pyproject = true,

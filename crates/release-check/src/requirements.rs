@@ -4,7 +4,7 @@
 //! extra they provide) and the `rocm` sdist's requirements, which are
 //! dynamic and computed here from its `_dist_info.json`.
 
-use dist_info::dist_name::normalize;
+use pypa_formats::dist_name::normalize;
 use std::collections::BTreeSet;
 
 use super::Release;

@@ -32,6 +32,7 @@ use std::time::Duration;
 
 use bench_support::{Sample, median, print_row};
 use devel_tar::{DevelTarWriter, TarCodec, TarOptions};
+use fs_helpers::file_hash::sha256_file;
 
 const RUNS: usize = 3;
 /// First argument of the measuring child (see [`measure`]).
@@ -263,7 +264,8 @@ impl Install {
         for i in 0..SCALED_LIBRARIES {
             let name = format!("libscaled{i:03}.so.1");
             fs::write(core.join(&name), &template).unwrap();
-            let (digest, size) = installed_sdk::record::sha256_file(&core.join(&name)).unwrap();
+            let file = sha256_file(&core.join(&name)).unwrap();
+            let (digest, size) = (file.record(), file.size);
             let _ = writeln!(rows, "_rocm_sdk_core/lib/{name},sha256={digest},{size}");
             links.push(format!("lib/{name}"));
         }
@@ -337,7 +339,8 @@ impl Install {
         }
         writer.finish().unwrap();
         // The devel RECORD vouches for the new tar, as pip's would.
-        let (digest, size) = installed_sdk::record::sha256_file(&tar).unwrap();
+        let file = sha256_file(&tar).unwrap();
+        let (digest, size) = (file.record(), file.size);
         for (record, bytes) in &self.saved_records {
             let text = String::from_utf8_lossy(bytes);
             if !text.contains("rocm_sdk_devel/_devel.tar,") {

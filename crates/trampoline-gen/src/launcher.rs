@@ -3,7 +3,7 @@
 use std::io::Write as _;
 use std::path::Path;
 
-use dist_info::atomic_write::AtomicFile;
+use fs_helpers::atomic_write::AtomicFile;
 
 use crate::slot_layout::{SLOT_LEN, SLOT_MARKER};
 use crate::{Error, Platform, RelativeTarget, SlotError, image, slot};
@@ -93,7 +93,7 @@ impl Launcher {
     }
 
     /// Writes the launcher to `path` with mode 0755, atomically
-    /// (`dist_info::atomic_write`): the bytes go to a temporary file beside
+    /// (`fs_helpers::atomic_write`): the bytes go to a temporary file beside
     /// `path`, then renamed over it, so readers see the old file
     /// or the whole new one and a failure leaves no partial file.
     pub fn write_to(&self, path: &Path) -> Result<(), Error> {

@@ -3,9 +3,9 @@
 use std::io;
 use std::path::PathBuf;
 
-use dist_info::dist_name::DistNameError;
-use dist_info::filename::WheelTagError;
-use dist_info::version::CanonicalVersionError;
+use pypa_formats::dist_name::DistNameError;
+use pypa_formats::filename::WheelTagError;
+use pypa_formats::version::CanonicalVersionError;
 
 /// Why a wheel or sdist could not be written.
 ///
@@ -32,14 +32,14 @@ pub enum Error {
         reason: &'static str,
     },
     /// A member path is not a clean relative path
-    /// (`dist_info::member::check_relpath`, the rule every reader applies).
+    /// (`pypa_formats::member::check_relpath`, the rule every reader applies).
     #[error("member path {path:?} cannot be packaged: readers refuse it")]
     UnsafePath {
         /// The path as given.
         path: String,
         /// The rule it breaks.
         #[source]
-        problem: dist_info::member::PathProblem,
+        problem: pypa_formats::member::PathProblem,
     },
     /// Two members were given the same path.
     #[error("member path {path:?} was added twice; each path may appear once per package")]

@@ -41,6 +41,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod dist_dir;
 mod error;
 mod local_header;
 mod member_path;
@@ -58,8 +59,6 @@ mod wheel;
 mod wheel_file;
 mod zip_writer;
 
-pub use dist_info::filename::WheelTag;
-pub use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use error::Error;
 pub use local_header::HeaderMismatch;
 pub use metadata::CoreMetadata;
@@ -67,6 +66,8 @@ pub use options::{
     CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, DeflateEngine, MAX_JOBS_PER_CORE, WriteOptions,
     ZIP_EPOCH,
 };
+pub use pypa_formats::filename::WheelTag;
+pub use pypa_formats::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use reader::{
     MemberProblem, ReadError, RecordProblem, UnsafeMember, Verification, WheelReader,
 };

@@ -1,5 +1,5 @@
 //! Member paths: the writers apply the rule every reader of a package
-//! applies (`dist_info::member::check_relpath`), so nothing is written that
+//! applies (`pypa_formats::member::check_relpath`), so nothing is written that
 //! `verify`, an installer or the devel unpack would refuse.
 
 use crate::Error;
@@ -8,7 +8,7 @@ use crate::Error;
 /// path (`/` separators, no empty, `.` or `..` segment, no drive, backslash
 /// or control character).
 pub(crate) fn validate_member_path(path: &str) -> Result<(), Error> {
-    dist_info::member::check_relpath(path).map_err(|problem| Error::UnsafePath {
+    pypa_formats::member::check_relpath(path).map_err(|problem| Error::UnsafePath {
         path: path.to_owned(),
         problem,
     })

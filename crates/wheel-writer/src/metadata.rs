@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use dist_info::dist_name::DistName;
-use dist_info::version::CanonicalVersion;
+use pypa_formats::dist_name::DistName;
+use pypa_formats::version::CanonicalVersion;
 
 use crate::Error;
 

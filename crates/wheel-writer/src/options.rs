@@ -62,7 +62,7 @@ pub const DEFAULT_CHUNK_SIZE: u64 = 4 << 20;
 /// The chunk sizes [`WriteOptions::with_chunk_size`] accepts.
 pub const CHUNK_SIZES: std::ops::RangeInclusive<u64> = (64 << 10)..=(64 << 20);
 
-pub use dist_info::epoch::ZIP_EPOCH;
+pub use pypa_formats::epoch::ZIP_EPOCH;
 
 /// The most compression threads per core a run starts, whatever was asked.
 pub const MAX_JOBS_PER_CORE: usize = 4;
@@ -178,6 +178,6 @@ impl WriteOptions {
 
     /// The timestamp written into headers, in seconds since the Unix epoch.
     pub fn timestamp(&self) -> u64 {
-        dist_info::epoch::member_mtime(self.source_date_epoch)
+        pypa_formats::epoch::member_mtime(self.source_date_epoch)
     }
 }

@@ -4,11 +4,11 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use dist_info::atomic_write::AtomicFile;
+use fs_helpers::atomic_write::AtomicFile;
 
 use crate::Error;
 
-/// A temporary file in the destination directory (`dist_info::atomic_write`),
+/// A temporary file in the destination directory (`fs_helpers::atomic_write`),
 /// renamed on success and removed if dropped before that.
 #[derive(Debug)]
 pub(crate) struct AtomicOutput {

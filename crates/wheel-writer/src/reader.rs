@@ -14,8 +14,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
 use crate::local_header::{self, Central, HeaderMismatch};
-use dist_info::member::{FileType, ModeProblem, PathProblem, check_file_mode, check_relpath};
-use dist_info::record::{RecordEntry, RecordSyntaxError, parse_record};
+use pypa_formats::member::{FileType, ModeProblem, PathProblem, check_file_mode, check_relpath};
+use pypa_formats::record::{RecordEntry, RecordSyntaxError, parse_record};
 
 /// Why a wheel could not be read.
 #[derive(Debug, thiserror::Error)]

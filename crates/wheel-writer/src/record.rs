@@ -1,9 +1,9 @@
 //! The `RECORD` file: one CSV row per member with its hash and size (the
-//! codec is `dist_info::record`, shared with the install side).
+//! codec is `pypa_formats::record`, shared with the install side).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use dist_info::record::RecordEntry;
+use pypa_formats::record::RecordEntry;
 
 /// What a sink learned about a member while writing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

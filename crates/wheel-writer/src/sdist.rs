@@ -7,9 +7,9 @@ use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dist_info::filename::SdistFilename;
 use flate2::GzBuilder;
 use flate2::write::GzEncoder;
+use pypa_formats::filename::SdistFilename;
 use sha2::{Digest as _, Sha256};
 use tar::{EntryType, Header};
 

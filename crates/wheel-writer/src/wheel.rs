@@ -12,8 +12,8 @@ use crate::timings::WriteTimings;
 use crate::wheel_file::{render_entry_points, render_wheel_file, validate_console_script};
 use crate::zip_writer::{CompressionCache, ZipSink};
 use crate::{BytesSource, CoreMetadata, Error, Member, MemberSource, WriteOptions};
-use dist_info::filename::{BuildTag, WheelFilename, WheelTag};
-use dist_info::record::{RecordEntry, render_record};
+use pypa_formats::filename::{BuildTag, WheelFilename, WheelTag};
+use pypa_formats::record::{RecordEntry, render_record};
 
 /// The `Generator` written into `WHEEL` unless the caller names another.
 pub const DEFAULT_GENERATOR: &str = concat!("wheel-writer ", env!("CARGO_PKG_VERSION"));

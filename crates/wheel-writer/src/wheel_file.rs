@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::Error;
-use dist_info::filename::WheelTag;
+use pypa_formats::filename::WheelTag;
 
 /// Renders `WHEEL`: format version, generator, purelib flag, build and tags.
 pub(crate) fn render_wheel_file(

@@ -105,7 +105,7 @@ fn a_record_row_outside_the_wheel_is_named() {
         verification.problems,
         [RecordProblem::UnsafePath {
             path: "../../bin/evil".into(),
-            problem: dist_info::member::PathProblem::DotSegment,
+            problem: pypa_formats::member::PathProblem::DotSegment,
         }]
     );
     assert_eq!(

@@ -18,7 +18,7 @@ use link_check::{ElfReport, SearchDir};
 use super::Context;
 use super::libraries::{runtime_dirs, shared_libraries};
 use crate::report::{Category, Check};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// One alias found, with what the check needs.
 struct Found {

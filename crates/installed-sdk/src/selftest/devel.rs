@@ -15,7 +15,7 @@ use super::run::{first_line, run};
 use super::scripts::script_path;
 use crate::distributions::Distribution;
 use crate::report::{Category, Check};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// Files a build system needs from the devel tree (`llvm/bin/clang++` is
 /// checked too when the tree has the root `llvm` link).
@@ -237,7 +237,7 @@ fn mirrored(cx: &Context<'_>, libraries: &Distribution, root: &Path) -> Check {
         let source = dir.join(relpath);
         let linked = root.join(relpath);
         match (fs::metadata(&source), fs::symlink_metadata(&linked)) {
-            (Ok(s), Ok(l)) if file_id::same_entry(&source, &s, &linked, &l) => {}
+            (Ok(s), Ok(l)) if fs_helpers::file_id::same_entry(&source, &s, &linked, &l) => {}
             (Ok(_), Ok(_)) => problems.push(format!(
                 "{} is not a hard link of {}",
                 cx.rel(&linked),

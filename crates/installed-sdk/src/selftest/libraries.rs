@@ -34,7 +34,7 @@ use elf_surgery::{ElfFile, ElfKind};
 use super::Context;
 use crate::probe::LoadFailure;
 use crate::report::{Category, Check, Outcome};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// The runtime packages whose platform directories hold libraries.
 const RUNTIME: [PackageKind; 3] = [

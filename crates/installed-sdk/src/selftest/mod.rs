@@ -36,7 +36,7 @@ use crate::distributions::{self, Distribution};
 use crate::probe::PythonProbe;
 use crate::report::{Category, Check, Environment, SelfTestReport};
 use crate::site::Site;
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// How `rocm-sdk test` runs.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use super::Context;
 use super::libraries::{host_machine, runtime_dirs};
 use crate::host_libraries::HostLibraries;
 use crate::report::{Category, Check};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let prefixes: Vec<String> = runtime_dirs(cx).iter().map(|d| cx.rel(d)).collect();

@@ -19,7 +19,7 @@ use dist_info::package::PackageKind;
 use super::Context;
 use crate::distributions::Distribution;
 use crate::report::{Category, Check};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// One recorded file of one short name.
 struct Recorded<'a> {

@@ -19,7 +19,7 @@ use super::tools::{failed_run, output_text};
 use crate::distributions::Distribution;
 use crate::record::{installed_path, read_record};
 use crate::report::{Category, Check};
-use dist_info::error_chain::Chain;
+use fs_helpers::error_chain::Chain;
 
 /// The profiler tools `rocm-sdk test` runs with `--version` (docs/behaviour.md#self-test).
 const PROFILER_VERSION_TOOLS: [&str; 3] = [

@@ -4,7 +4,7 @@
 
 use dist_info::document::FILE_NAME;
 use dist_info::package::PackageKind;
-use dist_info::version::matches_ignoring_post;
+use pypa_formats::version::matches_ignoring_post;
 
 use super::Context;
 use crate::report::{Category, Check};

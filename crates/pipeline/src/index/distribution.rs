@@ -5,10 +5,11 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use dist_info::filename::{SdistFilename, WheelFilename};
+use pypa_formats::filename::{SdistFilename, WheelFilename};
 use wheel_writer::WheelReader;
 
-use release_check::{headers, sha256_file};
+use fs_helpers::file_hash::sha256_file;
+use pypa_formats::core_metadata::headers;
 
 /// One distribution file of the directory being indexed.
 #[derive(Debug, Clone)]
@@ -33,8 +34,9 @@ impl Distribution {
     /// Reads `path` (`rel` inside the indexed directory).
     pub(crate) fn read(path: &Path, rel: String) -> Result<Self> {
         let file_name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
-        let sha256 =
-            sha256_file(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let sha256 = sha256_file(path)
+            .map(|digest| digest.hex())
+            .with_context(|| format!("cannot read {}", path.display()))?;
         // Wheel and sdist names are lower-case by specification.
         #[allow(clippy::case_sensitive_file_extension_comparisons)]
         let (project, metadata, core_metadata) = if file_name.ends_with(".whl") {

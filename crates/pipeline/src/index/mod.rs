@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use distribution::Distribution;
+use fs_helpers::file_hash::sha256_bytes;
 use page::{FileLink, files_page, projects_page};
-use release_check::{hex, list_packages};
+use wheel_writer::dist_dir::list_packages;
 
 /// What to index: the flags of `therock-package index`.
 #[derive(Debug, Args)]
@@ -203,7 +203,7 @@ pub(crate) fn write_index(dir: &Path, options: IndexOptions) -> Result<IndexRepo
         if let Some(bytes) = &dist.core_metadata {
             let path = dir.join(format!("{}.metadata", dist.rel));
             write_atomically(&path, bytes)?;
-            metadata_sha.insert(dist.rel.clone(), hex(&Sha256::digest(bytes)));
+            metadata_sha.insert(dist.rel.clone(), sha256_bytes(bytes).hex());
             report.metadata_files.push(path);
         }
     }
@@ -366,6 +366,6 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let parent = path.parent().expect("an index file has a directory");
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    dist_info::atomic_write::write_atomic(path, bytes)
+    fs_helpers::atomic_write::write_atomic(path, bytes)
         .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use std::{error::Error, fmt, io};
-//! use dist_info::error_chain::Chain;
+//! use fs_helpers::error_chain::Chain;
 //!
 //! #[derive(Debug)]
 //! struct CannotWrite(io::Error);

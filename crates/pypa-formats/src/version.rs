@@ -6,12 +6,8 @@
 //! ours without any Python present.
 
 mod canonical;
-mod choice;
-mod forms;
 
 pub use canonical::{CanonicalVersion, CanonicalVersionError};
-pub use choice::{ChosenVersion, VersionChoiceError, VersionSource, choose_version};
-pub use forms::{VersionForm, compose};
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -109,7 +105,7 @@ impl PartialOrd for LocalSegment {
 /// Equality and ordering follow PEP 440 (`1.0 == 1.0.0`).
 ///
 /// ```
-/// use dist_info::version::Version;
+/// use pypa_formats::version::Version;
 /// let v: Version = "v7.1-RC.1".parse().unwrap();
 /// assert_eq!(v.to_string(), "7.1rc1");
 /// ```
@@ -251,7 +247,7 @@ impl Eq for Version {}
 /// The canonical PEP 440 spelling of `input`.
 ///
 /// ```
-/// assert_eq!(dist_info::version::canonicalize("7.1.0-1").unwrap(), "7.1.0.post1");
+/// assert_eq!(pypa_formats::version::canonicalize("7.1.0-1").unwrap(), "7.1.0.post1");
 /// ```
 pub fn canonicalize(input: &str) -> Result<String, VersionError> {
     Version::parse(input).map(|v| v.to_string())
@@ -268,7 +264,7 @@ pub fn is_canonical(input: &str) -> bool {
 /// not PEP 440 only matches an identical string.
 ///
 /// ```
-/// use dist_info::version::matches_ignoring_post;
+/// use pypa_formats::version::matches_ignoring_post;
 /// assert!(matches_ignoring_post("7.1.0", "7.1.0.post2"));
 /// assert!(!matches_ignoring_post("7.1.0", "7.1.1"));
 /// ```

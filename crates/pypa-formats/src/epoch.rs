@@ -10,7 +10,7 @@ pub const ZIP_EPOCH: u64 = 315_532_800;
 /// when given, clamped up to [`ZIP_EPOCH`]; [`ZIP_EPOCH`] otherwise.
 ///
 /// ```
-/// use dist_info::epoch::{ZIP_EPOCH, member_mtime};
+/// use pypa_formats::epoch::{ZIP_EPOCH, member_mtime};
 /// assert_eq!(member_mtime(None), ZIP_EPOCH);
 /// assert_eq!(member_mtime(Some(0)), ZIP_EPOCH);
 /// assert_eq!(member_mtime(Some(1_700_000_000)), 1_700_000_000);

@@ -4,13 +4,13 @@
 //! directories) (docs/dist-info.md, "Names, versions and wheel file names").
 //!
 //! ```
-//! use dist_info::dist_name::DistName;
+//! use pypa_formats::dist_name::DistName;
 //!
 //! let name: DistName = "rocm-sdk-libraries-gfx94X-dcgpu".parse()?;
 //! assert_eq!(name.to_string(), "rocm-sdk-libraries-gfx94X-dcgpu");
 //! assert_eq!(name.normalized(), "rocm-sdk-libraries-gfx94x-dcgpu");
 //! assert_eq!(name.escaped(), "rocm_sdk_libraries_gfx94x_dcgpu");
-//! # Ok::<(), dist_info::dist_name::DistNameError>(())
+//! # Ok::<(), pypa_formats::dist_name::DistNameError>(())
 //! ```
 
 use std::fmt;
@@ -97,7 +97,7 @@ impl fmt::Display for DistName {
 /// documents that must be compared before (or without) being validated.
 ///
 /// ```
-/// assert_eq!(dist_info::dist_name::normalize("Device__GFX942"), "device-gfx942");
+/// assert_eq!(pypa_formats::dist_name::normalize("Device__GFX942"), "device-gfx942");
 /// ```
 pub fn normalize(name: &str) -> String {
     fold_separators(name, '-')

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use std::fs;
-//! use file_id::same_entry;
+//! use fs_helpers::file_id::same_entry;
 //!
 //! let dir = tempfile::tempdir()?;
 //! let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));

@@ -10,10 +10,10 @@
 //! - a wheel or sdist member is a regular file or a directory, with no
 //!   setuid, setgid or sticky bit ([`check_file_mode`]); links, devices,
 //!   FIFOs and sockets are refused (the devel tarball's links follow the
-//!   rules of [`crate::devel_tree`]).
+//!   rules of `dist_info::devel_tree`).
 //!
 //! ```
-//! use dist_info::member::{FileType, ModeProblem, PathProblem, check_file_mode, check_relpath};
+//! use pypa_formats::member::{FileType, ModeProblem, PathProblem, check_file_mode, check_relpath};
 //! assert_eq!(check_relpath("rocm_sdk_core/lib/libamdhip64.so.7"), Ok(()));
 //! assert_eq!(check_relpath("pkg/../../evil.txt"), Err(PathProblem::DotSegment));
 //! assert_eq!(check_relpath("C:/evil.txt"), Err(PathProblem::DrivePrefix));
@@ -65,7 +65,7 @@ pub enum PathProblem {
 /// a tarball member that breaks it.
 ///
 /// ```
-/// use dist_info::member::{PathProblem, check_file_name};
+/// use pypa_formats::member::{PathProblem, check_file_name};
 /// assert_eq!(check_file_name("libfoo.so"), Ok(()));
 /// assert_eq!(check_file_name("lib\nfoo.so"), Err(PathProblem::ControlCharacter));
 /// ```
@@ -81,7 +81,7 @@ pub fn check_file_name(name: &str) -> Result<(), PathProblem> {
 /// drive, no backslash, no control characters.
 ///
 /// ```
-/// use dist_info::member::{PathProblem, check_relpath};
+/// use pypa_formats::member::{PathProblem, check_relpath};
 /// assert_eq!(check_relpath("lib/libfoo.so"), Ok(()));
 /// assert_eq!(check_relpath("lib/../x"), Err(PathProblem::DotSegment));
 /// assert_eq!(check_relpath("..\\x"), Err(PathProblem::Backslash));

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use dist_info::record::{RecordEntry, parse_record, render_record};
+use pypa_formats::record::{RecordEntry, parse_record, render_record};
 
 /// Paths that exercise every quoting rule.
 const PATHS: &[&str] = &[

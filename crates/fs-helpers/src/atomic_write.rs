@@ -20,7 +20,7 @@
 //!
 //! ```
 //! use std::io::Write;
-//! use dist_info::atomic_write::{AtomicFile, write_atomic};
+//! use fs_helpers::atomic_write::{AtomicFile, write_atomic};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("index.html");

@@ -2,7 +2,7 @@
 //! version `therock_manifest.json` recorded, else an error — never an
 //! invented number.
 
-use super::{Version, VersionError};
+use pypa_formats::version::{Version, VersionError};
 
 /// Where the chosen version came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub enum VersionChoiceError {
 /// the caller; a blank string counts as not recorded).
 ///
 /// ```
-/// use dist_info::version::{choose_version, VersionSource};
+/// use dist_info::release_version::{choose_version, VersionSource};
 /// let v = choose_version(Some("7.1.0"), None).unwrap();
 /// assert_eq!((v.version.to_string(), v.source), ("7.1.0".into(), VersionSource::Manifest));
 /// assert!(choose_version(None, None).unwrap_err().to_string().contains("--version"));
@@ -100,7 +100,7 @@ mod tests {
         // The message names the source; the cause follows in the chain.
         let err = choose_version(Some("banana"), None).unwrap_err();
         assert_eq!(
-            crate::error_chain::Chain(&err).to_string(),
+            fs_helpers::error_chain::Chain(&err).to_string(),
             "therock_manifest.json \"version\" (pass --version to override it): version \
              `banana` is not a valid PEP 440 version: it must start with a release number; use \
              a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`"

@@ -27,12 +27,12 @@ pub struct CanonicalVersionError {
 /// metadata is exactly the one given; [`Version`] gives the parsed value.
 ///
 /// ```
-/// use dist_info::version::CanonicalVersion;
+/// use pypa_formats::version::CanonicalVersion;
 ///
 /// let v: CanonicalVersion = "7.1.0rc1".parse()?;
 /// assert_eq!(v.to_string(), "7.1.0rc1");
 /// assert!("7.1.0-RC1".parse::<CanonicalVersion>().is_err());
-/// # Ok::<(), dist_info::version::CanonicalVersionError>(())
+/// # Ok::<(), pypa_formats::version::CanonicalVersionError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CanonicalVersion(String);

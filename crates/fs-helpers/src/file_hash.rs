@@ -4,7 +4,7 @@
 //! URL-safe base64 without padding that RECORD rows use (PEP 376).
 //!
 //! ```
-//! use dist_info::file_hash::{FileDigest, sha256_file};
+//! use fs_helpers::file_hash::{FileDigest, sha256_file};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("a.txt");
@@ -83,6 +83,15 @@ pub fn sha256_file(path: &Path) -> io::Result<FileDigest> {
     sha256_reader(File::open(path)?)
 }
 
+/// Hashes bytes already in memory.
+#[must_use]
+pub fn sha256_bytes(bytes: &[u8]) -> FileDigest {
+    FileDigest {
+        sha256: Sha256::digest(bytes).into(),
+        size: bytes.len() as u64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,8 +114,7 @@ mod tests {
     fn input_longer_than_a_block_hashes_as_one() {
         let bytes = vec![7u8; BLOCK * 2 + 5];
         let streamed = sha256_reader(&bytes[..]).unwrap();
-        let whole: [u8; 32] = Sha256::digest(&bytes).into();
-        assert_eq!(streamed.sha256, whole);
+        assert_eq!(streamed, sha256_bytes(&bytes));
         assert_eq!(streamed.size, bytes.len() as u64);
     }
 

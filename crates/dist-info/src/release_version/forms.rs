@@ -1,6 +1,6 @@
 //! The version forms TheRock computes (docs/behaviour.md#version-forms).
 
-use super::{Version, VersionError};
+use pypa_formats::version::{Version, VersionError};
 
 /// How a build's version is formed from the ROCm version `X.Y.Z`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +52,7 @@ fn check_date(what: &str, date: &str, input: &str) -> Result<(), VersionError> {
 /// its `Display` is the canonical PEP 440 form every wheel uses.
 ///
 /// ```
-/// use dist_info::version::{compose, VersionForm};
+/// use dist_info::release_version::{compose, VersionForm};
 /// let v = compose("7.1.0", &VersionForm::Nightly { date: "20250301".into() }, None).unwrap();
 /// assert_eq!(v.to_string(), "7.1.0a20250301");
 /// let v = compose("7.1.0", &VersionForm::Release, Some(".post1")).unwrap();

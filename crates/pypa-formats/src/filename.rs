@@ -3,7 +3,7 @@
 //! way (docs/dist-info.md, "Names, versions and wheel file names").
 //!
 //! ```
-//! use dist_info::filename::WheelFilename;
+//! use pypa_formats::filename::WheelFilename;
 //!
 //! let wheel: WheelFilename = "rocm_sdk_core-7.1.0rc1-py3-none-linux_x86_64.whl".parse()?;
 //! assert_eq!(wheel.name.normalized(), "rocm-sdk-core");
@@ -11,7 +11,7 @@
 //! assert_eq!(wheel.tag.platform(), "linux_x86_64");
 //! assert_eq!(wheel.dist_info_dir().to_string(), "rocm_sdk_core-7.1.0rc1.dist-info");
 //! assert_eq!(wheel.to_string(), "rocm_sdk_core-7.1.0rc1-py3-none-linux_x86_64.whl");
-//! # Ok::<(), dist_info::filename::FilenameError>(())
+//! # Ok::<(), pypa_formats::filename::FilenameError>(())
 //! ```
 
 use std::fmt;

@@ -1,0 +1,17 @@
+//! The file-system helpers every crate of the workspace shares, at the
+//! bottom of the layers: files that appear complete or not at all
+//! ([`atomic_write`]), the SHA-256 of a file ([`file_hash`], feature
+//! `hash`), which file a path names across hard links ([`file_id`]),
+//! removing an entry without following links ([`remove`]), and an error
+//! printed with its causes ([`error_chain`]) for messages that carry an
+//! I/O error as text.
+//!
+//! Nothing here knows what a package is; the crates above decide what to
+//! write and where.
+
+pub mod atomic_write;
+pub mod error_chain;
+#[cfg(feature = "hash")]
+pub mod file_hash;
+pub mod file_id;
+pub mod remove;

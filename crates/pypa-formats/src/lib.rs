@@ -1,0 +1,28 @@
+//! The Python packaging formats as the PyPA specifications define them,
+//! apart from what a ROCm package is (that is `dist-info`): distribution
+//! names ([`dist_name`], PEP 503), versions ([`version`], PEP 440), wheel
+//! and sdist file names and compatibility tags ([`filename`]), `RECORD`
+//! ([`record`]), the header block of core metadata, `PKG-INFO` and `WHEEL`
+//! ([`core_metadata`]), what a member of a wheel or sdist may be
+//! ([`member`]) and the time every member carries ([`epoch`]).
+//!
+//! Pure: parsing and rendering of text, no I/O.
+//!
+//! ```
+//! use pypa_formats::filename::WheelFilename;
+//! use pypa_formats::version::Version;
+//!
+//! let wheel: WheelFilename = "rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl".parse().unwrap();
+//! let version: Version = wheel.version.as_str().parse().unwrap();
+//! assert!(version < "7.1.1".parse().unwrap());
+//! ```
+
+pub mod core_metadata;
+pub mod dist_name;
+pub mod epoch;
+pub mod filename;
+pub mod member;
+pub mod record;
+#[cfg(test)]
+mod test_support;
+pub mod version;
