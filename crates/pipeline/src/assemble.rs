@@ -20,7 +20,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 use dist_info::document::DistInfo;
 use dist_info::member::check_relpath;
 use dist_info::package::{Package, PackageKind};
@@ -29,29 +28,22 @@ use layout::{SelectorFacts, SelectorPlan, plan_selectors};
 use wheel_writer::{WheelReader, WriteOptions};
 
 use crate::execute::write_sdist;
-use crate::index::{IndexLayout, IndexOptions, write_index};
+use crate::index::{IndexLayout, IndexOptions, index};
 use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::Staging;
-use release_check::{LinkRules, VerifyArgs, headers, list_packages, sha256_file};
+use release_check::{LinkRules, VerifyOptions, headers, list_packages, sha256_file};
 
-/// `therock-package assemble`.
-#[derive(Debug, Args)]
-pub struct AssembleArgs {
-    /// The `--dest-dir` of every `build --shard K/N` of the release (one
-    /// or more platforms, each split into its own shards).
-    #[arg(required = true, value_name = "SHARD_DIR")]
-    shard_dirs: Vec<PathBuf>,
+/// What `assemble` joins, and where.
+#[derive(Debug, Clone, Default)]
+pub struct AssembleOptions {
+    /// The `dest_dir` of every shard build of the release (one or more
+    /// platforms, each split into its own shards).
+    pub shard_dirs: Vec<PathBuf>,
     /// Where the release's `dist/` is written (it must be new or empty).
-    #[arg(long, value_name = "DIR")]
-    dest_dir: PathBuf,
-    /// `verify`'s `--policy` and `--exclude`, for the verify step.
-    #[command(flatten)]
-    link_rules: LinkRules,
-    /// Print what was assembled as JSON: each platform's shards and plan,
-    /// every file of the release.
-    #[arg(long, help_heading = crate::REPORT)]
-    json: bool,
+    pub dest_dir: PathBuf,
+    /// What the verify step allows.
+    pub link_rules: LinkRules,
 }
 
 /// One shard's output, its manifest checked against its `dist/`.
@@ -516,7 +508,7 @@ fn differences(carried: &str, planned: &[u8]) -> String {
 }
 
 /// `therock-package assemble`.
-pub fn assemble(args: &AssembleArgs) -> Result<String> {
+pub fn assemble(args: &AssembleOptions, json: bool) -> Result<String> {
     let shards = args
         .shard_dirs
         .iter()
@@ -590,7 +582,8 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         legs.iter()
             .any(|l| dist_info::requirement::Platform::is_windows_tag(&l.platform_tag) == windows)
     };
-    let mut verify_args = VerifyArgs::new([root.clone()]).with_link_rules(args.link_rules.clone());
+    let mut verify_args =
+        VerifyOptions::new([root.clone()]).with_link_rules(args.link_rules.clone());
     if let Some(list) = leg
         .linux_amdgpu_families
         .as_ref()
@@ -616,15 +609,13 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         .iter()
         .flat_map(|s| &s.manifest.packages)
         .any(|p| p.path.contains('/'));
-    write_index(
-        &root,
-        IndexOptions {
-            layout: IndexLayout::Flat,
-            per_family,
-        },
-    )?;
+    index(&IndexOptions {
+        dir: root.clone(),
+        layout: IndexLayout::Flat,
+        per_family,
+    })?;
     let written = staging.commit(&staged)?;
-    if args.json {
+    if json {
         let platforms: Vec<_> = legs
             .iter()
             .map(|leg| {

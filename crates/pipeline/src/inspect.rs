@@ -8,15 +8,11 @@ use anyhow::Context;
 use artifacts::{ArtifactDir, ArtifactFilter, PathFilter, Stats};
 use serde::Serialize;
 
-/// `inspect --artifact-dir DIR [--json]`.
-#[derive(Debug, clap::Args)]
-pub struct InspectArgs {
+/// What to inspect.
+#[derive(Debug, Clone, Default)]
+pub struct InspectOptions {
     /// The directory holding TheRock artifacts (directories, .tar.zst or .tar.xz).
-    #[arg(long, value_name = "DIR")]
     pub artifact_dir: PathBuf,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// The whole report; field order is output order.
@@ -72,10 +68,10 @@ impl From<Stats> for Counts {
     }
 }
 
-/// The report as text or JSON; the caller prints it.
-pub fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
+/// The report as text or, with `json`, JSON; the caller prints it.
+pub fn inspect(args: &InspectOptions, json: bool) -> anyhow::Result<String> {
     let report = build(args)?;
-    Ok(if args.json {
+    Ok(if json {
         let mut s = serde_json::to_string_pretty(&report)?;
         s.push('\n');
         s
@@ -84,7 +80,7 @@ pub fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
     })
 }
 
-fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
+fn build(args: &InspectOptions) -> anyhow::Result<Inspection> {
     let dir = ArtifactDir::open(&args.artifact_dir)?;
     let manifest = dir.therock_manifest()?;
     let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();

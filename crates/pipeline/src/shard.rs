@@ -26,13 +26,30 @@ pub(crate) const MANIFEST_NAME: &str = "shard.json";
 /// The manifest format this build writes and reads.
 const MANIFEST_FORMAT: u32 = 1;
 
-/// One shard of `count`: `index` is 1-based (`2/3`).
+/// One shard of `count`: `index` is 1-based (`2/3`); parsed from `K/N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct ShardId {
+pub struct ShardId {
     /// 1 ..= `count`.
     pub(crate) index: usize,
     /// How many shards the set is split into.
     pub(crate) count: usize,
+}
+
+impl ShardId {
+    /// Shard `index` of `count` (1-based), if `1 <= index <= count`.
+    pub fn new(index: usize, count: usize) -> Option<Self> {
+        (index >= 1 && index <= count).then_some(Self { index, count })
+    }
+
+    /// Which shard, from 1.
+    pub fn index(self) -> usize {
+        self.index
+    }
+
+    /// How many shards the set is split into.
+    pub fn count(self) -> usize {
+        self.count
+    }
 }
 
 impl FromStr for ShardId {

@@ -13,11 +13,11 @@
 //! Verify this release from another program:
 //!
 //! ```no_run
-//! use release_check::{VerifyArgs, verify};
+//! use release_check::{VerifyOptions, verify};
 //!
-//! let args = VerifyArgs::new(["dist/linux", "dist/windows"])
+//! let options = VerifyOptions::new(["dist/linux", "dist/windows"])
 //!     .with_linux_amdgpu_families("gfx94X-dcgpu;gfx110X-dgpu");
-//! let report = verify(&args)?; // Err: a directory cannot be read at all
+//! let report = verify(&options)?; // Err: a directory cannot be read at all
 //! if !report.ok() {
 //!     eprint!("{}", report.to_text()); // every problem, one sentence each
 //!     std::process::exit(1);
@@ -46,7 +46,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 use dist_info::document::DistInfo;
 use dist_info::requirement::Platform;
 use link_check::{PolicyName, WheelAudit};
@@ -58,42 +57,34 @@ pub use release::{
     sdist_pkg_info, sha256_file,
 };
 
-/// What to verify: the flags of `therock-package verify`, so the command
-/// line and [`VerifyArgs::new`] give the same checks.
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
+/// What to verify: the dist directories of one release and what the
+/// checks allow (`therock-package verify` builds one from its flags).
+#[derive(Debug, Clone)]
+pub struct VerifyOptions {
     /// Dist directories of one release (searched recursively for `*.whl`
     /// and `*.tar.gz`).
-    #[arg(required = true, value_name = "DIST_DIR")]
-    dirs: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
     /// Families the Linux release must offer (`,` or `;` separated): every
     /// target needs its device wheel (kpack) or every family its libraries
-    /// wheel (legacy).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
-    linux_amdgpu_families: Option<String>,
+    /// wheel (legacy). `None`: the completeness check is skipped.
+    pub linux_amdgpu_families: Option<String>,
     /// Families the Windows release must offer.
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
-    windows_amdgpu_families: Option<String>,
-    #[command(flatten)]
-    link_rules: LinkRules,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    pub windows_amdgpu_families: Option<String>,
+    /// What the ELF-link and manylinux checks allow.
+    pub link_rules: LinkRules,
 }
 
-/// What the ELF-link and manylinux checks allow: `--policy` and
-/// `--exclude`, the same flags for `verify` and for `assemble`, which
-/// passes them on to its verify step.
-#[derive(Debug, Clone, Default, Args)]
+/// What the ELF-link and manylinux checks allow (`--policy` and
+/// `--exclude` of `verify` and of `assemble`, which passes them on to its
+/// verify step).
+#[derive(Debug, Clone, Default)]
 pub struct LinkRules {
-    /// The manylinux policy every Linux wheel must keep to (`manylinux_2_28`,
-    /// `manylinux2014`); default: the one each wheel's own tag claims.
-    #[arg(long, value_name = "POLICY")]
-    policy: Option<PolicyName>,
-    /// A library the release deliberately leaves to the system although no
-    /// policy allows it (repeatable; auditwheel's `--exclude`).
-    #[arg(long = "exclude", value_name = "SONAME")]
-    exclude: Vec<String>,
+    /// The manylinux policy every Linux wheel must keep to; `None`: the
+    /// one each wheel's own tag claims.
+    pub policy: Option<PolicyName>,
+    /// Libraries the release deliberately leaves to the system although
+    /// no policy allows them (auditwheel's `--exclude`).
+    pub exclude: Vec<String>,
 }
 
 impl LinkRules {
@@ -112,7 +103,7 @@ impl LinkRules {
     }
 }
 
-impl VerifyArgs {
+impl VerifyOptions {
     /// Verify the dist directories `dirs` of one release, with no family
     /// lists, each wheel's own manylinux policy and nothing excluded.
     pub fn new<P: Into<PathBuf>>(dirs: impl IntoIterator<Item = P>) -> Self {
@@ -121,7 +112,6 @@ impl VerifyArgs {
             linux_amdgpu_families: None,
             windows_amdgpu_families: None,
             link_rules: LinkRules::default(),
-            json: false,
         }
     }
 
@@ -139,22 +129,11 @@ impl VerifyArgs {
         self
     }
 
-    /// Apply `rules` (`--policy`, `--exclude`) to the ELF-link and
-    /// manylinux checks.
+    /// Apply `rules` to the ELF-link and manylinux checks.
     #[must_use]
     pub fn with_link_rules(mut self, rules: LinkRules) -> Self {
         self.link_rules = rules;
         self
-    }
-
-    /// The dist directories, as given.
-    pub fn dirs(&self) -> &[PathBuf] {
-        &self.dirs
-    }
-
-    /// Whether `--json` was given.
-    pub fn json(&self) -> bool {
-        self.json
     }
 }
 
@@ -293,10 +272,10 @@ fn outcome(
 ///
 /// An error means the input could not be verified at all (a directory that
 /// is missing or unreadable); problems of the packages are in the report.
-pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
+pub fn verify(options: &VerifyOptions) -> Result<VerifyReport> {
     let mut files = Vec::new();
     let mut well_formed = Vec::new();
-    for dir in &args.dirs {
+    for dir in &options.dirs {
         if !dir.is_dir() {
             bail!(
                 "{} is not a directory; pass the dist directories of the release",
@@ -356,8 +335,8 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
     ));
     let kpack = kpack::check(
         &release,
-        args.linux_amdgpu_families.as_deref(),
-        args.windows_amdgpu_families.as_deref(),
+        options.linux_amdgpu_families.as_deref(),
+        options.windows_amdgpu_families.as_deref(),
     );
     let kpack_note = kpack
         .is_none()
@@ -388,11 +367,11 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         targets,
         targets_note,
     ));
-    let links = links::check(&release, &args.link_rules.exclude);
-    let excluded = if args.link_rules.exclude.is_empty() {
+    let links = links::check(&release, &options.link_rules.exclude);
+    let excluded = if options.link_rules.exclude.is_empty() {
         String::new()
     } else {
-        format!("; excluded: {}", args.link_rules.exclude.join(", "))
+        format!("; excluded: {}", options.link_rules.exclude.join(", "))
     };
     checks.push(outcome(
         "elf-links",
@@ -422,7 +401,7 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         absolute,
         absolute_note,
     ));
-    let policy = policy::check(&release, links.linux.as_ref(), args.link_rules.policy);
+    let policy = policy::check(&release, links.linux.as_ref(), options.link_rules.policy);
     checks.push(CheckOutcome {
         details: policy.details,
         ..outcome(
@@ -435,7 +414,11 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
     Ok(VerifyReport {
         schema: 1,
         ok: checks.iter().all(|c| c.status != "failed"),
-        dirs: args.dirs.iter().map(|d| d.display().to_string()).collect(),
+        dirs: options
+            .dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
         files: release
             .files
             .iter()
