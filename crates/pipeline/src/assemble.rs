@@ -25,6 +25,7 @@ use dist_info::member::check_relpath;
 use dist_info::package::{Package, PackageKind};
 use dist_info::version::Version;
 use layout::{SelectorFacts, SelectorPlan, plan_selectors};
+use serde::Serialize;
 use wheel_writer::{WheelReader, WriteOptions};
 
 use crate::execute::write_sdist;
@@ -508,7 +509,7 @@ fn differences(carried: &str, planned: &[u8]) -> String {
 }
 
 /// `therock-package assemble`.
-pub fn assemble(args: &AssembleOptions, json: bool) -> Result<String> {
+pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     let shards = args
         .shard_dirs
         .iter()
@@ -614,43 +615,71 @@ pub fn assemble(args: &AssembleOptions, json: bool) -> Result<String> {
         layout: IndexLayout::Flat,
         per_family,
     })?;
-    let written = staging.commit(&staged)?;
-    if json {
-        let platforms: Vec<_> = legs
+    let files = staging.commit(&staged)?;
+    Ok(AssembleReport {
+        dist_dir: dist,
+        files,
+        platforms: legs
             .iter()
-            .map(|leg| {
-                serde_json::json!({
-                    "platform_tag": leg.platform_tag,
-                    "shards": leg.shards.len(),
-                    "plan": leg.first().plan,
-                })
+            .map(|leg| AssembledPlatform {
+                plan: leg.first().plan.clone(),
+                platform_tag: leg.platform_tag.clone(),
+                shards: leg.shards.len(),
             })
-            .collect();
-        let mut out = serde_json::to_string_pretty(&serde_json::json!({
-            "schema": 1,
-            "dist_dir": dist,
-            "platforms": platforms,
-            "files": written,
-        }))
-        .expect("JSON values serialise");
+            .collect(),
+        schema: 1,
+    })
+}
+
+/// What `assemble` joined (`--json` serialises it as is; docs/formats.md).
+/// Fields are in key order, the order the document has always had.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssembleReport {
+    /// `DEST/dist`, the release.
+    pub dist_dir: PathBuf,
+    /// Every file of the release.
+    pub files: Vec<PathBuf>,
+    /// Each platform's shards.
+    pub platforms: Vec<AssembledPlatform>,
+    /// The document's version.
+    pub schema: u32,
+}
+
+/// The shards of one platform that `assemble` joined.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssembledPlatform {
+    /// The digest of the plan every shard was built from.
+    pub plan: String,
+    /// The wheel platform tag.
+    pub platform_tag: String,
+    /// How many shards.
+    pub shards: usize,
+}
+
+impl AssembleReport {
+    /// The JSON document: pretty, one final newline.
+    pub fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
         out.push('\n');
-        return Ok(out);
+        out
     }
-    let mut out = String::new();
-    for leg in &legs {
+
+    /// One line per platform, then where the release is.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for platform in &self.platforms {
+            let _ = writeln!(
+                out,
+                "{}: {} shards of plan {}",
+                platform.platform_tag, platform.shards, platform.plan
+            );
+        }
         let _ = writeln!(
             out,
-            "{}: {} shards of plan {}",
-            leg.platform_tag,
-            leg.shards.len(),
-            leg.first().plan
+            "assembled {} packages into {} (verified, indexed)",
+            self.files.len(),
+            self.dist_dir.display()
         );
+        out
     }
-    let _ = writeln!(
-        out,
-        "assembled {} packages into {} (verified, indexed)",
-        written.len(),
-        dist.display()
-    );
-    Ok(out)
 }

@@ -241,9 +241,50 @@ impl PlanOptions {
     }
 }
 
-/// `therock-package plan`: prints the plan, or with `shards` its split
-/// into that many shards.
-pub fn plan(args: &PlanOptions, json: bool, shards: Option<usize>) -> Result<String> {
+/// What `plan` found: the plan, or its split into shards.
+#[derive(Debug)]
+pub enum PlanReport {
+    /// Where every file would go.
+    Plan(Plan),
+    /// The split of `plan` into shards (the CI matrix is the document).
+    Shards {
+        /// The plan split.
+        plan: Plan,
+        /// Its shards.
+        shards: ShardPlan,
+    },
+}
+
+impl Serialize for PlanReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Plan(plan) => plan.serialize(s),
+            Self::Shards { shards, .. } => shards.serialize(s),
+        }
+    }
+}
+
+impl PlanReport {
+    /// The JSON document (`plan --json`, `plan --shards N --json`).
+    pub fn to_json(&self) -> String {
+        match self {
+            Self::Plan(plan) => plan.to_json(),
+            Self::Shards { shards, .. } => shards.to_json(),
+        }
+    }
+
+    /// The text report: one line per package, or per shard.
+    pub fn to_text(&self) -> String {
+        match self {
+            Self::Plan(plan) => summary_of_plan(plan),
+            Self::Shards { plan, shards } => shards.to_text(plan),
+        }
+    }
+}
+
+/// `therock-package plan`: the plan, or with `shards` its split into that
+/// many shards.
+pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
     // The shards' digest covers the program's bytes; a plain plan shows
     // nothing of them.
     let program = if shards.is_some() {
@@ -254,17 +295,9 @@ pub fn plan(args: &PlanOptions, json: bool, shards: Option<usize>) -> Result<Str
     let plan = args.plan(program)?;
     if let Some(count) = shards {
         let shards = ShardPlan::new(&plan, count)?;
-        return Ok(if json {
-            shards.to_json()
-        } else {
-            shards.to_text(&plan)
-        });
+        return Ok(PlanReport::Shards { plan, shards });
     }
-    Ok(if json {
-        plan.to_json()
-    } else {
-        summary_of_plan(&plan)
-    })
+    Ok(PlanReport::Plan(plan))
 }
 
 /// The first line of every plan summary: `Kpack build, version V, TAG`.

@@ -1,13 +1,15 @@
 //! Builds the ROCm Python packages from TheRock artifacts: everything
 //! `therock-package` does besides parsing its command line and printing.
 //!
-//! - [`inspect`]: describe an artifact directory ([`InspectOptions`]).
+//! - [`inspect`]: describe an artifact directory ([`InspectOptions`],
+//!   [`InspectReport`]).
 //! - [`plan`]: where every file would go, or the split into shards
-//!   ([`PlanOptions`]).
+//!   ([`PlanOptions`], [`PlanReport`]).
 //! - [`build`]: the packages of the set into `DEST/dist`, written atomically
 //!   ([`BuildOptions`], [`BuildReport`]; docs/pipeline.md).
 //! - [`assemble`]: join the outputs of sharded builds into one verified,
-//!   indexed release ([`AssembleOptions`]; docs/releasing.md).
+//!   indexed release ([`AssembleOptions`], [`AssembleReport`];
+//!   docs/releasing.md).
 //! - [`index`]: the find-links page, the PEP 503 tree and the PEP 658
 //!   metadata files of a dist directory ([`IndexOptions`], [`IndexReport`]).
 //!
@@ -15,7 +17,8 @@
 //!
 //! Each command takes a plain options value whose `Default` holds the
 //! defaults `therock-package` shows in its help, and returns what it found
-//! or did; the caller decides what to print.
+//! or did as a value (`serde::Serialize`, with `to_text` and `to_json`
+//! for the binary's output); the caller decides what to print.
 //!
 //! Package this artifact directory:
 //!
@@ -50,10 +53,14 @@ mod shard;
 mod staging;
 mod timings;
 
-pub use assemble::{AssembleOptions, assemble};
-pub use build_cmd::{BuildOptions, BuildReport, DevelCompression, PlanOptions, build, plan};
+pub use assemble::{AssembleOptions, AssembleReport, AssembledPlatform, assemble};
+pub use build_cmd::{
+    BuildOptions, BuildReport, DevelCompression, PlanOptions, PlanReport, build, plan,
+};
 pub use built_links::ElfLinks;
 pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
-pub use inspect::{InspectOptions, inspect};
+pub use inspect::{
+    ComponentGroup, Counts, InspectOptions, InspectReport, NameGroup, TargetRow, inspect,
+};
 pub use native::{NativeProgramError, NativePrograms, check_program, native_target};
-pub use shard::ShardId;
+pub use shard::{MatrixEntry, ShardId, ShardPlan};

@@ -218,7 +218,14 @@ fn main() -> ExitCode {
 /// any `--json`) and drops reports of what was done.
 fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatus)> {
     let out = match command {
-        Command::Inspect(flags) => pipeline::inspect(&flags.options(), flags.json)?,
+        Command::Inspect(flags) => {
+            let report = pipeline::inspect(&flags.options())?;
+            if flags.json {
+                report.to_json()
+            } else {
+                report.to_text()
+            }
+        }
         Command::Build { args, native } => {
             let mut options = args.options();
             options.plan.native_programs = native.programs();
@@ -253,9 +260,21 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         } => {
             let mut options = args.options();
             options.native_programs = native.programs();
-            pipeline::plan(&options, json, shards)?
+            let report = pipeline::plan(&options, shards)?;
+            if json {
+                report.to_json()
+            } else {
+                report.to_text()
+            }
         }
-        Command::Assemble(flags) => pipeline::assemble(&flags.options(), flags.json)?,
+        Command::Assemble(flags) => {
+            let report = pipeline::assemble(&flags.options())?;
+            if flags.json {
+                report.to_json()
+            } else {
+                report.to_text()
+            }
+        }
         Command::Verify(args) => {
             // A failed check is a verdict, not an error: its report is the
             // answer, printed even with `-q`.
