@@ -24,7 +24,7 @@
 //! }
 //! let json = report.to_json(); // the `--json` document (docs/formats.md)
 //! # let _ = json;
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), release_check::VerifyError>(())
 //! ```
 
 mod dist_targets;
@@ -45,7 +45,6 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
 use dist_info::document::DistInfo;
 use dist_info::requirement::Platform;
 use link_check::{PolicyName, WheelAudit};
@@ -137,6 +136,26 @@ impl VerifyOptions {
     }
 }
 
+/// Why a release could not be verified at all (problems of its packages
+/// are in the [`VerifyReport`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// A path given as a dist directory is none.
+    #[error("{} is not a directory; pass the dist directories of the release", dir.display())]
+    NotADirectory {
+        /// The path as given.
+        dir: PathBuf,
+    },
+    /// A dist directory could not be read.
+    #[error("cannot list {}", dir.display())]
+    List {
+        /// The directory.
+        dir: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
 /// Every package of the dist directories, in directory order then path order.
 #[derive(Debug)]
 struct Release {
@@ -206,22 +225,34 @@ impl Release {
 
 /// The outcome of one check.
 #[derive(Debug, Serialize)]
-struct CheckOutcome {
+pub struct CheckOutcome {
     /// Stable identifier (`well-formed`, `versions`, ...).
-    id: &'static str,
+    pub id: &'static str,
     /// What the check promises.
-    title: &'static str,
-    /// `ok`, `failed` or `skipped`.
-    status: &'static str,
+    pub title: &'static str,
+    /// Whether it passed.
+    pub status: CheckStatus,
     /// Why it was skipped, or what it covered.
     #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
+    pub note: Option<String>,
     /// Everything found wrong, one readable sentence each.
-    problems: Vec<String>,
+    pub problems: Vec<String>,
     /// What it found besides problems, for the text report (the JSON
     /// report carries the same as data).
     #[serde(skip)]
-    details: Vec<String>,
+    pub details: Vec<String>,
+}
+
+/// How one check of [`verify`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// Nothing wrong was found.
+    Ok,
+    /// Something wrong was found: the release must not be published.
+    Failed,
+    /// There was nothing to check (a note says why).
+    Skipped,
 }
 
 /// A package of the set, for the report.
@@ -254,9 +285,9 @@ fn outcome(
     note: Option<String>,
 ) -> CheckOutcome {
     let status = match &problems {
-        None => "skipped",
-        Some(p) if p.is_empty() => "ok",
-        Some(_) => "failed",
+        None => CheckStatus::Skipped,
+        Some(p) if p.is_empty() => CheckStatus::Ok,
+        Some(_) => CheckStatus::Failed,
     };
     CheckOutcome {
         id,
@@ -272,18 +303,17 @@ fn outcome(
 ///
 /// An error means the input could not be verified at all (a directory that
 /// is missing or unreadable); problems of the packages are in the report.
-pub fn verify(options: &VerifyOptions) -> Result<VerifyReport> {
+pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
     let mut files = Vec::new();
     let mut well_formed = Vec::new();
     for dir in &options.dirs {
         if !dir.is_dir() {
-            bail!(
-                "{} is not a directory; pass the dist directories of the release",
-                dir.display()
-            );
+            return Err(VerifyError::NotADirectory { dir: dir.clone() });
         }
-        let listing = release::list_packages(dir)
-            .with_context(|| format!("cannot list {}", dir.display()))?;
+        let listing = release::list_packages(dir).map_err(|source| VerifyError::List {
+            dir: dir.clone(),
+            source,
+        })?;
         well_formed.extend(listing.refused.iter().map(ToString::to_string));
         if listing.packages.is_empty() {
             well_formed.push(format!("{}: holds no wheel or sdist", dir.display()));
@@ -413,7 +443,7 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport> {
     });
     Ok(VerifyReport {
         schema: 1,
-        ok: checks.iter().all(|c| c.status != "failed"),
+        ok: checks.iter().all(|c| c.status != CheckStatus::Failed),
         dirs: options
             .dirs
             .iter()
@@ -444,6 +474,11 @@ impl VerifyReport {
         self.ok
     }
 
+    /// Every check, in report order.
+    pub fn checks(&self) -> &[CheckOutcome] {
+        &self.checks
+    }
+
     /// The report as JSON (sorted keys as declared, one final newline).
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).expect("report serialises");
@@ -461,9 +496,9 @@ impl VerifyReport {
         );
         for c in &self.checks {
             let mark = match c.status {
-                "ok" => "ok     ",
-                "skipped" => "skipped",
-                _ => "FAILED ",
+                CheckStatus::Ok => "ok     ",
+                CheckStatus::Skipped => "skipped",
+                CheckStatus::Failed => "FAILED ",
             };
             let _ = write!(out, "{mark} {}: {}", c.id, c.title);
             if let Some(note) = &c.note {
@@ -477,7 +512,11 @@ impl VerifyReport {
                 let _ = writeln!(out, "        {d}");
             }
         }
-        let failed = self.checks.iter().filter(|c| c.status == "failed").count();
+        let failed = self
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Failed)
+            .count();
         if failed == 0 {
             out.push_str("release verified: every check passed\n");
         } else {
