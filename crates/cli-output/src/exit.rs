@@ -46,6 +46,7 @@ impl ExitStatus {
     /// Prints a command-line parse error as clap formats it and returns
     /// its status: `--help` and `--version` succeed, anything else is a
     /// usage error.
+    #[cfg(feature = "clap")]
     pub fn clap_error(error: &clap::Error) -> Self {
         let _ = error.print();
         if error.use_stderr() {

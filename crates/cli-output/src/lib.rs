@@ -14,7 +14,9 @@
 //!   ETA once the rate means something); elsewhere one plain line per
 //!   finished item; nothing with `-q`. Log lines written while the display
 //!   is up appear above it.
-//! - **Man pages** from the `clap` definition ([`man::write_pages`]).
+//! - **Man pages** from the `clap` definition (`man::write_pages`; the
+//!   `clap` feature, on by default, which a library that only shows
+//!   progress leaves off).
 //! - **Exit status**: one [`ExitStatus`] for every command (0 ok, 1 bad
 //!   input or release, 2 usage).
 //!
@@ -34,6 +36,7 @@
 #![allow(clippy::print_stderr)] // this crate is the binaries' stderr
 
 mod exit;
+#[cfg(feature = "clap")]
 pub mod man;
 
 pub use exit::ExitStatus;
@@ -77,6 +80,7 @@ impl Verbosity {
 /// completion scripts: clap's generators offer every subcommand, hidden or
 /// not, and clap cannot remove one, so the command is rebuilt (`name` and
 /// `version` are the program's, which clap keeps only as borrowed text).
+#[cfg(feature = "clap")]
 pub fn without_hidden_commands(
     command: &clap::Command,
     name: &'static str,

@@ -5,20 +5,14 @@
 use artifacts::{Catalog, EntryKind, Resolution};
 use dist_info::dist_targets::{DistTargets, RELPATH};
 
-use crate::error::Error;
+use crate::error::{CheckError, Error};
 use crate::libraries::describe;
 
 /// docs/behaviour.md#build-checks: core's selected entries hold
 /// [`RELPATH`] (a file, or a link to one), and its bytes parse with the
 /// reader the install side uses.
 pub(crate) fn check_dist_targets(core: &Catalog) -> Result<(), Error> {
-    let missing = || {
-        Error::Check(format!(
-            "no {RELPATH} among the artifacts of rocm-sdk-core: `rocm-sdk targets` reads it on \
-             every installation; pass the artifact directory of a complete TheRock build (its \
-             base_lib_generic artifact holds the file)"
-        ))
-    };
+    let missing = || Error::from(CheckError::NoDistTargets);
     let entry = core.get(RELPATH).ok_or_else(missing)?;
     let file = match entry.kind() {
         EntryKind::File => entry,

@@ -65,9 +65,108 @@ pub enum Error {
         soname: String,
     },
     /// A rule of docs/behaviour.md#build-checks refuses the build.
-    #[error("{0}")]
-    Check(String),
+    #[error(transparent)]
+    Check(#[from] CheckError),
     /// The model refused a name or a version.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+}
+
+/// A rule of docs/behaviour.md#build-checks that refuses the build.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// Core's artifacts hold no `share/therock/dist_info.json`.
+    #[error(
+        "no {relpath} among the artifacts of rocm-sdk-core: `rocm-sdk targets` reads it on \
+         every installation; pass the artifact directory of a complete TheRock build (its \
+         base_lib_generic artifact holds the file)",
+        relpath = dist_info::dist_targets::RELPATH
+    )]
+    NoDistTargets,
+    /// A Linux build without profiler artifacts.
+    #[error(
+        "no profiler artifacts (rocprofiler-compute, rocprofiler-systems): refusing to \
+         build an empty rocm-profiler package; include them in the artifact directory"
+    )]
+    NoProfiler,
+    /// No artifact holds the libraries package's files.
+    #[error(
+        "no libraries artifacts ({names} with component lib, target {which}): refusing to build a \
+         set without rocm-sdk-libraries; include them in the artifact directory"
+    )]
+    NoLibraries {
+        /// The artifact names looked for, `, ` separated.
+        names: String,
+        /// `generic`, or `generic or FAMILY`.
+        which: String,
+    },
+    /// A kpack build lacks the device artifacts of targets its family
+    /// list expects.
+    #[error(
+        "kpack build is incomplete: no device artifacts for {missing}; expected {expected} from the family list, \
+         discovered {discovered}; fetch the missing targets' artifacts or fix the family list",
+        missing = missing.join(", "),
+        expected = expected.join(", "),
+        discovered = discovered.join(", ")
+    )]
+    IncompleteKpack {
+        /// The targets without device artifacts.
+        missing: Vec<String>,
+        /// The targets the family list expands to.
+        expected: Vec<String>,
+        /// The base targets of the device artifacts found.
+        discovered: Vec<String>,
+    },
+    /// Installed paths Windows cannot hold, or that collide there; the
+    /// text names the first and counts the others.
     #[error("{0}")]
-    Model(String),
+    WindowsNames(String),
+    /// A `--runtime-alias` that is not an unversioned library name.
+    #[error(
+        "--runtime-alias {name:?}: not an unversioned library name; give a file name \
+         like libamdhip64.so"
+    )]
+    AliasNotUnversioned {
+        /// The name as given.
+        name: String,
+    },
+    /// A `--runtime-alias` no shipped library's SONAME is a versioned form of.
+    #[error(
+        "--runtime-alias {name}: no runtime package ships a library whose SONAME is \
+         a versioned form of it ({name}.N); check the name or leave the flag out"
+    )]
+    AliasWithoutLibrary {
+        /// The name as given.
+        name: String,
+    },
+    /// The alias file for a library cannot be made.
+    #[error("runtime alias {name}: {reason}")]
+    AliasBytes {
+        /// The alias name.
+        name: String,
+        /// Why (said here, so it is no source as well).
+        reason: elf_surgery::Error,
+    },
+}
+
+/// The model refused a name or a version the plan was given.
+///
+/// The cause is part of each message (not a source as well), so it is
+/// said once however the error is printed.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// `--version` is no version.
+    #[error("--version {version}: {reason}")]
+    Version {
+        /// The version as given.
+        version: String,
+        /// Why it is not one.
+        reason: pypa_formats::version::VersionError,
+    },
+    /// A family list names no known family.
+    #[error("{0}")]
+    Families(dist_info::families::FamilyError),
+    /// The `rocm` selector cannot be planned.
+    #[error("{}", fs_helpers::error_chain::Chain(.0))]
+    Selector(dist_info::selector::SelectorError),
 }

@@ -30,7 +30,7 @@ mod search_path;
 mod selectors;
 mod windows;
 
-pub use error::Error;
+pub use error::{CheckError, Error, ModelError};
 pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
     Action, AliasReason, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile,

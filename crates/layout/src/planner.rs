@@ -18,7 +18,7 @@ use pypa_formats::version::Version;
 
 use crate::devel::{RuntimeIndex, plan_devel};
 use crate::dist_targets::check_dist_targets;
-use crate::error::Error;
+use crate::error::{CheckError, Error, ModelError};
 use crate::facts::Facts;
 use crate::libraries::check_runtime_libraries;
 use crate::plan::{
@@ -118,7 +118,10 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
     let version: Version = input
         .version
         .parse()
-        .map_err(|e| Error::Model(format!("--version {}: {e}", input.version)))?;
+        .map_err(|reason| ModelError::Version {
+            version: input.version.clone(),
+            reason,
+        })?;
     let planner = Planner {
         input,
         mode,
@@ -321,11 +324,7 @@ impl Planner<'_, '_> {
         let profiler = self.catalog(&rules::profiler_artifacts(), &rules::profiler_paths())?;
         if profiler.is_empty() {
             if !windows {
-                return Err(Error::Check(
-                    "no profiler artifacts (rocprofiler-compute, rocprofiler-systems): refusing to \
-                     build an empty rocm-profiler package; include them in the artifact directory"
-                        .into(),
-                ));
+                return Err(CheckError::NoProfiler.into());
             }
             tracing::info!("no profiler artifacts: rocm-profiler is skipped on Windows");
         } else {
@@ -728,12 +727,8 @@ impl Planner<'_, '_> {
             return Ok(());
         };
         let families = FamilyTable::builtin();
-        let names = families
-            .parse_list(list)
-            .map_err(|e| Error::Model(e.to_string()))?;
-        let expected = families
-            .expand(&names)
-            .map_err(|e| Error::Model(e.to_string()))?;
+        let names = families.parse_list(list).map_err(ModelError::Families)?;
+        let expected = families.expand(&names).map_err(ModelError::Families)?;
         let discovered: BTreeSet<&str> = on_disk.iter().map(|t| base_target(t)).collect();
         let missing: Vec<&str> = expected
             .iter()
@@ -743,13 +738,12 @@ impl Planner<'_, '_> {
         if missing.is_empty() {
             return Ok(());
         }
-        Err(Error::Check(format!(
-            "kpack build is incomplete: no device artifacts for {}; expected {} from the family list, \
-             discovered {}; fetch the missing targets' artifacts or fix the family list",
-            missing.join(", "),
-            expected.join(", "),
-            discovered.into_iter().collect::<Vec<_>>().join(", ")
-        )))
+        Err(CheckError::IncompleteKpack {
+            missing: missing.into_iter().map(str::to_owned).collect(),
+            expected,
+            discovered: discovered.into_iter().map(str::to_owned).collect(),
+        }
+        .into())
     }
 
     fn selectors(
@@ -777,11 +771,11 @@ fn require_libraries(libs: &Catalog, family: Option<&str>) -> Result<(), Error> 
         return Ok(());
     }
     let which = family.map_or_else(|| "generic".to_owned(), |f| format!("generic or {f}"));
-    Err(Error::Check(format!(
-        "no libraries artifacts ({} with component lib, target {which}): refusing to build a \
-         set without rocm-sdk-libraries; include them in the artifact directory",
-        rules::LIBRARIES_NAMES.join(", ")
-    )))
+    Err(CheckError::NoLibraries {
+        names: rules::LIBRARIES_NAMES.join(", "),
+        which,
+    }
+    .into())
 }
 
 fn generated(dest: String, what: &str, bytes: Vec<u8>) -> PlannedFile {

@@ -15,7 +15,7 @@ use dist_info::package::PackageKind;
 use dist_info::runtime_aliases::KNOWN_NAMES;
 use elf_surgery::{RuntimeAlias as AliasBytes, is_unversioned_name, is_versioned_form};
 
-use crate::error::Error;
+use crate::error::{CheckError, Error};
 use crate::facts::Facts;
 use crate::plan::{Action, AliasReason, PackagePlan, PlannedFile, RuntimeAlias};
 
@@ -37,10 +37,7 @@ pub(crate) fn add(
 ) -> Result<(), Error> {
     for name in asked {
         if !is_unversioned_name(name) {
-            return Err(Error::Check(format!(
-                "--runtime-alias {name:?}: not an unversioned library name; give a file name \
-                 like libamdhip64.so"
-            )));
+            return Err(CheckError::AliasNotUnversioned { name: name.clone() }.into());
         }
     }
     let runtime = |p: &&PackagePlan| p.kind != PackageKind::Devel;
@@ -101,10 +98,7 @@ pub(crate) fn add(
             .find(|l| is_versioned_form(l.soname, &name))
         else {
             if asked_for {
-                return Err(Error::Check(format!(
-                    "--runtime-alias {name}: no runtime package ships a library whose SONAME is \
-                     a versioned form of it ({name}.N); check the name or leave the flag out"
-                )));
+                return Err(CheckError::AliasWithoutLibrary { name }.into());
             }
             continue;
         };
@@ -123,7 +117,10 @@ pub(crate) fn add(
         let runpath = runpath.join(":");
         let bytes = AliasBytes::new(&name, first.soname, first.shape, &runpath)
             .and_then(|a| a.bytes())
-            .map_err(|e| Error::Check(format!("runtime alias {name}: {e}")))?;
+            .map_err(|reason| CheckError::AliasBytes {
+                name: name.clone(),
+                reason,
+            })?;
         made.push((
             RuntimeAlias {
                 relpath: format!("{core_lib}/{name}"),

@@ -11,10 +11,9 @@ use dist_info::families::FamilyTable;
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
-use fs_helpers::error_chain::Chain;
 use pypa_formats::version::Version;
 
-use crate::error::Error;
+use crate::error::{Error, ModelError};
 use crate::plan::SelectorPlan;
 
 /// What a release's selectors are computed from.
@@ -62,7 +61,7 @@ pub fn plan_selectors(facts: &SelectorFacts<'_>) -> Result<Vec<SelectorPlan>, Er
             };
             let selector =
                 Selector::plan(facts.mode, facts.version, &input, FamilyTable::builtin())
-                    .map_err(|e| Error::Model(Chain(&e).to_string()))?;
+                    .map_err(ModelError::Selector)?;
             let metadata = selector.metadata(None);
             let extras = metadata
                 .extras

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use dist_info::devel_tree::TreeNames;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
 
-use crate::error::Error;
+use crate::error::{CheckError, Error};
 use crate::plan::{Action, DevelEntry, LinkReason, PackagePlan, SourceRef};
 
 /// One path the set installs, relative to site-packages.
@@ -88,7 +88,7 @@ pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> R
             named.join(", ")
         );
     }
-    Err(Error::Check(message))
+    Err(CheckError::WindowsNames(message).into())
 }
 
 /// Warns, naming the longest, when installed paths reach `MAX_PATH` below

@@ -20,41 +20,34 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 use dist_info::document::DistInfo;
 use dist_info::package::{Package, PackageKind};
 use layout::{SelectorFacts, SelectorPlan, plan_selectors};
 use pypa_formats::member::check_relpath;
 use pypa_formats::version::Version;
+use serde::Serialize;
 use wheel_writer::{WheelReader, WriteOptions};
 
 use crate::execute::write_sdist;
-use crate::index::{IndexLayout, IndexOptions, write_index};
+use crate::index::{IndexLayout, IndexOptions, index};
 use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::Staging;
 use fs_helpers::file_hash::sha256_file;
 use pypa_formats::core_metadata::headers;
-use release_check::{LinkRules, VerifyArgs};
+use release_check::{LinkRules, VerifyOptions};
 use wheel_writer::dist_dir::list_packages;
 
-/// `therock-package assemble`.
-#[derive(Debug, Args)]
-pub struct AssembleArgs {
-    /// The `--dest-dir` of every `build --shard K/N` of the release (one
-    /// or more platforms, each split into its own shards).
-    #[arg(required = true, value_name = "SHARD_DIR")]
-    shard_dirs: Vec<PathBuf>,
+/// What `assemble` joins, and where.
+#[derive(Debug, Clone, Default)]
+pub struct AssembleOptions {
+    /// The `dest_dir` of every shard build of the release (one or more
+    /// platforms, each split into its own shards).
+    pub shard_dirs: Vec<PathBuf>,
     /// Where the release's `dist/` is written (it must be new or empty).
-    #[arg(long, value_name = "DIR")]
-    dest_dir: PathBuf,
-    /// `verify`'s `--policy` and `--exclude`, for the verify step.
-    #[command(flatten)]
-    link_rules: LinkRules,
-    /// Print what was assembled as JSON: each platform's shards and plan,
-    /// every file of the release.
-    #[arg(long, help_heading = crate::REPORT)]
-    json: bool,
+    pub dest_dir: PathBuf,
+    /// What the verify step allows.
+    pub link_rules: LinkRules,
 }
 
 /// One shard's output, its manifest checked against its `dist/`.
@@ -520,7 +513,7 @@ fn differences(carried: &str, planned: &[u8]) -> String {
 }
 
 /// `therock-package assemble`.
-pub fn assemble(args: &AssembleArgs) -> Result<String> {
+pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     let shards = args
         .shard_dirs
         .iter()
@@ -594,7 +587,8 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         legs.iter()
             .any(|l| dist_info::requirement::Platform::is_windows_tag(&l.platform_tag) == windows)
     };
-    let mut verify_args = VerifyArgs::new([root.clone()]).with_link_rules(args.link_rules.clone());
+    let mut verify_args =
+        VerifyOptions::new([root.clone()]).with_link_rules(args.link_rules.clone());
     if let Some(list) = leg
         .linux_amdgpu_families
         .as_ref()
@@ -620,50 +614,76 @@ pub fn assemble(args: &AssembleArgs) -> Result<String> {
         .iter()
         .flat_map(|s| &s.manifest.packages)
         .any(|p| p.path.contains('/'));
-    write_index(
-        &root,
-        IndexOptions {
-            layout: IndexLayout::Flat,
-            per_family,
-        },
-    )?;
-    let written = staging.commit(&staged)?;
-    if args.json {
-        let platforms: Vec<_> = legs
+    index(&IndexOptions {
+        dir: root.clone(),
+        layout: IndexLayout::Flat,
+        per_family,
+    })?;
+    let files = staging.commit(&staged)?;
+    Ok(AssembleReport {
+        dist_dir: dist,
+        files,
+        platforms: legs
             .iter()
-            .map(|leg| {
-                serde_json::json!({
-                    "platform_tag": leg.platform_tag,
-                    "shards": leg.shards.len(),
-                    "plan": leg.first().plan,
-                })
+            .map(|leg| AssembledPlatform {
+                plan: leg.first().plan.clone(),
+                platform_tag: leg.platform_tag.clone(),
+                shards: leg.shards.len(),
             })
-            .collect();
-        let mut out = serde_json::to_string_pretty(&serde_json::json!({
-            "schema": 1,
-            "dist_dir": dist,
-            "platforms": platforms,
-            "files": written,
-        }))
-        .expect("JSON values serialise");
+            .collect(),
+        schema: 1,
+    })
+}
+
+/// What `assemble` joined (`--json` serialises it as is; docs/formats.md).
+/// Fields are in key order, the order the document has always had.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssembleReport {
+    /// `DEST/dist`, the release.
+    pub dist_dir: PathBuf,
+    /// Every file of the release.
+    pub files: Vec<PathBuf>,
+    /// Each platform's shards.
+    pub platforms: Vec<AssembledPlatform>,
+    /// The document's version.
+    pub schema: u32,
+}
+
+/// The shards of one platform that `assemble` joined.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssembledPlatform {
+    /// The digest of the plan every shard was built from.
+    pub plan: String,
+    /// The wheel platform tag.
+    pub platform_tag: String,
+    /// How many shards.
+    pub shards: usize,
+}
+
+impl AssembleReport {
+    /// The JSON document: pretty, one final newline.
+    pub fn to_json(&self) -> String {
+        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
         out.push('\n');
-        return Ok(out);
+        out
     }
-    let mut out = String::new();
-    for leg in &legs {
+
+    /// One line per platform, then where the release is.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for platform in &self.platforms {
+            let _ = writeln!(
+                out,
+                "{}: {} shards of plan {}",
+                platform.platform_tag, platform.shards, platform.plan
+            );
+        }
         let _ = writeln!(
             out,
-            "{}: {} shards of plan {}",
-            leg.platform_tag,
-            leg.shards.len(),
-            leg.first().plan
+            "assembled {} packages into {} (verified, indexed)",
+            self.files.len(),
+            self.dist_dir.display()
         );
+        out
     }
-    let _ = writeln!(
-        out,
-        "assembled {} packages into {} (verified, indexed)",
-        written.len(),
-        dist.display()
-    );
-    Ok(out)
 }

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use artifacts::{ArtifactDir, ArtifactFilter};
-use clap::{Args, ValueEnum};
 use cli_output::Console;
 use dist_info::console_scripts::all_console_scripts;
 use dist_info::project_metadata::ProjectMetadata;
@@ -28,177 +27,97 @@ use fs_helpers::file_hash::sha256_file;
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
 const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
 
-// The help headings of `plan` and `build`, in the order they appear.
-const INPUT: &str = "Input and output";
-const RELEASE: &str = "Release";
-const COMPRESSION: &str = "Compression";
-const METADATA: &str = "Package metadata";
-/// The heading of flags that choose what is printed.
-pub const REPORT: &str = "Report";
-
-/// Inputs shared by `plan` and `build`.
-#[derive(Debug, Args)]
-pub struct PlanArgs {
+/// What `plan` and `build` read and how they package it.
+///
+/// `Default` gives every choice its default; `artifact_dir` is the one
+/// value without one (`therock-package` takes its flag defaults from here).
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
     /// TheRock's artifact directory (one `NAME_COMPONENT_TARGET` directory
     /// or `.tar.zst`/`.tar.xz` archive per artifact).
-    #[arg(long, value_name = "DIR", help_heading = INPUT)]
-    artifact_dir: PathBuf,
-    /// The package version (default: the one `therock_manifest.json` records).
-    #[arg(long, value_parser = version_flag, help_heading = RELEASE)]
-    version: Option<String>,
-    /// Nonce appended to platform package directory names.
-    #[arg(
-        long,
-        default_value = "",
-        hide_default_value = true,
-        value_name = "NONCE",
-        value_parser = version_suffix_flag,
-        help_heading = RELEASE
-    )]
-    version_suffix: String,
-    /// Families the Linux release offers (`,` or `;` separated; empty: none).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
-    linux_amdgpu_families: Option<String>,
-    /// Families the Windows release offers (`,` or `;` separated; empty: none).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
-    windows_amdgpu_families: Option<String>,
-    /// Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's).
-    #[arg(long, value_name = "TAG", value_parser = platform_tag_flag, help_heading = RELEASE)]
-    platform_tag: Option<String>,
+    pub artifact_dir: PathBuf,
+    /// The package version; `None`: the one `therock_manifest.json` records.
+    pub version: Option<String>,
+    /// Nonce appended to platform package directory names (`""`: none).
+    pub version_suffix: String,
+    /// Families the Linux release offers (`,` or `;` separated; empty:
+    /// none); `None`: every target of the artifacts.
+    pub linux_amdgpu_families: Option<String>,
+    /// Families the Windows release offers.
+    pub windows_amdgpu_families: Option<String>,
+    /// Wheel platform tag; `None`: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the
+    /// host's.
+    pub platform_tag: Option<String>,
     /// The devel tarball codec.
-    #[arg(long, value_enum, value_name = "CODEC", help_heading = COMPRESSION)]
-    devel_compression: Option<DevelCompression>,
-    /// Compress the devel tarball with xz (same as `--devel-compression xz`).
-    #[arg(long, overrides_with = "no_devel_tarball_compression", help_heading = COMPRESSION)]
-    devel_tarball_compression: bool,
-    /// Store the devel tarball uncompressed (the default).
-    #[arg(long, help_heading = COMPRESSION)]
-    no_devel_tarball_compression: bool,
-    /// A TOML file with the packages' `license-expression`, `[project-urls]`
-    /// and `[summaries]`; unset keys keep their defaults.
-    #[arg(long, value_name = "FILE", help_heading = METADATA)]
-    metadata: Option<PathBuf>,
+    pub devel_compression: DevelCompression,
+    /// A TOML file with the packages' `license-expression`,
+    /// `[project-urls]` and `[summaries]`; unset keys keep their defaults.
+    pub metadata: Option<PathBuf>,
     /// Ship the absolute entries of host ELF files' search paths
-    /// (`/home/builder/…/lib`: directories of the build host, which become
-    /// `DT_RPATH`) instead of leaving them out with a warning.
-    #[arg(long, help_heading = RELEASE)]
-    keep_absolute_search_paths: bool,
-    /// An unversioned library name (`libamdhip64.so`) that gets a runtime
-    /// alias besides the names the build finds (repeatable).
-    #[arg(long, value_name = "NAME", help_heading = RELEASE)]
-    runtime_alias: Vec<String>,
-    /// `License-Expression` of every package (overrides `--metadata`).
-    #[arg(long, value_name = "SPDX", help_heading = METADATA)]
-    license_expression: Option<String>,
-    /// A `Project-URL` as `LABEL=URL` (repeatable; replaces the list of
-    /// `--metadata` and the defaults).
-    #[arg(long, value_name = "LABEL=URL", value_parser = parse_project_url, help_heading = METADATA)]
-    project_url: Vec<(String, String)>,
-    /// The native `rocm-sdk` of each platform, supplied by the caller
-    /// ([`PlanArgs::set_native_programs`]; docs/pipeline.md).
-    #[arg(skip)]
-    native_programs: NativePrograms,
+    /// (directories of the build host) instead of leaving them out with a
+    /// warning.
+    pub keep_absolute_search_paths: bool,
+    /// Unversioned library names (`libamdhip64.so`) that get a runtime
+    /// alias besides the names the build finds.
+    pub runtime_aliases: Vec<String>,
+    /// `License-Expression` of every package (overrides `metadata`).
+    pub license_expression: Option<String>,
+    /// `Project-URL`s as `(label, url)`; not empty: they replace those of
+    /// `metadata` and the defaults.
+    pub project_urls: Vec<(String, String)>,
+    /// The native `rocm-sdk` of each platform, which core wheels carry
+    /// (none by default: a build then refuses every platform;
+    /// docs/pipeline.md, "The native rocm-sdk").
+    pub native_programs: NativePrograms,
 }
 
-// Flag values are judged while parsing, so a bad one exits 2 like any
-// other usage error (docs/behaviour.md#exit-status).
-
-fn version_flag(text: &str) -> Result<String, pypa_formats::version::VersionError> {
-    pypa_formats::version::Version::parse(text).map(|_| text.to_owned())
-}
-
-fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceError> {
-    text.parse::<dist_info::nonce::Nonce>()
-        .map(|_| text.to_owned())
-}
-
-fn platform_tag_flag(text: &str) -> Result<String, pypa_formats::filename::WheelTagError> {
-    pypa_formats::filename::WheelTag::py3_none(text).map(|_| text.to_owned())
-}
-
-fn parse_project_url(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((label, url)) if !label.is_empty() && !url.is_empty() => {
-            Ok((label.to_owned(), url.to_owned()))
-        }
-        _ => Err(format!("{text:?} is not LABEL=URL")),
-    }
-}
-
-/// `therock-package build`.
-#[derive(Debug, Args)]
-#[allow(clippy::struct_excessive_bools)] // clap's `--flag`/`--no-flag` pairs
-pub struct BuildArgs {
-    #[command(flatten)]
-    plan: PlanArgs,
+/// What `build` writes and how, besides what [`PlanOptions`] says.
+///
+/// `Default` gives every choice its default; `plan.artifact_dir` and
+/// `dest_dir` are the values without one.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    /// What to read and how to package it.
+    pub plan: PlanOptions,
     /// Where `dist/` is written.
-    #[arg(long, value_name = "DIR", help_heading = INPUT)]
-    dest_dir: PathBuf,
-    /// Write the packages (the default).
-    #[arg(long, overrides_with = "no_build_packages", help_heading = INPUT)]
-    build_packages: bool,
-    /// Validate and write `plan.json` only.
-    #[arg(long, help_heading = INPUT)]
-    no_build_packages: bool,
-    /// Deflate wheel members (the default).
-    #[arg(long, overrides_with = "no_wheel_compression", help_heading = COMPRESSION)]
-    wheel_compression: bool,
-    /// Store wheel members uncompressed.
-    #[arg(long, help_heading = COMPRESSION)]
-    no_wheel_compression: bool,
-    /// Deflate level of wheel members (libdeflate): 1 fastest … 12 smallest,
-    /// 0 stores them. Default 6, smaller than Python's zipfile at level 6.
-    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u32).range(0..=12), help_heading = COMPRESSION)]
-    compression_level: Option<u32>,
-    /// Threads for extracting and compressing (default: one per core; at most four per core).
-    #[arg(long, short, default_value_t = 0, hide_default_value = true, value_name = "N", help_heading = COMPRESSION)]
-    jobs: usize,
-    /// Build only shard K of N (`plan --shards N` lists them) and write
-    /// `shard.json` beside `dist/` for `assemble`.
-    #[arg(long, value_name = "K/N", conflicts_with = "no_build_packages", help_heading = INPUT)]
-    shard: Option<ShardId>,
-    /// Print the report as JSON: every written file with its size and
-    /// sha256.
-    #[arg(long, help_heading = REPORT)]
-    json: bool,
-    /// Measure wall and CPU time per build step, package and phase, and
-    /// add the table to the report (and `timings` to `--json`).
-    #[arg(long, help_heading = REPORT)]
-    timings: bool,
-    /// Exit 1, as `verify` does, when the packages written fail the
-    /// ELF-link check (every `DT_NEEDED` resolves); without it the build
-    /// warns and exits 0.
-    #[arg(long, help_heading = REPORT)]
-    strict: bool,
+    pub dest_dir: PathBuf,
+    /// Write the packages; `false`: validate and write `plan.json` only.
+    pub build_packages: bool,
+    /// How wheel members are compressed.
+    pub wheel_compression: Compression,
+    /// Threads for extracting and compressing (0: one per core; at most
+    /// four per core).
+    pub jobs: usize,
+    /// Build only this shard and write `shard.json` beside `dist/` for
+    /// `assemble`.
+    pub shard: Option<ShardId>,
+    /// Hash every written file for the report (its `sha256`): reading a
+    /// release back costs seconds per gigabyte.
+    pub hash_files: bool,
+    /// Measure wall and CPU time per build step, package and phase.
+    pub timings: bool,
 }
 
-impl BuildArgs {
-    /// Whether `--json` was given.
-    pub fn json(&self) -> bool {
-        self.json
-    }
-
-    /// Whether `--strict` was given.
-    pub fn strict(&self) -> bool {
-        self.strict
-    }
-
-    /// The wheel codec from `--compression-level` and
-    /// `--[no-]wheel-compression` (after [`BuildArgs::usage_conflict`]
-    /// found none).
-    fn wheel_compression(&self) -> Compression {
-        match (self.no_wheel_compression, self.compression_level) {
-            (true, _) | (false, Some(0)) => Compression::Stored,
-            (false, Some(level)) => Compression::Deflate { level },
-            (false, None) => Compression::default(),
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            plan: PlanOptions::default(),
+            dest_dir: PathBuf::new(),
+            build_packages: true,
+            wheel_compression: Compression::default(),
+            jobs: 0,
+            shard: None,
+            hash_files: false,
+            timings: false,
         }
     }
 }
 
 /// The devel tarball codecs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DevelCompression {
     /// `_devel.tar`.
+    #[default]
     None,
     /// `_devel.tar.xz`.
     Xz,
@@ -206,50 +125,21 @@ pub enum DevelCompression {
     Zstd,
 }
 
-impl PlanArgs {
-    /// The codec named by `--devel-tarball-compression` /
-    /// `--no-devel-tarball-compression` (the reference's spellings), if given.
-    fn reference_codec_flag(&self) -> Option<(&'static str, DevelCompression)> {
-        if self.devel_tarball_compression {
-            Some(("--devel-tarball-compression", DevelCompression::Xz))
-        } else if self.no_devel_tarball_compression {
-            Some(("--no-devel-tarball-compression", DevelCompression::None))
-        } else {
-            None
+impl DevelCompression {
+    /// The codec and its level.
+    fn codec(self) -> devel_tar::TarCodec {
+        match self {
+            Self::None => devel_tar::TarCodec::None,
+            Self::Xz => devel_tar::TarCodec::Xz { preset: 6 },
+            Self::Zstd => devel_tar::TarCodec::Zstd { level: 19 },
         }
     }
+}
 
-    /// The native `rocm-sdk` programs core wheels carry, one per platform
-    /// (none by default: a build then refuses every platform).
-    pub fn set_native_programs(&mut self, programs: NativePrograms) {
-        self.native_programs = programs;
-    }
-
-    /// A usage problem clap's own rules cannot express: the two spellings
-    /// of the devel codec must agree.
-    pub fn usage_conflict(&self) -> Option<String> {
-        let (flag, implied) = self.reference_codec_flag()?;
-        let chosen = self.devel_compression?;
-        (chosen != implied).then(|| {
-            format!(
-                "{flag} means --devel-compression {} but --devel-compression {} was given; give one of them",
-                codec_name(implied),
-                codec_name(chosen)
-            )
-        })
-    }
-
-    /// The devel codec (after [`PlanArgs::usage_conflict`] found none).
+impl PlanOptions {
+    /// The devel codec.
     fn devel_compression(&self) -> devel_tar::TarCodec {
-        let chosen = self
-            .devel_compression
-            .or(self.reference_codec_flag().map(|(_, c)| c))
-            .unwrap_or(DevelCompression::None);
-        match chosen {
-            DevelCompression::None => devel_tar::TarCodec::None,
-            DevelCompression::Xz => devel_tar::TarCodec::Xz { preset: 6 },
-            DevelCompression::Zstd => devel_tar::TarCodec::Zstd { level: 19 },
-        }
+        self.devel_compression.codec()
     }
 
     fn platform_tag(&self) -> String {
@@ -282,8 +172,8 @@ impl PlanArgs {
         if let Some(expression) = &self.license_expression {
             metadata.license_expression.clone_from(expression);
         }
-        if !self.project_url.is_empty() {
-            metadata.project_urls.clone_from(&self.project_url);
+        if !self.project_urls.is_empty() {
+            metadata.project_urls.clone_from(&self.project_urls);
         }
         Ok(metadata)
     }
@@ -337,7 +227,7 @@ impl PlanArgs {
             .clone_into(&mut input.devel_tar_name);
         input.metadata = self.project_metadata()?;
         input.keep_absolute_search_paths = self.keep_absolute_search_paths;
-        input.runtime_aliases.clone_from(&self.runtime_alias);
+        input.runtime_aliases.clone_from(&self.runtime_aliases);
         input.extra_files =
             python::wheel_files(&self.native_programs, platform, &platform_tag, program)?;
         input.console_scripts = all_console_scripts()
@@ -351,35 +241,50 @@ impl PlanArgs {
     }
 }
 
-fn codec_name(codec: DevelCompression) -> String {
-    codec
-        .to_possible_value()
-        .expect("every codec has a name")
-        .get_name()
-        .to_owned()
+/// What `plan` found: the plan, or its split into shards.
+#[derive(Debug)]
+pub enum PlanReport {
+    /// Where every file would go.
+    Plan(Plan),
+    /// The split of `plan` into shards (the CI matrix is the document).
+    Shards {
+        /// The plan split.
+        plan: Plan,
+        /// Its shards.
+        shards: ShardPlan,
+    },
 }
 
-impl BuildArgs {
-    /// See [`PlanArgs::set_native_programs`].
-    pub fn set_native_programs(&mut self, programs: NativePrograms) {
-        self.plan.set_native_programs(programs);
-    }
-
-    /// See [`PlanArgs::usage_conflict`]; the wheel codec's two spellings
-    /// must agree too.
-    pub fn usage_conflict(&self) -> Option<String> {
-        match (self.no_wheel_compression, self.compression_level) {
-            (true, Some(level)) if level > 0 => Some(format!(
-                "--no-wheel-compression stores wheel members but --compression-level {level} deflates them; give one of them"
-            )),
-            _ => self.plan.usage_conflict(),
+impl Serialize for PlanReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Plan(plan) => plan.serialize(s),
+            Self::Shards { shards, .. } => shards.serialize(s),
         }
     }
 }
 
-/// `therock-package plan`: prints the plan, or with `shards` its split
-/// into that many shards.
-pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String> {
+impl PlanReport {
+    /// The JSON document (`plan --json`, `plan --shards N --json`).
+    pub fn to_json(&self) -> String {
+        match self {
+            Self::Plan(plan) => plan.to_json(),
+            Self::Shards { shards, .. } => shards.to_json(),
+        }
+    }
+
+    /// The text report: one line per package, or per shard.
+    pub fn to_text(&self) -> String {
+        match self {
+            Self::Plan(plan) => summary_of_plan(plan),
+            Self::Shards { plan, shards } => shards.to_text(plan),
+        }
+    }
+}
+
+/// `therock-package plan`: the plan, or with `shards` its split into that
+/// many shards.
+pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
     // The shards' digest covers the program's bytes; a plain plan shows
     // nothing of them.
     let program = if shards.is_some() {
@@ -390,17 +295,9 @@ pub fn plan(args: &PlanArgs, json: bool, shards: Option<usize>) -> Result<String
     let plan = args.plan(program)?;
     if let Some(count) = shards {
         let shards = ShardPlan::new(&plan, count)?;
-        return Ok(if json {
-            shards.to_json()
-        } else {
-            shards.to_text(&plan)
-        });
+        return Ok(PlanReport::Shards { plan, shards });
     }
-    Ok(if json {
-        plan.to_json()
-    } else {
-        summary_of_plan(&plan)
-    })
+    Ok(PlanReport::Plan(plan))
 }
 
 /// The first line of every plan summary: `Kpack build, version V, TAG`.
@@ -448,14 +345,14 @@ fn summary_of_plan(plan: &Plan) -> String {
 }
 
 /// `therock-package build`.
-pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
+pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
     check_destination(&args.plan.artifact_dir, &args.dest_dir)?;
     let started = Instant::now();
     let whole = Stopwatch::start();
     let mut timings = args.timings.then(BuildTimings::default);
     let mut step = Stopwatch::start();
-    let compression = args.wheel_compression();
-    if args.no_build_packages {
+    let compression = args.wheel_compression;
+    if !args.build_packages {
         let plan = args.plan.plan(Program::Listed)?;
         std::fs::create_dir_all(&args.dest_dir)
             .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
@@ -467,7 +364,7 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
         return Ok(BuildReport::new(
             Outcome::PlanValidated,
             args.dest_dir.join("dist"),
-            vec![written_file(path, size, args.json)?],
+            vec![written_file(path, size, args.hash_files)?],
             started,
         ));
     }
@@ -564,10 +461,10 @@ pub fn build(args: &BuildArgs, console: &Console) -> Result<BuildReport> {
     let step = Stopwatch::start();
     let files = written
         .into_iter()
-        .map(|w| written_file(w.path, w.size, args.json))
+        .map(|w| written_file(w.path, w.size, args.hash_files))
         .collect::<Result<_>>()?;
     if let Some(timings) = timings.as_mut() {
-        if args.json {
+        if args.hash_files {
             timings.step("hash", &step);
         }
         timings.finish(&whole);
@@ -828,7 +725,7 @@ mod tests {
     use cli_output::{Console, Verbosity};
     use fixtures::{ExampleMode, Layout};
 
-    use super::{BuildArgs, NativePrograms, Platform, Program};
+    use super::{BuildOptions, NativePrograms, PlanOptions, Platform, Program};
     use crate::execute::{ExecuteOptions, execute};
     use crate::python;
     use crate::staging::Staging;
@@ -851,26 +748,24 @@ mod tests {
     /// executes the plan made before: what execution says.
     fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> anyhow::Result<()> {
         let dest = tempfile::tempdir().unwrap();
-        let mut args: BuildArgs = crate::from_flags(
-            "build",
-            &[
-                "--artifact-dir",
-                artifacts.to_str().unwrap(),
-                "--dest-dir",
-                dest.path().to_str().unwrap(),
-            ],
-        )
-        .unwrap();
         // This library carries no rocm-sdk: a real static program, the
         // launcher image, stands in for it (docs/testing.md).
         let launcher =
             trampoline_gen::Launcher::for_target(trampoline_gen::Platform::LinuxX86_64, "rocm-sdk")
                 .unwrap();
-        args.set_native_programs(NativePrograms::new().with_bytes(
-            Platform::Linux,
-            "the launcher image",
-            launcher.into_bytes(),
-        ));
+        let args = BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: artifacts.to_owned(),
+                native_programs: NativePrograms::new().with_bytes(
+                    Platform::Linux,
+                    "the launcher image",
+                    launcher.into_bytes(),
+                ),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            ..BuildOptions::default()
+        };
         let dir = args.plan.open_artifacts().unwrap();
         let plan = args.plan.plan_from(&dir, Program::Required).unwrap();
         change();

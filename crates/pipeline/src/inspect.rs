@@ -8,57 +8,76 @@ use anyhow::Context;
 use artifacts::{ArtifactDir, ArtifactFilter, PathFilter, Stats};
 use serde::Serialize;
 
-/// `inspect --artifact-dir DIR [--json]`.
-#[derive(Debug, clap::Args)]
-pub struct InspectArgs {
+/// What to inspect.
+#[derive(Debug, Clone, Default)]
+pub struct InspectOptions {
     /// The directory holding TheRock artifacts (directories, .tar.zst or .tar.xz).
-    #[arg(long, value_name = "DIR")]
     pub artifact_dir: PathBuf,
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
 }
 
-/// The whole report; field order is output order.
-#[derive(Debug, Serialize)]
-struct Inspection {
+/// What an artifact directory holds (`--json` serialises it as is;
+/// docs/formats.md); field order is output order.
+#[derive(Debug, Clone, Serialize)]
+pub struct InspectReport {
     /// The document's version (docs/formats.md), as in every `--json`.
-    schema: u32,
-    mode: &'static str,
-    version: Option<String>,
-    dist_amdgpu_targets: Option<Vec<String>>,
-    raw_targets: Vec<String>,
-    base_targets: Vec<String>,
-    artifacts: Vec<NameGroup>,
-    merged: Counts,
-    warnings: Vec<String>,
+    pub schema: u32,
+    /// The packaging mode `therock_manifest.json` records, as TheRock names it.
+    pub mode: &'static str,
+    /// The version `therock_manifest.json` records.
+    pub version: Option<String>,
+    /// The targets of `share/therock/dist_info.json`, when it can be read.
+    pub dist_amdgpu_targets: Option<Vec<String>>,
+    /// The targets of the target-specific artifacts.
+    pub raw_targets: Vec<String>,
+    /// The base targets those stand for.
+    pub base_targets: Vec<String>,
+    /// The artifacts by name, then component.
+    pub artifacts: Vec<NameGroup>,
+    /// The counts of the merged tree.
+    pub merged: Counts,
+    /// What the reader skipped or the merge noticed, one sentence each.
+    pub warnings: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
-struct NameGroup {
-    name: String,
-    components: Vec<ComponentGroup>,
+/// The artifacts of one name.
+#[derive(Debug, Clone, Serialize)]
+pub struct NameGroup {
+    /// The artifact name (`core-hip`).
+    pub name: String,
+    /// Its components.
+    pub components: Vec<ComponentGroup>,
 }
 
-#[derive(Debug, Serialize)]
-struct ComponentGroup {
-    component: String,
-    targets: Vec<TargetRow>,
+/// The artifacts of one name and component.
+#[derive(Debug, Clone, Serialize)]
+pub struct ComponentGroup {
+    /// The component (`lib`, `dev`, ...).
+    pub component: String,
+    /// One row per target.
+    pub targets: Vec<TargetRow>,
 }
 
-#[derive(Debug, Serialize)]
-struct TargetRow {
-    target: String,
+/// One artifact: its target and what it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetRow {
+    /// The target (`generic`, `gfx942`, ...).
+    pub target: String,
+    /// What it holds.
     #[serde(flatten)]
-    counts: Counts,
+    pub counts: Counts,
 }
 
-#[derive(Debug, Serialize)]
-struct Counts {
-    files: u64,
-    dirs: u64,
-    symlinks: u64,
-    bytes: u64,
+/// How many entries of each kind, and the bytes of the files.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Counts {
+    /// Regular files.
+    pub files: u64,
+    /// Directories.
+    pub dirs: u64,
+    /// Symbolic links.
+    pub symlinks: u64,
+    /// Bytes of the files.
+    pub bytes: u64,
 }
 
 impl From<Stats> for Counts {
@@ -72,19 +91,8 @@ impl From<Stats> for Counts {
     }
 }
 
-/// The report as text or JSON; the caller prints it.
-pub fn inspect(args: &InspectArgs) -> anyhow::Result<String> {
-    let report = build(args)?;
-    Ok(if args.json {
-        let mut s = serde_json::to_string_pretty(&report)?;
-        s.push('\n');
-        s
-    } else {
-        render(&report)
-    })
-}
-
-fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
+/// `therock-package inspect`: what the artifact directory holds.
+pub fn inspect(args: &InspectOptions) -> anyhow::Result<InspectReport> {
     let dir = ArtifactDir::open(&args.artifact_dir)?;
     let manifest = dir.therock_manifest()?;
     let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();
@@ -127,7 +135,7 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
         .into_iter()
         .collect();
     let base_targets = dist_info::target::base_targets(&raw_targets);
-    Ok(Inspection {
+    Ok(InspectReport {
         schema: 1,
         mode: manifest.mode.therock_name(),
         version: manifest.version,
@@ -152,7 +160,21 @@ fn build(args: &InspectArgs) -> anyhow::Result<Inspection> {
     })
 }
 
-fn render(r: &Inspection) -> String {
+impl InspectReport {
+    /// The JSON document: pretty, one final newline.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("the report serialises");
+        s.push('\n');
+        s
+    }
+
+    /// The text report.
+    pub fn to_text(&self) -> String {
+        render(self)
+    }
+}
+
+fn render(r: &InspectReport) -> String {
     let mut s = String::new();
     let list = |v: &[String]| {
         if v.is_empty() {

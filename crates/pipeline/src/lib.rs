@@ -1,35 +1,42 @@
 //! Builds the ROCm Python packages from TheRock artifacts: everything
 //! `therock-package` does besides parsing its command line and printing.
 //!
-//! - [`inspect`]: describe an artifact directory ([`InspectArgs`]).
+//! - [`inspect`]: describe an artifact directory ([`InspectOptions`],
+//!   [`InspectReport`]).
 //! - [`plan`]: where every file would go, or the split into shards
-//!   ([`PlanArgs`]).
+//!   ([`PlanOptions`], [`PlanReport`]).
 //! - [`build`]: the packages of the set into `DEST/dist`, written atomically
-//!   ([`BuildArgs`], [`BuildReport`]; docs/pipeline.md).
+//!   ([`BuildOptions`], [`BuildReport`]; docs/pipeline.md).
 //! - [`assemble`]: join the outputs of sharded builds into one verified,
-//!   indexed release ([`AssembleArgs`]; docs/releasing.md).
+//!   indexed release ([`AssembleOptions`], [`AssembleReport`];
+//!   docs/releasing.md).
 //! - [`index`]: the find-links page, the PEP 503 tree and the PEP 658
-//!   metadata files of a dist directory ([`IndexArgs`], [`IndexReport`]).
+//!   metadata files of a dist directory ([`IndexOptions`], [`IndexReport`]).
 //!
 //! Checking a finished release is the `release-check` crate.
 //!
-//! Each command takes its flags as a value: a program builds them from the
-//! same flags a user would type with [`from_flags`], so the library and
-//! the command line can never disagree about a default.
+//! Each command takes a plain options value whose `Default` holds the
+//! defaults `therock-package` shows in its help, and returns what it found
+//! or did as a value (`serde::Serialize`, with `to_text` and `to_json`
+//! for the binary's output); the caller decides what to print.
 //!
 //! Package this artifact directory:
 //!
 //! ```no_run
 //! use cli_output::{Console, Verbosity};
-//! use pipeline::{BuildArgs, build, from_flags};
+//! use pipeline::{BuildOptions, PlanOptions, build};
 //!
-//! let args: BuildArgs = from_flags(
-//!     "build",
-//!     &["--artifact-dir", "therock/artifacts", "--dest-dir", "out"],
-//! )?;
+//! let options = BuildOptions {
+//!     plan: PlanOptions {
+//!         artifact_dir: "therock/artifacts".into(),
+//!         ..PlanOptions::default()
+//!     },
+//!     dest_dir: "out".into(),
+//!     ..BuildOptions::default()
+//! };
 //! // A console without a terminal prints one line per package to stderr.
 //! let console = Console::detect(Verbosity { verbose: 0, quiet: true });
-//! let report = build(&args, &console)?; // out/dist/*.whl, rocm-*.tar.gz
+//! let report = build(&options, &console)?; // out/dist/*.whl, rocm-*.tar.gz
 //! print!("{}", report.to_text());
 //! # Ok::<(), anyhow::Error>(())
 //! ```
@@ -46,26 +53,14 @@ mod shard;
 mod staging;
 mod timings;
 
-use anyhow::{Context as _, Result};
-use clap::{Args, FromArgMatches};
-
-pub use assemble::{AssembleArgs, assemble};
-pub use build_cmd::{BuildArgs, BuildReport, DevelCompression, PlanArgs, REPORT, build, plan};
+pub use assemble::{AssembleOptions, AssembleReport, AssembledPlatform, assemble};
+pub use build_cmd::{
+    BuildOptions, BuildReport, DevelCompression, PlanOptions, PlanReport, build, plan,
+};
 pub use built_links::ElfLinks;
-pub use index::{IndexArgs, IndexLayout, IndexReport, WrittenPage, index};
-pub use inspect::{InspectArgs, inspect};
+pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
+pub use inspect::{
+    ComponentGroup, Counts, InspectOptions, InspectReport, NameGroup, TargetRow, inspect,
+};
 pub use native::{NativeProgramError, NativePrograms, check_program, native_target};
-
-/// The arguments of a command (`A`, e.g. [`BuildArgs`]) parsed from
-/// `flags` exactly as `therock-package COMMAND FLAGS...` would parse them;
-/// `command` names it in errors.
-pub fn from_flags<A: Args + FromArgMatches>(
-    command: &'static str,
-    flags: &[impl AsRef<str>],
-) -> Result<A> {
-    let flags: Vec<String> = flags.iter().map(|f| f.as_ref().to_owned()).collect();
-    let matches = A::augment_args(clap::Command::new(command))
-        .try_get_matches_from(std::iter::once(command.to_owned()).chain(flags.iter().cloned()))
-        .with_context(|| format!("cannot run `{command} {}`", flags.join(" ")))?;
-    Ok(A::from_arg_matches(&matches)?)
-}
+pub use shard::{MatrixEntry, ShardId, ShardPlan};

@@ -26,13 +26,30 @@ pub(crate) const MANIFEST_NAME: &str = "shard.json";
 /// The manifest format this build writes and reads.
 const MANIFEST_FORMAT: u32 = 1;
 
-/// One shard of `count`: `index` is 1-based (`2/3`).
+/// One shard of `count`: `index` is 1-based (`2/3`); parsed from `K/N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct ShardId {
+pub struct ShardId {
     /// 1 ..= `count`.
     pub(crate) index: usize,
     /// How many shards the set is split into.
     pub(crate) count: usize,
+}
+
+impl ShardId {
+    /// Shard `index` of `count` (1-based), if `1 <= index <= count`.
+    pub fn new(index: usize, count: usize) -> Option<Self> {
+        (index >= 1 && index <= count).then_some(Self { index, count })
+    }
+
+    /// Which shard, from 1.
+    pub fn index(self) -> usize {
+        self.index
+    }
+
+    /// How many shards the set is split into.
+    pub fn count(self) -> usize {
+        self.count
+    }
 }
 
 impl FromStr for ShardId {
@@ -141,18 +158,18 @@ pub(crate) fn plan_digest(plan: &Plan) -> String {
 
 /// One shard of a [`ShardPlan`]: an entry of the CI matrix.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct MatrixEntry {
+pub struct MatrixEntry {
     /// `K/N`, what `build --shard` takes.
     #[serde(serialize_with = "display")]
-    pub(crate) shard: ShardId,
+    pub shard: ShardId,
     /// The digest of the plan it belongs to.
-    pub(crate) plan: String,
+    pub plan: String,
     /// The bytes its packages read from the artifacts.
-    pub(crate) input_bytes: u64,
+    pub input_bytes: u64,
     /// Its packages ([`package_label`]), in plan order.
-    pub(crate) packages: Vec<String>,
+    pub packages: Vec<String>,
     /// The artifacts its packages read, sorted.
-    pub(crate) artifacts: Vec<String>,
+    pub artifacts: Vec<String>,
     /// Indexes into the plan's packages.
     #[serde(skip)]
     members: Vec<usize>,
@@ -164,9 +181,9 @@ fn display<S: serde::Serializer>(id: &ShardId, s: S) -> Result<S::Ok, S::Error> 
 
 /// A plan split into shards.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ShardPlan {
+pub struct ShardPlan {
     /// One entry per shard: the CI matrix (`{"include": [...]}`).
-    pub(crate) include: Vec<MatrixEntry>,
+    pub include: Vec<MatrixEntry>,
 }
 
 impl ShardPlan {

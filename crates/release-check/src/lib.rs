@@ -13,18 +13,18 @@
 //! Verify this release from another program:
 //!
 //! ```no_run
-//! use release_check::{VerifyArgs, verify};
+//! use release_check::{VerifyOptions, verify};
 //!
-//! let args = VerifyArgs::new(["dist/linux", "dist/windows"])
+//! let options = VerifyOptions::new(["dist/linux", "dist/windows"])
 //!     .with_linux_amdgpu_families("gfx94X-dcgpu;gfx110X-dgpu");
-//! let report = verify(&args)?; // Err: a directory cannot be read at all
+//! let report = verify(&options)?; // Err: a directory cannot be read at all
 //! if !report.ok() {
 //!     eprint!("{}", report.to_text()); // every problem, one sentence each
 //!     std::process::exit(1);
 //! }
 //! let json = report.to_json(); // the `--json` document (docs/formats.md)
 //! # let _ = json;
-//! # Ok::<(), anyhow::Error>(())
+//! # Ok::<(), release_check::VerifyError>(())
 //! ```
 
 mod dist_targets;
@@ -45,8 +45,6 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use clap::Args;
 use dist_info::document::DistInfo;
 use dist_info::requirement::Platform;
 use link_check::{PolicyName, WheelAudit};
@@ -55,42 +53,34 @@ use serde::Serialize;
 use release::{DistFile, Kind};
 pub use release::{SdistError, sdist_pkg_info};
 
-/// What to verify: the flags of `therock-package verify`, so the command
-/// line and [`VerifyArgs::new`] give the same checks.
-#[derive(Debug, Args)]
-pub struct VerifyArgs {
+/// What to verify: the dist directories of one release and what the
+/// checks allow (`therock-package verify` builds one from its flags).
+#[derive(Debug, Clone)]
+pub struct VerifyOptions {
     /// Dist directories of one release (searched recursively for `*.whl`
     /// and `*.tar.gz`).
-    #[arg(required = true, value_name = "DIST_DIR")]
-    dirs: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
     /// Families the Linux release must offer (`,` or `;` separated): every
     /// target needs its device wheel (kpack) or every family its libraries
-    /// wheel (legacy).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
-    linux_amdgpu_families: Option<String>,
+    /// wheel (legacy). `None`: the completeness check is skipped.
+    pub linux_amdgpu_families: Option<String>,
     /// Families the Windows release must offer.
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
-    windows_amdgpu_families: Option<String>,
-    #[command(flatten)]
-    link_rules: LinkRules,
-    /// Print the report as JSON.
-    #[arg(long)]
-    json: bool,
+    pub windows_amdgpu_families: Option<String>,
+    /// What the ELF-link and manylinux checks allow.
+    pub link_rules: LinkRules,
 }
 
-/// What the ELF-link and manylinux checks allow: `--policy` and
-/// `--exclude`, the same flags for `verify` and for `assemble`, which
-/// passes them on to its verify step.
-#[derive(Debug, Clone, Default, Args)]
+/// What the ELF-link and manylinux checks allow (`--policy` and
+/// `--exclude` of `verify` and of `assemble`, which passes them on to its
+/// verify step).
+#[derive(Debug, Clone, Default)]
 pub struct LinkRules {
-    /// The manylinux policy every Linux wheel must keep to (`manylinux_2_28`,
-    /// `manylinux2014`); default: the one each wheel's own tag claims.
-    #[arg(long, value_name = "POLICY")]
-    policy: Option<PolicyName>,
-    /// A library the release deliberately leaves to the system although no
-    /// policy allows it (repeatable; auditwheel's `--exclude`).
-    #[arg(long = "exclude", value_name = "SONAME")]
-    exclude: Vec<String>,
+    /// The manylinux policy every Linux wheel must keep to; `None`: the
+    /// one each wheel's own tag claims.
+    pub policy: Option<PolicyName>,
+    /// Libraries the release deliberately leaves to the system although
+    /// no policy allows them (auditwheel's `--exclude`).
+    pub exclude: Vec<String>,
 }
 
 impl LinkRules {
@@ -109,7 +99,7 @@ impl LinkRules {
     }
 }
 
-impl VerifyArgs {
+impl VerifyOptions {
     /// Verify the dist directories `dirs` of one release, with no family
     /// lists, each wheel's own manylinux policy and nothing excluded.
     pub fn new<P: Into<PathBuf>>(dirs: impl IntoIterator<Item = P>) -> Self {
@@ -118,7 +108,6 @@ impl VerifyArgs {
             linux_amdgpu_families: None,
             windows_amdgpu_families: None,
             link_rules: LinkRules::default(),
-            json: false,
         }
     }
 
@@ -136,23 +125,32 @@ impl VerifyArgs {
         self
     }
 
-    /// Apply `rules` (`--policy`, `--exclude`) to the ELF-link and
-    /// manylinux checks.
+    /// Apply `rules` to the ELF-link and manylinux checks.
     #[must_use]
     pub fn with_link_rules(mut self, rules: LinkRules) -> Self {
         self.link_rules = rules;
         self
     }
+}
 
-    /// The dist directories, as given.
-    pub fn dirs(&self) -> &[PathBuf] {
-        &self.dirs
-    }
-
-    /// Whether `--json` was given.
-    pub fn json(&self) -> bool {
-        self.json
-    }
+/// Why a release could not be verified at all (problems of its packages
+/// are in the [`VerifyReport`] instead).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// A path given as a dist directory is none.
+    #[error("{} is not a directory; pass the dist directories of the release", dir.display())]
+    NotADirectory {
+        /// The path as given.
+        dir: PathBuf,
+    },
+    /// A dist directory could not be read.
+    #[error("cannot list {}", dir.display())]
+    List {
+        /// The directory.
+        dir: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 /// Every package of the dist directories, in directory order then path order.
@@ -224,22 +222,34 @@ impl Release {
 
 /// The outcome of one check.
 #[derive(Debug, Serialize)]
-struct CheckOutcome {
+pub struct CheckOutcome {
     /// Stable identifier (`well-formed`, `versions`, ...).
-    id: &'static str,
+    pub id: &'static str,
     /// What the check promises.
-    title: &'static str,
-    /// `ok`, `failed` or `skipped`.
-    status: &'static str,
+    pub title: &'static str,
+    /// Whether it passed.
+    pub status: CheckStatus,
     /// Why it was skipped, or what it covered.
     #[serde(skip_serializing_if = "Option::is_none")]
-    note: Option<String>,
+    pub note: Option<String>,
     /// Everything found wrong, one readable sentence each.
-    problems: Vec<String>,
+    pub problems: Vec<String>,
     /// What it found besides problems, for the text report (the JSON
     /// report carries the same as data).
     #[serde(skip)]
-    details: Vec<String>,
+    pub details: Vec<String>,
+}
+
+/// How one check of [`verify`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// Nothing wrong was found.
+    Ok,
+    /// Something wrong was found: the release must not be published.
+    Failed,
+    /// There was nothing to check (a note says why).
+    Skipped,
 }
 
 /// A package of the set, for the report.
@@ -272,9 +282,9 @@ fn outcome(
     note: Option<String>,
 ) -> CheckOutcome {
     let status = match &problems {
-        None => "skipped",
-        Some(p) if p.is_empty() => "ok",
-        Some(_) => "failed",
+        None => CheckStatus::Skipped,
+        Some(p) if p.is_empty() => CheckStatus::Ok,
+        Some(_) => CheckStatus::Failed,
     };
     CheckOutcome {
         id,
@@ -290,18 +300,18 @@ fn outcome(
 ///
 /// An error means the input could not be verified at all (a directory that
 /// is missing or unreadable); problems of the packages are in the report.
-pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
+pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
     let mut files = Vec::new();
     let mut well_formed = Vec::new();
-    for dir in &args.dirs {
+    for dir in &options.dirs {
         if !dir.is_dir() {
-            bail!(
-                "{} is not a directory; pass the dist directories of the release",
-                dir.display()
-            );
+            return Err(VerifyError::NotADirectory { dir: dir.clone() });
         }
-        let listing = wheel_writer::dist_dir::list_packages(dir)
-            .with_context(|| format!("cannot list {}", dir.display()))?;
+        let listing =
+            wheel_writer::dist_dir::list_packages(dir).map_err(|source| VerifyError::List {
+                dir: dir.clone(),
+                source,
+            })?;
         well_formed.extend(listing.refused.iter().map(ToString::to_string));
         if listing.packages.is_empty() {
             well_formed.push(format!("{}: holds no wheel or sdist", dir.display()));
@@ -353,8 +363,8 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
     ));
     let kpack = kpack::check(
         &release,
-        args.linux_amdgpu_families.as_deref(),
-        args.windows_amdgpu_families.as_deref(),
+        options.linux_amdgpu_families.as_deref(),
+        options.windows_amdgpu_families.as_deref(),
     );
     let kpack_note = kpack
         .is_none()
@@ -385,11 +395,11 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         targets,
         targets_note,
     ));
-    let links = links::check(&release, &args.link_rules.exclude);
-    let excluded = if args.link_rules.exclude.is_empty() {
+    let links = links::check(&release, &options.link_rules.exclude);
+    let excluded = if options.link_rules.exclude.is_empty() {
         String::new()
     } else {
-        format!("; excluded: {}", args.link_rules.exclude.join(", "))
+        format!("; excluded: {}", options.link_rules.exclude.join(", "))
     };
     checks.push(outcome(
         "elf-links",
@@ -419,7 +429,7 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
         absolute,
         absolute_note,
     ));
-    let policy = policy::check(&release, links.linux.as_ref(), args.link_rules.policy);
+    let policy = policy::check(&release, links.linux.as_ref(), options.link_rules.policy);
     checks.push(CheckOutcome {
         details: policy.details,
         ..outcome(
@@ -431,8 +441,12 @@ pub fn verify(args: &VerifyArgs) -> Result<VerifyReport> {
     });
     Ok(VerifyReport {
         schema: 1,
-        ok: checks.iter().all(|c| c.status != "failed"),
-        dirs: args.dirs.iter().map(|d| d.display().to_string()).collect(),
+        ok: checks.iter().all(|c| c.status != CheckStatus::Failed),
+        dirs: options
+            .dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
         files: release
             .files
             .iter()
@@ -458,6 +472,11 @@ impl VerifyReport {
         self.ok
     }
 
+    /// Every check, in report order.
+    pub fn checks(&self) -> &[CheckOutcome] {
+        &self.checks
+    }
+
     /// The report as JSON (sorted keys as declared, one final newline).
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(self).expect("report serialises");
@@ -475,9 +494,9 @@ impl VerifyReport {
         );
         for c in &self.checks {
             let mark = match c.status {
-                "ok" => "ok     ",
-                "skipped" => "skipped",
-                _ => "FAILED ",
+                CheckStatus::Ok => "ok     ",
+                CheckStatus::Skipped => "skipped",
+                CheckStatus::Failed => "FAILED ",
             };
             let _ = write!(out, "{mark} {}: {}", c.id, c.title);
             if let Some(note) = &c.note {
@@ -491,7 +510,11 @@ impl VerifyReport {
                 let _ = writeln!(out, "        {d}");
             }
         }
-        let failed = self.checks.iter().filter(|c| c.status == "failed").count();
+        let failed = self
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Failed)
+            .count();
         if failed == 0 {
             out.push_str("release verified: every check passed\n");
         } else {

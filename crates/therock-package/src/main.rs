@@ -7,6 +7,8 @@
 //! stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod flags;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,8 +16,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
 use dist_info::requirement::Platform;
-use pipeline::{AssembleArgs, BuildArgs, IndexArgs, InspectArgs, NativePrograms, PlanArgs};
-use release_check::VerifyArgs;
+use flags::{AssembleFlags, BuildFlags, IndexFlags, InspectFlags, PlanFlags, REPORT, VerifyFlags};
+use pipeline::NativePrograms;
 
 /// Builds the ROCm Python packages from TheRock artifacts.
 ///
@@ -40,12 +42,12 @@ struct Cli {
 enum Command {
     /// Describe an artifact directory: mode, artifacts, targets, counts, warnings.
     #[command(after_help = INSPECT_EXAMPLES)]
-    Inspect(InspectArgs),
+    Inspect(InspectFlags),
     /// Build every package of the set into `--dest-dir/dist`.
     #[command(after_help = BUILD_EXAMPLES)]
     Build {
         #[command(flatten)]
-        args: BuildArgs,
+        args: BuildFlags,
         #[command(flatten)]
         native: NativeFlags,
     },
@@ -53,30 +55,30 @@ enum Command {
     #[command(after_help = PLAN_EXAMPLES)]
     Plan {
         #[command(flatten)]
-        args: PlanArgs,
+        args: PlanFlags,
         #[command(flatten)]
         native: NativeFlags,
         /// Print the whole plan as JSON.
-        #[arg(long, help_heading = pipeline::REPORT)]
+        #[arg(long, help_heading = REPORT)]
         json: bool,
         /// Split the package set into N shards of balanced input bytes
         /// instead (with `--json`: a CI matrix).
-        #[arg(long, value_name = "N", help_heading = pipeline::REPORT)]
+        #[arg(long, value_name = "N", help_heading = REPORT)]
         shards: Option<usize>,
     },
     /// Join the outputs of `build --shard K/N` into one release: check the
     /// shards, write the `rocm` sdists and the index, verify.
     #[command(after_help = ASSEMBLE_EXAMPLES)]
-    Assemble(AssembleArgs),
+    Assemble(AssembleFlags),
     /// Check a release before publishing: well-formed packages, one version,
     /// identical duplicates, reachable device extras, satisfiable
     /// requirements, complete targets, resolvable ELF links (exit 1 on any problem).
     #[command(after_help = VERIFY_EXAMPLES)]
-    Verify(VerifyArgs),
+    Verify(VerifyFlags),
     /// Write the index pages of a dist directory: a find-links page, a PEP 503
     /// simple tree, and the PEP 658 `.metadata` file of every wheel.
     #[command(after_help = INDEX_EXAMPLES)]
-    Index(IndexArgs),
+    Index(IndexFlags),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions {
@@ -216,10 +218,18 @@ fn main() -> ExitCode {
 /// any `--json`) and drops reports of what was done.
 fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatus)> {
     let out = match command {
-        Command::Inspect(args) => pipeline::inspect(&args)?,
-        Command::Build { mut args, native } => {
-            args.set_native_programs(native.programs());
-            let r = pipeline::build(&args, console)?;
+        Command::Inspect(flags) => {
+            let report = pipeline::inspect(&flags.options())?;
+            if flags.json {
+                report.to_json()
+            } else {
+                report.to_text()
+            }
+        }
+        Command::Build { args, native } => {
+            let mut options = args.options();
+            options.plan.native_programs = native.programs();
+            let r = pipeline::build(&options, console)?;
             // Off a terminal each package had its progress line already.
             let text = || {
                 if console.is_terminal() {
@@ -228,11 +238,11 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
                     r.to_summary_text()
                 }
             };
-            let out = done(args.json(), console, || r.to_json(), text);
+            let out = done(args.json, console, || r.to_json(), text);
             // The packages are written either way; `--strict` makes a
             // failed link check the verdict, as in `verify`.
             if let Some(warning) = r.elf_links_warning() {
-                if args.strict() {
+                if args.strict {
                     eprintln!("therock-package: error: {warning}");
                     return Ok((out, ExitStatus::verdict(false)));
                 }
@@ -243,20 +253,33 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             out
         }
         Command::Plan {
-            mut args,
+            args,
             native,
             json,
             shards,
         } => {
-            args.set_native_programs(native.programs());
-            pipeline::plan(&args, json, shards)?
+            let mut options = args.options();
+            options.native_programs = native.programs();
+            let report = pipeline::plan(&options, shards)?;
+            if json {
+                report.to_json()
+            } else {
+                report.to_text()
+            }
         }
-        Command::Assemble(args) => pipeline::assemble(&args)?,
+        Command::Assemble(flags) => {
+            let report = pipeline::assemble(&flags.options())?;
+            if flags.json {
+                report.to_json()
+            } else {
+                report.to_text()
+            }
+        }
         Command::Verify(args) => {
             // A failed check is a verdict, not an error: its report is the
             // answer, printed even with `-q`.
-            let report = release_check::verify(&args)?;
-            let out = if args.json() {
+            let report = release_check::verify(&args.options())?;
+            let out = if args.json {
                 report.to_json()
             } else if console.quiet() && report.ok() {
                 String::new()
@@ -266,8 +289,8 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             return Ok((out, ExitStatus::verdict(report.ok())));
         }
         Command::Index(args) => {
-            let r = pipeline::index(&args)?;
-            done(args.json(), console, || r.to_json(), || r.to_text())
+            let r = pipeline::index(&args.options())?;
+            done(args.json, console, || r.to_json(), || r.to_text())
         }
         Command::Completions { shell } => completions(shell),
         Command::GenerateMan { dir } => {

@@ -469,6 +469,25 @@ fn assemble_writes_to_a_destination_that_is_not_utf8() {
     assert!(dest.join("dist").join("rocm-7.1.0.tar.gz").is_file());
 }
 
+/// Shards below a directory whose name is not UTF-8, assembled into
+/// another: `assemble` hands verify and the index writer paths, never
+/// their text.
+#[test]
+fn assemble_reads_shards_from_a_directory_that_is_not_utf8() {
+    let work = tempfile::tempdir().unwrap();
+    let from = work
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"shards-\xfe"));
+    fs::create_dir(&from).unwrap();
+    let shards = copy_shards(&from);
+    let dest = from.join(std::ffi::OsStr::from_bytes(b"release-\xff"));
+    let out = assemble(&shards, &dest, &[]);
+    let text = ok(&out);
+    assert!(text.contains("(verified, indexed)"), "{text}");
+    assert!(dest.join("dist").join("index.html").is_file());
+    assert!(dest.join("dist").join("rocm-7.1.0.tar.gz").is_file());
+}
+
 #[test]
 fn assemble_takes_verify_s_policy() {
     let work = tempfile::tempdir().unwrap();

@@ -23,7 +23,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use distribution::Distribution;
@@ -31,36 +30,23 @@ use fs_helpers::file_hash::sha256_bytes;
 use page::{FileLink, files_page, projects_page};
 use wheel_writer::dist_dir::list_packages;
 
-/// What to index: the flags of `therock-package index`.
-#[derive(Debug, Args)]
-pub struct IndexArgs {
+/// What to index, and which pages to write.
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
     /// The dist directory to index (the pages are written into it).
-    #[arg(value_name = "DIST_DIR")]
-    dir: PathBuf,
+    pub dir: PathBuf,
+    /// Which pages to write.
+    pub layout: IndexLayout,
     /// Legacy releases with several families: one index per `dist/{F}/`
     /// listing that family's packages and the shared ones beside it.
-    #[arg(long)]
-    per_family: bool,
-    /// Which pages to write: the flat `index.html` (a `--find-links`
-    /// source), the PEP 503 tree `simple/` (an `--index-url`), or both.
-    #[arg(long, value_enum, default_value_t = IndexLayout::Flat)]
-    layout: IndexLayout,
-    /// Print what was written as JSON.
-    #[arg(long)]
-    json: bool,
+    pub per_family: bool,
 }
 
-impl IndexArgs {
-    /// Whether `--json` was given.
-    pub fn json(&self) -> bool {
-        self.json
-    }
-}
-
-/// Which pages [`index`](crate::index()) writes (`--layout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// Which pages [`index`](crate::index()) writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum IndexLayout {
     /// `index.html`, a find-links page.
+    #[default]
     Flat,
     /// `simple/index.html` and `simple/<project>/index.html`.
     Simple,
@@ -76,15 +62,6 @@ impl IndexLayout {
     fn simple(self) -> bool {
         matches!(self, Self::Simple | Self::Both)
     }
-}
-
-/// What [`write_index`] writes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct IndexOptions {
-    /// The pages.
-    pub layout: IndexLayout,
-    /// One index per `dist/{F}/` of a legacy release with several families.
-    pub per_family: bool,
 }
 
 /// One page written, and how many entries it lists.
@@ -108,17 +85,6 @@ pub struct IndexReport {
     pub metadata_files: Vec<PathBuf>,
     /// Every page, in the order written.
     pub pages: Vec<WrittenPage>,
-}
-
-/// `therock-package index`: writes the pages.
-pub fn index(args: &IndexArgs) -> Result<IndexReport> {
-    write_index(
-        &args.dir,
-        IndexOptions {
-            layout: args.layout,
-            per_family: args.per_family,
-        },
-    )
 }
 
 impl IndexReport {
@@ -156,9 +122,11 @@ impl IndexReport {
     }
 }
 
-/// Indexes the wheels and sdists under `dir`: the `.metadata` file of
-/// every wheel, then the pages of `options.layout`.
-pub(crate) fn write_index(dir: &Path, options: IndexOptions) -> Result<IndexReport> {
+/// `therock-package index`: indexes the wheels and sdists under
+/// `options.dir`, writing the `.metadata` file of every wheel, then the
+/// pages of `options.layout`.
+pub fn index(options: &IndexOptions) -> Result<IndexReport> {
+    let dir = options.dir.as_path();
     if !dir.is_dir() {
         bail!(
             "{} is not a directory; pass the dist directory to index",
