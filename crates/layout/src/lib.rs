@@ -33,8 +33,8 @@ mod windows;
 pub use error::{CheckError, Error, ModelError};
 pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
-    Action, AliasReason, DevelEntry, Dropped, LinkReason, PackagePlan, Plan, PlannedFile,
-    RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
+    Action, AliasReason, DevelEntry, Dropped, LinkReason, PLAN_SCHEMA, PackagePlan, Plan,
+    PlannedFile, RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};

@@ -296,9 +296,14 @@ pub struct SelectorPlan {
     pub extras: Vec<(String, Vec<String>)>,
 }
 
+/// The `schema` of the plan document (`plan --json`, `plan.json`).
+pub const PLAN_SCHEMA: u32 = 1;
+
 /// The whole build: every package and selector, nothing written yet.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// Always [`PLAN_SCHEMA`]: the document's version, first in its JSON.
+    pub schema: u32,
     /// Legacy or kpack-split.
     pub mode: Mode,
     /// The canonical version of every package.

@@ -446,6 +446,7 @@ impl Planner<'_, '_> {
             crate::windows::warn_long_paths(&packages, &names);
         }
         Ok(Plan {
+            schema: crate::plan::PLAN_SCHEMA,
             mode: self.mode,
             version: self.version,
             platform_tag: self.input.platform_tag.clone(),
