@@ -198,14 +198,14 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
         let rel = cx.rel(&alias.path);
         let by = alias.neighbour.as_ref().map_or_else(
             || "a library of its directory with $ORIGIN in its search path".to_owned(),
-            |n| format!("{n}, beside it,"),
+            |n| format!("a library beside it ({n})"),
         );
         checks.push(match result {
             None => Check::passed(
                 Category::Libraries,
                 rel,
                 format!(
-                    "dlopen(\"{name}\") as {by} would do it reaches {} and resolves {symbol}",
+                    "dlopen(\"{name}\") from {by} reaches {} and resolves {symbol}",
                     alias.target
                 ),
             ),
@@ -213,7 +213,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 Category::Libraries,
                 rel,
                 format!(
-                    "dlopen(\"{name}\") as {by} would do it, then {symbol}, failed: {error}; \
+                    "dlopen(\"{name}\") from {by}, then dlsym({symbol}), failed: {error}; \
                      reinstall rocm-sdk-core and the package that ships {}",
                     alias.target
                 ),
