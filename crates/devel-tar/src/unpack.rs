@@ -65,8 +65,9 @@ pub struct UnpackOptions<'a> {
     /// reports them), instead of linking them again.
     pub leave_separated_links: bool,
     /// [`ensure_with`] returns at once when the tree is complete and the
-    /// [links stamp](crate::stamp) matches the installed runtime and device
-    /// wheels, without checking each link: the console scripts' rule, and
+    /// links stamp ([`DEVICE_LINKS_STAMP`](crate::DEVICE_LINKS_STAMP))
+    /// matches the installed runtime and device wheels, without checking
+    /// each link: the console scripts' rule, and
     /// `rocm-sdk path`'s (docs/behaviour.md#warm-path). A link separated
     /// without a reinstall (one file copied up by an image layer) is then
     /// left for `rocm-sdk init` or `rocm-sdk test` to find.

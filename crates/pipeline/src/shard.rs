@@ -166,7 +166,8 @@ pub struct MatrixEntry {
     pub plan: String,
     /// The bytes its packages read from the artifacts.
     pub input_bytes: u64,
-    /// Its packages ([`package_label`]), in plan order.
+    /// Its packages in plan order: `dist_name`, or `{F}/dist_name` for a
+    /// legacy family directory.
     pub packages: Vec<String>,
     /// The artifacts its packages read, sorted.
     pub artifacts: Vec<String>,
