@@ -27,6 +27,7 @@
 //! # Ok::<(), release_check::VerifyError>(())
 //! ```
 
+mod devel_tarball;
 mod dist_targets;
 mod duplicates;
 mod extras;
@@ -419,13 +420,13 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         aliases.problems,
         Some(aliases_note),
     ));
-    let absolute = search_paths::check(links.linux.as_ref());
+    let absolute = search_paths::check(&release, links.linux.as_ref());
     let absolute_note = absolute
         .is_none()
-        .then(|| "no Linux runtime wheel whose ELF files could be read".to_owned());
+        .then(|| "no Linux wheel whose ELF files could be read".to_owned());
     checks.push(outcome(
         "search-paths",
-        "no ELF file of a Linux runtime wheel searches an absolute directory (a directory of the build host)",
+        "no ELF file of a Linux wheel or of its devel tarball searches an absolute directory (a directory of the build host)",
         absolute,
         absolute_note,
     ));

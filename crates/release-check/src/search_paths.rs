@@ -1,18 +1,64 @@
-//! No host ELF file of a Linux runtime wheel searches an absolute
-//! directory: such an entry names a directory of the machine that built
+//! No host ELF file of a Linux wheel, nor of the devel tarball that
+//! `rocm-sdk init` unpacks, searches an absolute directory: such an entry names a directory of the machine that built
 //! it, and as `DT_RPATH` it is searched before `LD_LIBRARY_PATH` for the
 //! file and everything it loads, so any machine where that directory
 //! exists (or can be made) supplies libraries to the installed packages.
 //! The build leaves these entries out unless told to keep them
-//! (docs/behaviour.md#search-paths). Read from the ELF-links check's report.
+//! (docs/behaviour.md#search-paths). The runtime wheels' files are read
+//! from the ELF-links check's report, the devel tarball's here.
 
+use std::io::{self, Cursor, Read};
+
+use dist_info::requirement::Platform;
+use elf_surgery::ElfFile;
 use link_check::{LinkReport, SearchDir, SearchKind, WheelSetTree};
 
-/// One problem per absolute entry of each file; `None` when the links of
-/// the Linux wheels could not be read (the ELF-links check says why) or
-/// the release has none.
-pub(crate) fn check(linux: Option<&(WheelSetTree, LinkReport)>) -> Option<Vec<String>> {
-    let (_, report) = linux?;
+use super::release::{DistFile, Kind};
+use super::{Release, devel_tarball};
+
+/// The largest ELF member of a devel tarball read into memory to look at
+/// its search path; a larger one is reported, not read (a devel tree's own
+/// programs and libraries are far smaller; its runtime files are links).
+const MAX_ELF_MEMBER: u64 = 1 << 30;
+
+/// One problem per absolute entry of each file, in the Linux runtime
+/// wheels (from the ELF-links check's report) and in the devel tarballs of
+/// Linux devel wheels; `None` when there is neither (the ELF-links check
+/// says why the runtime wheels could not be read).
+pub(crate) fn check(
+    release: &Release,
+    linux: Option<&(WheelSetTree, LinkReport)>,
+) -> Option<Vec<String>> {
+    let mut problems = linux.map(|(_, report)| runtime_problems(report));
+    for file in release.unique() {
+        let Kind::Wheel(wheel) = &file.kind else {
+            continue;
+        };
+        if !wheel.readable || !file.installs_on(Platform::Linux) {
+            continue;
+        }
+        let Ok(members) =
+            wheel_writer::WheelReader::open(&file.path).and_then(|mut r| r.member_names())
+        else {
+            continue;
+        };
+        for member in members
+            .iter()
+            .filter(|m| devel_tarball::is_devel_tarball(m))
+        {
+            let found = problems.get_or_insert_with(Vec::new);
+            let origin = format!("{} ({member})", file.file_name);
+            if let Err(e) = devel_problems(file, member, &origin, found) {
+                found.push(format!(
+                    "{origin}: cannot read the devel tarball's ELF files: {e}; rebuild the wheel"
+                ));
+            }
+        }
+    }
+    problems
+}
+
+fn runtime_problems(report: &LinkReport) -> Vec<String> {
     let mut problems = Vec::new();
     for file in &report.files {
         let tag = match file.search_kind {
@@ -24,16 +70,71 @@ pub(crate) fn check(linux: Option<&(WheelSetTree, LinkReport)>) -> Option<Vec<St
             if let SearchDir::Outside(entry) = dir
                 && entry.starts_with('/')
             {
-                problems.push(format!(
-                    "{} (in {}): its {tag} searches the absolute directory {entry}, a directory \
-                     of the build host; rebuild without --keep-absolute-search-paths (a file the \
-                     build does not edit, 32-bit or another machine's, must be left out of the \
-                     artifacts)",
-                    file.path,
-                    file.origin.as_deref().unwrap_or("?")
+                problems.push(problem(
+                    &file.path,
+                    file.origin.as_deref().unwrap_or("?"),
+                    tag,
+                    entry,
                 ));
             }
         }
     }
-    Some(problems)
+    problems
+}
+
+/// The absolute entries of the ELF files in the devel tarball `member`;
+/// a file that does not parse as ELF has no search path a loader uses.
+fn devel_problems(
+    file: &DistFile,
+    member: &str,
+    origin: &str,
+    problems: &mut Vec<String>,
+) -> io::Result<()> {
+    devel_tarball::with_archive(&file.path, member, |archive| {
+        for entry in archive.entries()? {
+            let mut entry = entry?;
+            if !entry.header().entry_type().is_file() {
+                continue;
+            }
+            let path = devel_tarball::clean_path(&entry.path_bytes());
+            let mut magic = [0; 4];
+            let size = entry.size();
+            if size < 4 {
+                continue;
+            }
+            entry.read_exact(&mut magic)?;
+            if magic != *b"\x7fELF" {
+                continue;
+            }
+            if size > MAX_ELF_MEMBER {
+                problems.push(format!(
+                    "{path} (in {origin}): an ELF file of {size} bytes, too large to read its \
+                     search path"
+                ));
+                continue;
+            }
+            let mut bytes = magic.to_vec();
+            entry.read_to_end(&mut bytes)?;
+            let Ok(elf) = ElfFile::parse(&mut Cursor::new(bytes)) else {
+                continue;
+            };
+            let (tag, search) = match (elf.runpath(), elf.rpath()) {
+                (Some(runpath), _) => ("RUNPATH", runpath),
+                (None, Some(rpath)) => ("RPATH", rpath),
+                (None, None) => continue,
+            };
+            for entry in search.split(':').filter(|e| e.starts_with('/')) {
+                problems.push(problem(&path, origin, tag, entry));
+            }
+        }
+        Ok(())
+    })
+}
+
+fn problem(path: &str, origin: &str, tag: &str, entry: &str) -> String {
+    format!(
+        "{path} (in {origin}): its {tag} searches the absolute directory {entry}, a directory \
+         of the build host; rebuild without --keep-absolute-search-paths (a file the build does \
+         not edit, 32-bit or another machine's, must be left out of the artifacts)"
+    )
 }

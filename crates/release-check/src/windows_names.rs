@@ -9,17 +9,15 @@
 //! `MAX_PATH` below a typical site-packages are reported, not failed.
 
 use std::collections::BTreeSet;
-use std::fs::File;
-use std::io::{self, BufReader};
+use std::io;
 use std::path::Path;
 
-use devel_tar::TarCodec;
 use dist_info::requirement::Platform;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
 use wheel_writer::WheelReader;
 
-use super::Release;
 use super::release::Kind;
+use super::{Release, devel_tarball};
 
 /// What the check found.
 pub(crate) struct WindowsNames {
@@ -69,7 +67,10 @@ pub(crate) fn check(release: &Release) -> WindowsNames {
                 origin: file.display.clone(),
             })
             .collect();
-        for member in members.iter().filter(|m| is_devel_tarball(m)) {
+        for member in members
+            .iter()
+            .filter(|m| devel_tarball::is_devel_tarball(m))
+        {
             let origin = format!("{} ({member})", file.display);
             match tarball_members(&file.path, member) {
                 Ok(names) => paths.extend(names.into_iter().map(|path| Installed {
@@ -94,33 +95,16 @@ pub(crate) fn check(release: &Release) -> WindowsNames {
     }
 }
 
-/// Whether a wheel member is the devel tarball (`rocm_sdk_devel/_devel.tar*`).
-fn is_devel_tarball(member: &str) -> bool {
-    member
-        .rsplit_once('/')
-        .is_some_and(|(_, name)| TarCodec::from_file_name(name).is_some())
-}
-
 /// The member names of the devel tarball `member` of the wheel at `wheel`,
-/// as clean site-packages paths (no `./`, no trailing `/`), read as a
-/// stream.
+/// as clean site-packages paths, read as a stream.
 fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<String>> {
-    let codec = member
-        .rsplit_once('/')
-        .and_then(|(_, name)| TarCodec::from_file_name(name))
-        .ok_or_else(|| io::Error::other("not a devel tarball name"))?;
-    let mut zip =
-        zip::ZipArchive::new(BufReader::new(File::open(wheel)?)).map_err(io::Error::other)?;
-    let stream = zip.by_name(member).map_err(io::Error::other)?;
-    let mut archive = tar::Archive::new(codec.decoder(BufReader::new(stream))?);
-    let mut names = Vec::new();
-    for entry in archive.entries()? {
-        let entry = entry?;
-        let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let name = raw.strip_prefix("./").unwrap_or(&raw);
-        names.push(name.strip_suffix('/').unwrap_or(name).to_owned());
-    }
-    Ok(names)
+    devel_tarball::with_archive(wheel, member, |archive| {
+        let mut names = Vec::new();
+        for entry in archive.entries()? {
+            names.push(devel_tarball::clean_path(&entry?.path_bytes()));
+        }
+        Ok(names)
+    })
 }
 
 /// Names Windows cannot hold, one problem per bad directory or file.

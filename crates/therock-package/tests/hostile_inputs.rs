@@ -608,6 +608,10 @@ fn a_link_the_artifacts_cannot_follow_is_warned_about_once() {
 
 // ---- search paths ----
 
+const HIP_INFO: &str = "core-hip_run_generic/core/clr/stage/bin/hipInfo";
+const DEVEL_ONLY_PROGRAM: &str =
+    "blas_dev_generic/math-libs/BLAS/rocBLAS/stage/bin/rocblas-devtool";
+
 /// The shipped HIP library's `(tag, search path)` in the core wheel of `dist`.
 fn shipped_search_path(dist: &Path) -> (String, String) {
     let wheel = fixtures::files::entry_starting_with(dist, "rocm_sdk_core-");
@@ -627,12 +631,14 @@ fn absolute_search_path_entries_are_left_out_with_a_warning_unless_kept() {
     // A build host's directory before the library's own: as DT_RPATH it
     // would be searched first on every machine where it exists.
     let copy = copy_of(Layout::Tree);
-    let lib = copy.path().join(HIP_LIB);
-    elf_surgery::edit_file(
-        &lib,
-        &elf_surgery::SearchPathEdit::set(["/home/builder/TheRock/build/lib", "$ORIGIN"]),
-    )
-    .unwrap();
+    let host_dir = elf_surgery::SearchPathEdit::set(["/home/builder/TheRock/build/lib", "$ORIGIN"]);
+    elf_surgery::edit_file(&copy.path().join(HIP_LIB), &host_dir).unwrap();
+    // A program only the devel tarball ships (a dev artifact's), searched
+    // the same way: `rocm-sdk init` unpacks it into site-packages.
+    let devel_only = copy.path().join(DEVEL_ONLY_PROGRAM);
+    fs::create_dir_all(devel_only.parent().unwrap()).unwrap();
+    fs::copy(copy.path().join(HIP_INFO), &devel_only).unwrap();
+    elf_surgery::edit_file(&devel_only, &host_dir).unwrap();
     let dest = tempfile::tempdir().unwrap();
     let (code, stderr) = build(&[], copy.path(), dest.path(), &[]);
     assert_eq!(code, 0, "{stderr}");
@@ -642,7 +648,10 @@ fn absolute_search_path_entries_are_left_out_with_a_warning_unless_kept() {
         .filter(|l| l.contains("WARN"))
         .map(str::trim)
         .collect();
-    insta::assert_snapshot!(warnings.join("\n"), @"WARN [ARTIFACTS]/core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0: left out the absolute search-path entries /home/builder/TheRock/build/lib (RUNPATH): they name directories of the build host, where any machine that has them could supply libraries; pass --keep-absolute-search-paths to ship them");
+    insta::assert_snapshot!(warnings.join("\n"), @"
+    WARN [ARTIFACTS]/core-hip_lib_generic/core/clr/stage/lib/libamdhip64.so.7.1.0: left out the absolute search-path entries /home/builder/TheRock/build/lib (RUNPATH): they name directories of the build host, where any machine that has them could supply libraries; pass --keep-absolute-search-paths to ship them
+    WARN [ARTIFACTS]/blas_dev_generic/math-libs/BLAS/rocBLAS/stage/bin/rocblas-devtool: left out the absolute search-path entries /home/builder/TheRock/build/lib (RUNPATH): they name directories of the build host, where any machine that has them could supply libraries; pass --keep-absolute-search-paths to ship them
+    ");
     let dist = dest.path().join("dist");
     assert_eq!(
         shipped_search_path(&dist),
@@ -677,7 +686,8 @@ fn absolute_search_path_entries_are_left_out_with_a_warning_unless_kept() {
         .take_while(|l| !l.starts_with("skipped") && !l.starts_with("ok"))
         .collect();
     insta::assert_snapshot!(problems.join("\n"), @"
-    FAILED  search-paths: no ELF file of a Linux runtime wheel searches an absolute directory (a directory of the build host)
+    FAILED  search-paths: no ELF file of a Linux wheel or of its devel tarball searches an absolute directory (a directory of the build host)
             - _rocm_sdk_core/lib/libamdhip64.so.7 (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths (a file the build does not edit, 32-bit or another machine's, must be left out of the artifacts)
+            - _rocm_sdk_devel/bin/rocblas-devtool (in rocm_sdk_devel-7.1.0-py3-none-linux_x86_64.whl (rocm_sdk_devel/_devel.tar)): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths (a file the build does not edit, 32-bit or another machine's, must be left out of the artifacts)
     ");
 }
