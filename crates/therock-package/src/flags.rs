@@ -91,7 +91,7 @@ pub(crate) struct PlanFlags {
     keep_absolute_search_paths: bool,
     /// An unversioned library name (`libamdhip64.so`) that gets a runtime
     /// alias besides the names the build finds (repeatable).
-    #[arg(long, value_name = "NAME", help_heading = RELEASE)]
+    #[arg(long, value_name = "NAME", value_parser = runtime_alias_flag, help_heading = RELEASE)]
     runtime_alias: Vec<String>,
     /// `License-Expression` of every package (overrides `--metadata`).
     #[arg(long, value_name = "SPDX", help_heading = METADATA)]
@@ -116,6 +116,14 @@ fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceErro
 
 fn platform_tag_flag(text: &str) -> Result<String, pypa_formats::filename::WheelTagError> {
     pypa_formats::filename::WheelTag::py3_none(text).map(|_| text.to_owned())
+}
+
+fn runtime_alias_flag(text: &str) -> Result<String, &'static str> {
+    if elf_surgery::is_unversioned_name(text) {
+        Ok(text.to_owned())
+    } else {
+        Err("not an unversioned library name; give a file name like libamdhip64.so")
+    }
 }
 
 fn parse_project_url(text: &str) -> Result<(String, String), String> {

@@ -167,3 +167,95 @@ fn linking_against_the_devel_tree_takes_the_real_libraries() {
         .collect();
     assert_eq!(rocm, ["libamdhip64.so.7", "librocblas.so.5"]);
 }
+
+/// `plan` of the kpack example with `extra` flags: its exit code and its
+/// stdout and stderr, the artifact directory replaced by `[ARTIFACTS]`.
+fn plan(extra: &[&str]) -> (i32, String, String) {
+    let dir = common::artifacts(ExampleMode::Kpack);
+    let mut args = vec!["plan", "--artifact-dir", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = common::therock_package(&args);
+    let text = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes).replace(&dir.display().to_string(), "[ARTIFACTS]")
+    };
+    (
+        out.status.code().unwrap_or(-1),
+        text(&out.stdout),
+        text(&out.stderr),
+    )
+}
+
+#[test]
+fn a_runtime_alias_asked_for_is_planned_with_its_reason_or_refused_naming_it() {
+    let (code, stdout, stderr) = plan(&["--runtime-alias", "libhipfft.so"]);
+    assert_eq!(code, 0, "{stderr}");
+    let aliases: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("runtime alias"))
+        .map(str::trim)
+        .collect();
+    insta::assert_snapshot!(aliases.join("\n"), @"
+    runtime alias _rocm_sdk_core/lib/libamdhip64.so for libamdhip64.so.7 (896 bytes): opened by name by programs that load HIP at run time (PyTorch's preloading among them)
+    runtime alias _rocm_sdk_core/lib/libhipfft.so for libhipfft.so.0 (920 bytes): asked for with --runtime-alias
+    runtime alias _rocm_sdk_core/lib/librocblas.so for librocblas.so.5 (920 bytes): found in lib/libhipfft.so.0.1 (fft_lib_generic)
+    ");
+
+    let (code, _, stderr) = plan(&["--runtime-alias", "libhipfft.so.0"]);
+    assert_eq!(code, 2, "{stderr}");
+    insta::assert_snapshot!(stderr.trim_end(), @"
+    error: invalid value 'libhipfft.so.0' for '--runtime-alias <NAME>': not an unversioned library name; give a file name like libamdhip64.so
+
+    For more information, try '--help'.
+    ");
+    let (code, _, stderr) = plan(&["--runtime-alias", "libnothere.so"]);
+    assert_eq!(code, 1, "{stderr}");
+    insta::assert_snapshot!(stderr.trim_end(), @"therock-package: error: --runtime-alias libnothere.so: no runtime package ships a library whose SONAME is a versioned form of it (libnothere.so.N); check the name or leave the flag out");
+}
+
+/// A member of the wheel in `dist` whose file name starts with `prefix`.
+fn member(dist: &Path, prefix: &str, name: &str) -> Vec<u8> {
+    let wheel = fixtures::files::entry_starting_with(dist, prefix);
+    wheel_writer::WheelReader::open(&wheel)
+        .unwrap()
+        .read_member(name)
+        .unwrap()
+}
+
+#[test]
+fn verify_refuses_an_alias_that_reaches_nothing_or_shadows_a_real_file() {
+    let shared = Build::shared(ExampleMode::Kpack).dist();
+    let dist = tempfile::tempdir().unwrap();
+    for file in fs::read_dir(&shared).unwrap() {
+        let file = file.unwrap().path();
+        fs::copy(&file, dist.path().join(file.file_name().unwrap())).unwrap();
+    }
+    // Another wheel of the set: core's alias of the HIP library where its
+    // `$ORIGIN` reaches no libamdhip64.so.7, and a real library (rocBLAS
+    // itself, SONAME librocblas.so.5) under the name of core's other alias.
+    let alias = member(
+        dist.path(),
+        "rocm_sdk_core-",
+        "_rocm_sdk_core/lib/libamdhip64.so",
+    );
+    let rocblas = member(
+        dist.path(),
+        "rocm_sdk_libraries-",
+        "_rocm_sdk_libraries/lib/librocblas.so.5",
+    );
+    fixtures::raw_wheel::RawWheel::new("extra", "1.0")
+        .file("extra/__init__.py", b"")
+        .file("extra/lib/libamdhip64.so", &alias)
+        .file("extra/lib/librocblas.so", &rocblas)
+        .write(dist.path());
+    let report = common::fails(&common::verify(&[dist.path()], &[]));
+    let problems: Vec<&str> = report
+        .lines()
+        .skip_while(|l| !l.starts_with("FAILED  runtime-aliases"))
+        .take_while(|l| !l.starts_with("ok") && !l.starts_with("FAILED  search"))
+        .collect();
+    insta::assert_snapshot!(problems.join("\n"), @"
+    FAILED  runtime-aliases: every runtime alias (libX.so standing for a library of the set) reaches its library inside the set and shadows no real file (3 aliases)
+            - _rocm_sdk_core/lib/librocblas.so (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): the runtime alias has the name of the real file extra/lib/librocblas.so (in extra-1.0-py3-none-linux_x86_64.whl); a lookup by name could find the alias instead of it; rebuild the set
+            - extra/lib/libamdhip64.so (in extra-1.0-py3-none-linux_x86_64.whl): the runtime alias stands for libamdhip64.so.7, which its RUNPATH does not reach inside the set; rebuild the set with the library's package
+    ");
+}
