@@ -111,7 +111,7 @@ fn a_failed_build_leaves_the_destination_as_it_found_it() {
 fn every_bad_flag_value_exits_2() {
     let dest = tempfile::tempdir().unwrap();
     let build = ["build", "--artifact-dir", MISSING, "--dest-dir", "DEST"];
-    let bad: [&[&str]; 17] = [
+    let bad: [&[&str]; 18] = [
         &["--version", "banana"],
         &["--version", ""],
         &["--version-suffix", "a-b"],
@@ -129,6 +129,7 @@ fn every_bad_flag_value_exits_2() {
         &["--no-wheel-compression", "--compression-level", "6"],
         &["--devel-tarball-compression", "--devel-compression", "zstd"],
         &["--metadata"],
+        &["--runtime-alias", "libamdhip64.so.7"],
     ];
     let mut table = String::new();
     for extra in bad {
@@ -164,6 +165,7 @@ fn every_bad_flag_value_exits_2() {
         exit Some(2) | build --no-wheel-compression --compression-level 6 | error: --no-wheel-compression stores wheel members but --compression-level 6 deflates them; give one of them
         exit Some(2) | build --devel-tarball-compression --devel-compression zstd | error: --devel-tarball-compression means --devel-compression xz but --devel-compression zstd was given; give one of them
         exit Some(2) | build --metadata | error: a value is required for '--metadata <FILE>' but none was supplied
+        exit Some(2) | build --runtime-alias libamdhip64.so.7 | error: invalid value 'libamdhip64.so.7' for '--runtime-alias <NAME>': not an unversioned library name; give a file name like libamdhip64.so
         exit Some(2) | plan --artifact-dir IN --shards banana | error: invalid value 'banana' for '--shards <N>': invalid digit found in string
         exit Some(2) | plan --artifact-dir IN --version 7.x | error: invalid value '7.x' for '--version <VERSION>': version `7.x` is not a valid PEP 440 version: unexpected `.x`; use a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`
         exit Some(2) | verify IN --linux-amdgpu-families gfx999 | error: invalid value 'gfx999' for '--linux-amdgpu-families <FAMILIES>': unknown GPU family or target `gfx999`; known families: dcgpu-all, dgpu-all, gfx101X-all, gfx101X-dgpu, gfx103X-all, gfx103X-dgpu, gfx103X-igpu, gfx110X-all, gfx110X-dgpu, gfx110X-igpu, gfx115X-all, gfx115X-igpu, gfx120X-all, gfx125X-all, gfx125X-dcgpu, gfx900-dgpu, gfx906-dgpu, gfx908-dcgpu, gfx90a-dcgpu, gfx90c-igpu, gfx94X-all, gfx94X-dcgpu, gfx950-all, gfx950-dcgpu, igpu-all; known targets: gfx1010, gfx1011, gfx1012, gfx1030, gfx1031, gfx1032, gfx1033, gfx1034, gfx1035, gfx1036, gfx1100, gfx1101, gfx1102, gfx1103, gfx1150, gfx1151, gfx1152, gfx1153, gfx1200, gfx1201, gfx1250, gfx900, gfx906, gfx908, gfx90a, gfx90c, gfx942, gfx950
