@@ -4,6 +4,8 @@
 use std::io;
 use std::path::PathBuf;
 
+use pypa_formats::installer::InstallCommand;
+
 /// Everything that can go wrong writing, unpacking or reconciling the devel
 /// tree.
 #[derive(Debug, thiserror::Error)]
@@ -57,12 +59,14 @@ pub enum Error {
 
     /// `rocm-sdk-devel` is not installed in this site-packages.
     #[error(
-        "rocm-sdk-devel is not installed in {}: install it with `pip install rocm[devel]`",
+        "rocm-sdk-devel is not installed in {}: install it with `{install} rocm[devel]`",
         site_packages.display()
     )]
     DevelNotInstalled {
         /// The site-packages directory searched.
         site_packages: PathBuf,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// The devel package is there but has no RECORD: pip did not install it.
@@ -78,12 +82,14 @@ pub enum Error {
 
     /// Neither the tar nor the unpacked tree is there.
     #[error(
-        "the devel tree {} is missing and there is no devel tar to unpack it from; reinstall with `pip install --force-reinstall rocm-sdk-devel`",
+        "the devel tree {} is missing and there is no devel tar to unpack it from; reinstall with `{install} --force-reinstall rocm-sdk-devel`",
         tree.display()
     )]
     TreeMissing {
         /// `SP/_rocm_sdk_devel`.
         tree: PathBuf,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// Device links cannot be reconciled before the tree is unpacked.
@@ -110,7 +116,7 @@ pub enum Error {
 
     /// The tar cannot be read to the end.
     #[error(
-        "the devel tar {} is corrupt or truncated ({reason}); nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",
+        "the devel tar {} is corrupt or truncated ({reason}); nothing was unpacked. Reinstall it with `{install} --force-reinstall rocm-sdk-devel`",
         tar.display()
     )]
     CorruptTar {
@@ -118,12 +124,14 @@ pub enum Error {
         tar: PathBuf,
         /// What was wrong.
         reason: String,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// The tar is not the file pip installed: its size or sha256 differs
     /// from its RECORD row.
     #[error(
-        "the devel tar {} changed after it was installed ({reason}); nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",
+        "the devel tar {} changed after it was installed ({reason}); nothing was unpacked. Reinstall it with `{install} --force-reinstall rocm-sdk-devel`",
         tar.display()
     )]
     TarModified {
@@ -131,11 +139,13 @@ pub enum Error {
         tar: PathBuf,
         /// What differs.
         reason: String,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// A distribution's RECORD is not the CSV pip writes.
     #[error(
-        "{} is not a valid RECORD ({reason}); nothing was changed. Reinstall the distribution with `pip install --force-reinstall`",
+        "{} is not a valid RECORD ({reason}); nothing was changed. Reinstall the distribution with `{install} --force-reinstall`",
         path.display()
     )]
     MalformedRecord {
@@ -143,11 +153,13 @@ pub enum Error {
         path: PathBuf,
         /// Where and what (`line 3: the size is not a number`).
         reason: String,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// RECORD does not vouch for the tar, so it cannot be checked.
     #[error(
-        "the devel tar {} cannot be checked: {} {reason}; nothing was unpacked. Reinstall it with `pip install --force-reinstall rocm-sdk-devel`",
+        "the devel tar {} cannot be checked: {} {reason}; nothing was unpacked. Reinstall it with `{install} --force-reinstall rocm-sdk-devel`",
         tar.display(),
         record.display()
     )]
@@ -158,6 +170,8 @@ pub enum Error {
         record: PathBuf,
         /// What RECORD lacks ("does not list it", ...).
         reason: String,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// A member would write or point outside site-packages, or is not a
@@ -211,6 +225,24 @@ pub enum Error {
 }
 
 impl Error {
+    /// The same error, its remedy naming `command`. Errors are made where
+    /// they happen, with pip's command; the entry points that know which
+    /// tool installed the environment ([`crate::ensure_with`], from the
+    /// devel distribution's `INSTALLER`) set the real one.
+    #[must_use]
+    pub fn with_install_command(mut self, command: InstallCommand) -> Self {
+        match &mut self {
+            Self::DevelNotInstalled { install, .. }
+            | Self::TreeMissing { install, .. }
+            | Self::CorruptTar { install, .. }
+            | Self::TarModified { install, .. }
+            | Self::MalformedRecord { install, .. }
+            | Self::TarUnrecorded { install, .. } => *install = command,
+            _ => {}
+        }
+        self
+    }
+
     /// An [`Error::Io`], or [`Error::ReadOnly`] when the cause is a
     /// permission or read-only file-system error.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {

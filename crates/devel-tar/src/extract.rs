@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, SystemTime};
 
+use pypa_formats::installer::InstallCommand;
+
 use crate::compression::TarCodec;
 use crate::error::Error;
 use crate::scan::{self, Kind, Model};
@@ -164,6 +166,7 @@ fn copy_files(
 
 fn changed(tar: &Path, what: &str) -> Error {
     Error::CorruptTar {
+        install: InstallCommand::default(),
         tar: tar.to_path_buf(),
         reason: format!("{what} changed while unpacking"),
     }
@@ -259,6 +262,7 @@ fn read_archive(
     done: &mpsc::Sender<Result<usize, Error>>,
 ) -> Result<(), Error> {
     let corrupt = |e: io::Error| Error::CorruptTar {
+        install: InstallCommand::default(),
         tar: tar.to_path_buf(),
         reason: e.to_string(),
     };
@@ -333,6 +337,7 @@ impl WriteError {
     fn into_error(self, dest: &Path, tar: &Path) -> Error {
         match self {
             WriteError::Read(e) => Error::CorruptTar {
+                install: InstallCommand::default(),
                 tar: tar.to_path_buf(),
                 reason: e.to_string(),
             },

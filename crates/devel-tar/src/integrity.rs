@@ -10,6 +10,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest as _, Sha256};
 
+use pypa_formats::installer::InstallCommand;
+
 use crate::error::Error;
 use crate::record;
 
@@ -28,6 +30,7 @@ impl Recorded {
     /// trusted without one.
     pub(crate) fn read(record_path: &Path, tar: &Path, relpath: &str) -> Result<Self, Error> {
         let unrecorded = |reason: &str| Error::TarUnrecorded {
+            install: InstallCommand::default(),
             tar: tar.to_path_buf(),
             record: record_path.to_path_buf(),
             reason: reason.to_owned(),
@@ -56,6 +59,7 @@ impl Recorded {
     pub(crate) fn check_size(&self, tar: &Path, actual: u64) -> Result<(), Error> {
         match self.size {
             Some(size) if size != actual => Err(Error::TarModified {
+                install: InstallCommand::default(),
                 tar: tar.to_path_buf(),
                 reason: format!("it is {actual} bytes, RECORD lists {size}"),
             }),
@@ -70,6 +74,7 @@ impl Recorded {
             Ok(())
         } else {
             Err(Error::TarModified {
+                install: InstallCommand::default(),
                 tar: tar.to_path_buf(),
                 reason: "its sha256 differs from its RECORD row".to_owned(),
             })

@@ -15,6 +15,8 @@ use fs_helpers::atomic_write::write_atomic_via;
 use pypa_formats::member::check_relpath;
 use serde::{Deserialize, Serialize};
 
+use pypa_formats::installer::InstallCommand;
+
 use crate::error::Error;
 use crate::lock::SiteLock;
 use crate::record;
@@ -110,7 +112,10 @@ pub(crate) fn reconcile(site_packages: &Path, repair: bool) -> Result<ReconcileR
         return Err(Error::NotUnpacked { tar });
     }
     if !site.tree().is_dir() {
-        return Err(Error::TreeMissing { tree: site.tree() });
+        return Err(Error::TreeMissing {
+            tree: site.tree(),
+            install: InstallCommand::default(),
+        });
     }
     slow_path(&site)
 }

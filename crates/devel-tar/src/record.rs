@@ -9,12 +9,15 @@ use std::path::Path;
 
 use pypa_formats::record::{RecordEntry, parse_record, push_row, uses_crlf};
 
+use pypa_formats::installer::InstallCommand;
+
 use crate::error::Error;
 
 /// The RECORD at `path`: its text and its rows.
 fn read(path: &Path) -> Result<(String, Vec<RecordEntry>), Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::read("read", path, e))?;
     let malformed = |reason: String| Error::MalformedRecord {
+        install: InstallCommand::default(),
         path: path.to_path_buf(),
         reason,
     };

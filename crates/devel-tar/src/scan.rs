@@ -11,6 +11,8 @@ use std::path::Path;
 use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 use dist_info::windows_names;
 
+use pypa_formats::installer::InstallCommand;
+
 use crate::compression::{READ_BUFFER, TarCodec};
 use crate::counting::CountingReader;
 use crate::error::Error;
@@ -159,6 +161,7 @@ fn read_members(
     names: &TreeNames,
 ) -> Result<Model, Error> {
     let corrupt = |reason: String| Error::CorruptTar {
+        install: InstallCommand::default(),
         tar: tar.to_path_buf(),
         reason,
     };

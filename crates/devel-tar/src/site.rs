@@ -2,9 +2,11 @@
 //! distribution (its dist-info, RECORD and version), its tar, the tree, and
 //! the installed device distributions.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use pypa_formats::filename::DistInfoDir;
+use pypa_formats::installer::InstallCommand;
 
 use crate::compression::TarCodec;
 use crate::error::Error;
@@ -20,6 +22,30 @@ const LINKED_DIST_PREFIXES: &[&str] = &[
     DEVICE_DIST_PREFIX,
     "rocm_profiler-",
 ];
+
+/// The command that installs into `root`, from the `INSTALLER` of the
+/// devel distribution, else of core's (for remedies: a uv-made environment
+/// has no pip); pip's when neither says.
+pub fn install_command(root: &Path) -> InstallCommand {
+    let Ok(names) = list_dir(root) else {
+        return InstallCommand::default();
+    };
+    [DEVEL_DIST_PREFIX, "rocm_sdk_core-"]
+        .iter()
+        .find_map(|prefix| {
+            let name = names
+                .iter()
+                .find(|n| n.starts_with(prefix) && n.ends_with(DistInfoDir::SUFFIX))?;
+            let mut text = String::new();
+            std::fs::File::open(root.join(name).join("INSTALLER"))
+                .ok()?
+                .take(256)
+                .read_to_string(&mut text)
+                .ok()?;
+            Some(InstallCommand::from_installer_file(&text))
+        })
+        .unwrap_or_default()
+}
 
 /// The devel distribution as installed in one site-packages.
 #[derive(Debug)]
@@ -47,6 +73,7 @@ impl InstalledDevel {
                 });
             }
             return Err(Error::DevelNotInstalled {
+                install: InstallCommand::default(),
                 site_packages: root.to_path_buf(),
             });
         };

@@ -15,6 +15,8 @@ use std::path::Path;
 
 use dist_info::devel_tree::{Resolved, resolve_link};
 
+use pypa_formats::installer::InstallCommand;
+
 use crate::error::Error;
 use crate::extract;
 use crate::integrity::Recorded;
@@ -165,6 +167,14 @@ pub fn ensure_with(
     site_packages: &Path,
     options: &mut UnpackOptions<'_>,
 ) -> Result<EnsureReport, Error> {
+    ensure_inner(site_packages, options)
+        .map_err(|e| e.with_install_command(crate::site::install_command(site_packages)))
+}
+
+fn ensure_inner(
+    site_packages: &Path,
+    options: &mut UnpackOptions<'_>,
+) -> Result<EnsureReport, Error> {
     if options.trust_current_stamp && ready_by_stamp(site_packages)? {
         return Ok(EnsureReport {
             unpack: UnpackReport {
@@ -179,7 +189,7 @@ pub fn ensure_with(
             warnings: Vec::new(),
         });
     }
-    let unpack = unpack(site_packages, options)?;
+    let unpack = unpack_inner(site_packages, options)?;
     let repair = !options.leave_separated_links;
     let reconcile = reconcile::reconcile(site_packages, repair)?;
     let (relinked, relink_warnings) = if repair {
@@ -219,6 +229,14 @@ fn ready_by_stamp(site_packages: &Path) -> Result<bool, Error> {
 /// processes at once (all return once the tree is complete) and after a
 /// process was killed at any point (the next call produces the same tree).
 pub fn unpack(
+    site_packages: &Path,
+    options: &mut UnpackOptions<'_>,
+) -> Result<UnpackReport, Error> {
+    unpack_inner(site_packages, options)
+        .map_err(|e| e.with_install_command(crate::site::install_command(site_packages)))
+}
+
+fn unpack_inner(
     site_packages: &Path,
     options: &mut UnpackOptions<'_>,
 ) -> Result<UnpackReport, Error> {
@@ -336,7 +354,10 @@ fn already_unpacked(site: &InstalledDevel) -> Result<UnpackReport, Error> {
             warnings: Vec::new(),
         })
     } else {
-        Err(Error::TreeMissing { tree: site.tree() })
+        Err(Error::TreeMissing {
+            tree: site.tree(),
+            install: InstallCommand::default(),
+        })
     }
 }
 
@@ -392,10 +413,11 @@ impl UnpackPlan {
                     });
                     continue;
                 }
-                Resolved::Missing(_) => {
+                Resolved::Missing(missing) => {
                     plan.warnings.push(DevelWarning::DanglingLink {
                         path: path.clone(),
                         target: target.clone(),
+                        missing,
                     });
                     continue;
                 }

@@ -13,6 +13,8 @@ pub enum DevelWarning {
         path: String,
         /// Its symlink text.
         target: String,
+        /// Where it leads, relative to site-packages.
+        missing: String,
     },
     /// A devel link that dangles inside the tree itself: the tarball holds
     /// nothing at the path it leads to, and no other package installs
@@ -56,10 +58,17 @@ pub enum DevelWarning {
 impl fmt::Display for DevelWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DevelWarning::DanglingLink { path, target } => write!(
-                f,
-                "skipped devel link {path} -> {target}: the target is not installed (install the package that ships it, then reinstall rocm-sdk-devel)"
-            ),
+            DevelWarning::DanglingLink {
+                path,
+                target,
+                missing,
+            } => {
+                let top = missing.split('/').next().unwrap_or(missing);
+                write!(
+                    f,
+                    "skipped devel link {path} -> {target}: nothing is installed at {missing}; install the ROCm package that installs {top}/, then reinstall rocm-sdk-devel to get the link"
+                )
+            }
             DevelWarning::DanglingInTarball {
                 path,
                 target,

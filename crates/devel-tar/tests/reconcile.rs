@@ -197,7 +197,8 @@ fn versions_must_match_up_to_a_post_release() {
         [
             DevelWarning::DanglingLink {
                 path: "_rocm_sdk_devel/lib/libmissing.so.1".into(),
-                target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into()
+                target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into(),
+                missing: "_rocm_sdk_libraries/lib/libmissing.so.1".into(),
             },
             DevelWarning::VersionMismatch {
                 distribution: "rocm_sdk_device_gfx1100-7.2.0.dist-info".into(),

@@ -86,7 +86,8 @@ fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
             report.warnings,
             [DevelWarning::DanglingLink {
                 path: "_rocm_sdk_devel/lib/libmissing.so.1".into(),
-                target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into()
+                target: "../../_rocm_sdk_libraries/lib/libmissing.so.1".into(),
+                missing: "_rocm_sdk_libraries".into(),
             }]
         );
         // The tar is gone and RECORD lists every path of the tree once.
@@ -417,6 +418,28 @@ fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
             "{what}: {text}"
         );
         assert_eq!(snapshot(&site.sp), before, "{what}: something was written");
+    }
+}
+
+#[test]
+fn a_remedy_names_the_tool_that_installed_the_environment() {
+    // A uv-made environment has no pip: its INSTALLER says uv.
+    let tar = write_tar(&devel_entries(), TarCodec::None);
+    for (installer, command) in [("uv\n", "uv pip install"), ("pip\n", "pip install")] {
+        let site = SitePackages::with_devel(&tar, "_devel.tar");
+        fs::write(
+            site.dist_info("rocm_sdk_devel").join("INSTALLER"),
+            installer,
+        )
+        .unwrap();
+        let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
+        let bytes = fs::read(&tar_path).unwrap();
+        fs::write(&tar_path, &bytes[..bytes.len() / 2]).unwrap();
+        let err = unpack(&site.sp, &mut UnpackOptions::default())
+            .unwrap_err()
+            .to_string();
+        let remedy = format!("Reinstall it with `{command} --force-reinstall rocm-sdk-devel`");
+        assert!(err.ends_with(&remedy), "{installer:?}: {err}");
     }
 }
 
@@ -901,6 +924,7 @@ fn a_link_dangling_inside_the_tarball_is_not_blamed_on_a_missing_package() {
             DevelWarning::DanglingLink {
                 path: "_rocm_sdk_devel/lib/libhip.so".into(),
                 target: "../../_rocm_sdk_libraries/lib/libhip.so.1".into(),
+                missing: "_rocm_sdk_libraries".into(),
             },
             DevelWarning::DanglingInTarball {
                 path: "_rocm_sdk_devel/lib/libx.so".into(),

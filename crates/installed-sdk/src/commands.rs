@@ -124,7 +124,8 @@ impl Site {
     /// The release version and the installed distributions.
     pub fn version_report(&self) -> Result<VersionReport, Error> {
         let document = self.dist_info()?;
-        let distributions = crate::distributions::installed(self.root(), &document)?
+        let distributions = crate::distributions::installed(self.root(), &document)
+            .map_err(|e| e.with_install_command(self.install_command()))?
             .into_iter()
             .map(|d| NameVersion {
                 name: d.name,
@@ -147,7 +148,8 @@ impl Site {
             .ok_or_else(|| Error::NoCorePackage {
                 site_packages: self.root().to_path_buf(),
             })?;
-        let targets = read_dist_targets(&core)?;
+        let targets =
+            read_dist_targets(&core).map_err(|e| e.with_install_command(self.install_command()))?;
         Ok(TargetsReport {
             dist_amdgpu_targets: targets.raw,
             schema: COMMAND_SCHEMA,

@@ -1,6 +1,7 @@
 //! The one error type of the library: every variant names the file involved
 //! and what the user can do next.
 
+use pypa_formats::installer::InstallCommand;
 use std::io;
 use std::path::PathBuf;
 
@@ -56,7 +57,7 @@ pub enum Error {
 
     /// A distribution's RECORD is not the CSV pip writes.
     #[error(
-        "{} is not a valid RECORD ({reason}); reinstall the distribution with `pip install --force-reinstall`",
+        "{} is not a valid RECORD ({reason}); reinstall the distribution with `{install} --force-reinstall`",
         path.display()
     )]
     MalformedRecord {
@@ -64,6 +65,8 @@ pub enum Error {
         path: PathBuf,
         /// Where and what (`line 3: the size is not a number`).
         reason: String,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// The `_dist_info.json` document is unreadable.
@@ -84,7 +87,7 @@ pub enum Error {
         /// The site-packages searched.
         site_packages: PathBuf,
         /// `pip install` or `uv pip install`, as the environment was made.
-        install: &'static str,
+        install: InstallCommand,
         /// `==V` for the installed ROCm version, or empty when unknown.
         pin: String,
     },
@@ -95,12 +98,14 @@ pub enum Error {
     Devel(#[from] devel_tar::Error),
 
     /// `share/therock/dist_info.json` is missing or malformed.
-    #[error("{}: {reason}; reinstall rocm-sdk-core (`pip install --force-reinstall rocm-sdk-core`)", path.display())]
+    #[error("{}: {reason}; reinstall rocm-sdk-core (`{install} --force-reinstall rocm-sdk-core`)", path.display())]
     DistTargets {
         /// The file.
         path: PathBuf,
         /// What was wrong.
         reason: String,
+        /// How the environment installs ([`Error::with_install_command`]).
+        install: InstallCommand,
     },
 
     /// The Python interpreter needed by `rocm-sdk test` could not be run.
@@ -127,6 +132,27 @@ pub enum Error {
 }
 
 impl Error {
+    /// The same error, its remedy naming `command` ([`Site::install_command`]
+    /// knows which tool installed the environment; errors are made where
+    /// they happen, with pip's).
+    ///
+    /// [`Site::install_command`]: crate::Site::install_command
+    #[must_use]
+    pub fn with_install_command(self, command: InstallCommand) -> Self {
+        match self {
+            Self::Devel(e) => Self::Devel(e.with_install_command(command)),
+            mut other => {
+                if let Self::DistTargets { install, .. }
+                | Self::MalformedRecord { install, .. }
+                | Self::DevelNotInstalled { install, .. } = &mut other
+                {
+                    *install = command;
+                }
+                other
+            }
+        }
+    }
+
     /// An [`Error::Read`].
     pub(crate) fn read(path: impl Into<PathBuf>, source: io::Error) -> Self {
         Self::Read {

@@ -1,6 +1,7 @@
 //! A distribution's `RECORD` (the wheel spec's CSV: `path,sha256=…,size`)
 //! and its verification against the files on disk.
 
+use pypa_formats::installer::InstallCommand;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -17,6 +18,7 @@ use crate::error::Error;
 pub fn read_record(path: &Path) -> Result<Vec<RecordEntry>, Error> {
     let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
     let malformed = |reason: String| Error::MalformedRecord {
+        install: InstallCommand::default(),
         path: path.to_path_buf(),
         reason,
     };

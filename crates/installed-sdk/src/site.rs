@@ -2,6 +2,7 @@
 //! binary's own location, the `_dist_info.json` it ships, and where each
 //! package lives in it.
 
+use pypa_formats::installer::InstallCommand;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -128,23 +129,11 @@ impl Site {
     }
 
     /// The command that installs into this site-packages, for remedies:
-    /// `uv pip install` when uv installed rocm-sdk-core (its `INSTALLER`
-    /// says so; a uv-made environment has no pip), else `pip install`.
-    pub fn install_command(&self) -> &'static str {
-        let installer = std::fs::read_dir(&self.root)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .find(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                name.starts_with("rocm_sdk_core-") && name.ends_with(".dist-info")
-            })
-            .and_then(|e| crate::selftest::installer(&e.path()));
-        match installer.as_deref() {
-            Some("uv") => "uv pip install",
-            _ => "pip install",
-        }
+    /// `uv pip install` when uv installed the ROCm distributions (their
+    /// `INSTALLER` says so; a uv-made environment has no pip), else
+    /// `pip install`.
+    pub fn install_command(&self) -> InstallCommand {
+        devel_tar::install_command(&self.root)
     }
 
     /// [`Site::ensure_devel`], reporting the unpack's steps to `options`

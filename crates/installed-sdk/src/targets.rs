@@ -3,6 +3,7 @@
 //! (docs/behaviour.md#build-flags), read with the one reader of that
 //! document ([`dist_info::dist_targets`]), the one the build checked it with.
 
+use pypa_formats::installer::InstallCommand;
 use std::path::{Path, PathBuf};
 
 use fs_helpers::error_chain::Chain;
@@ -18,10 +19,12 @@ pub const DIST_TARGETS_RELPATH: &str = dist_info::dist_targets::RELPATH;
 pub fn read_dist_targets(core_platform_dir: &Path) -> Result<DistTargets, Error> {
     let path = dist_targets_path(core_platform_dir);
     let bytes = std::fs::read(&path).map_err(|e| Error::DistTargets {
+        install: InstallCommand::default(),
         path: path.clone(),
         reason: e.to_string(),
     })?;
     DistTargets::parse(&bytes).map_err(|e| Error::DistTargets {
+        install: InstallCommand::default(),
         path,
         reason: Chain(&e).to_string(),
     })

@@ -4,7 +4,8 @@
 //! and sdist file names and compatibility tags ([`filename`]), `RECORD`
 //! ([`record`]), the header block of core metadata, `PKG-INFO` and `WHEEL`
 //! ([`core_metadata`]), what a member of a wheel or sdist may be
-//! ([`member`]) and the time every member carries ([`epoch`]).
+//! ([`member`]), the time every member carries ([`epoch`]) and the command
+//! an installation's `INSTALLER` calls for ([`installer`]).
 //!
 //! Pure: parsing and rendering of text, no I/O.
 //!
@@ -21,6 +22,7 @@ pub mod core_metadata;
 pub mod dist_name;
 pub mod epoch;
 pub mod filename;
+pub mod installer;
 pub mod member;
 pub mod record;
 #[cfg(test)]

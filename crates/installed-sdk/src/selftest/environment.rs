@@ -91,7 +91,7 @@ pub(super) fn complete(env: &mut Environment, cx: &Context<'_>, selected: Option
 }
 
 /// The first line of `INSTALLER` (`pip`, `uv`), when it is short text.
-pub(crate) fn installer(dist_info: &Path) -> Option<String> {
+fn installer(dist_info: &Path) -> Option<String> {
     let mut text = String::new();
     std::fs::File::open(dist_info.join("INSTALLER"))
         .ok()?

@@ -13,7 +13,6 @@ mod devel;
 mod dlls;
 mod environment;
 
-pub(crate) use environment::installer;
 mod host_needs;
 mod libraries;
 mod needed;
@@ -26,6 +25,7 @@ mod selection;
 mod tools;
 mod versions;
 
+use pypa_formats::installer::InstallCommand;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -74,7 +74,7 @@ pub(crate) struct Context<'a> {
     pub(crate) probe: PythonProbe,
     pub(crate) options: &'a SelfTestOptions,
     /// `pip install` or `uv pip install`, for remedies.
-    pub(crate) install: &'static str,
+    pub(crate) install: InstallCommand,
 }
 
 impl Context<'_> {

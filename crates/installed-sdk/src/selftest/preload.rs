@@ -8,6 +8,7 @@
 //! recorded entry whose file is missing, a record that is missing or
 //! unreadable, and an API call that raises are failures.
 
+use pypa_formats::installer::InstallCommand;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -213,7 +214,7 @@ fn skipped_entries(
     }
 }
 
-fn reinstall(install: &str, dist: &Distribution) -> String {
+fn reinstall(install: InstallCommand, dist: &Distribution) -> String {
     format!(
         "reinstall it: {install} --force-reinstall \"{}=={}\"",
         dist.name, dist.version

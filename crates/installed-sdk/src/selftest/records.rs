@@ -3,6 +3,7 @@
 //! `rocm-sdk init` appends) are counted, not checked.
 
 use dist_info::package::PackageKind;
+use pypa_formats::installer::InstallCommand;
 
 use super::Context;
 use crate::record::{MISSING, read_record, verify_rows};
@@ -54,7 +55,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
 }
 
 /// What to run to restore a distribution's files.
-fn reinstall(install: &str, name: &str, version: &str) -> String {
+fn reinstall(install: InstallCommand, name: &str, version: &str) -> String {
     format!("reinstall it with `{install} --force-reinstall --no-deps \"{name}=={version}\"`")
 }
 
