@@ -527,10 +527,7 @@ fn index_members(
         .iter()
         .zip(&present)
         .filter(|(_, present)| !**present)
-        .map(|(p, _)| {
-            tracing::info!(artifact = %name, line = %p, "manifest line names no directory in the archive; skipped");
-            p.clone()
-        })
+        .map(|(p, _)| p.clone())
         .collect();
     Ok(Indexed {
         artifact: Artifact {

@@ -20,7 +20,6 @@ pub(crate) fn index_dir(name: ArtifactName, dir: &Path) -> Result<Artifact> {
         if let Some(base) = base_dir(dir, &name, prefix)? {
             walk(&base, "", index, &mut members)?;
         } else {
-            tracing::info!(artifact = %name, line = %prefix, "manifest line names no directory; skipped");
             missing_prefixes.push(prefix.clone());
         }
     }

@@ -243,7 +243,8 @@ fn write_wheel(
     let written = wheel
         .write_timed(dir, &options.wheel, Some(cache), clock.map(|c| &c.write))
         .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
-    tracing::info!("wrote {}", written.path.display());
+    // The progress line names it where it lands; this is the staged path.
+    tracing::debug!("wrote {}", written.path.display());
     Ok(written.path)
 }
 
@@ -507,7 +508,8 @@ pub(crate) fn write_sdist(
         )),
     )?;
     let written = sdist.write(dir, options)?;
-    tracing::info!("wrote {}", written.path.display());
+    // The progress line names it where it lands; this is the staged path.
+    tracing::debug!("wrote {}", written.path.display());
     Ok(written.path)
 }
 

@@ -2,7 +2,7 @@
 //! invalid nonce (a usage error judged while parsing, exit 2, one error
 //! line naming the flag and the rule), the two
 //! spellings of the devel codec disagreeing (a usage error, exit 2), and
-//! `--jobs` capped at a multiple of the cores.
+//! `--jobs` capped at a multiple of the cores; what `-v` and `-vv` say.
 
 mod common;
 
@@ -112,4 +112,37 @@ fn jobs_are_capped_at_four_per_core() {
     let out = build(dest.path(), &["-v", "--jobs", "1"]);
     ok(&out);
     assert!(stderr(&out).lines().any(|l| l.ends_with("using 1 thread")));
+}
+
+#[test]
+fn verbose_lines_say_each_thing_once_and_name_their_file() {
+    // `-v`: every line once (a skipped manifest line, a dropped link, a
+    // written package were each said two or three ways).
+    let dest = tempfile::tempdir().unwrap();
+    let out = build(dest.path(), &["-v"]);
+    ok(&out);
+    let err = stderr(&out);
+    let mut seen = std::collections::BTreeSet::new();
+    for line in err.lines() {
+        assert!(seen.insert(line), "said twice: {line}\n{err}");
+    }
+    let skipped: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("not-built"))
+        .map(str::trim)
+        .collect();
+    insta::assert_snapshot!(skipped.join("\n"), @r#"INFO skipped manifest line "base/not-built/stage" of base_lib_generic: no such directory"#);
+    // The staged path of a package is not where it lands: only the
+    // progress line names it.
+    assert!(!err.contains(".therock-package-staging"), "{err}");
+    // `-vv`: each ELF edit's lines name the file edited.
+    let dest = tempfile::tempdir().unwrap();
+    let out = build(dest.path(), &["-vv"]);
+    ok(&out);
+    let err = stderr(&out);
+    let edits: Vec<&str> = err.lines().filter(|l| l.contains("PT_LOAD")).collect();
+    assert!(!edits.is_empty(), "{err}");
+    for line in edits {
+        assert!(line.contains("edit{file=_rocm_"), "{line}");
+    }
 }
