@@ -226,6 +226,33 @@ fn assert_healthy(out: &Output, layout: &str) {
     );
 }
 
+/// The report as a user pastes it, what differs from machine to machine
+/// replaced: the environment's paths, the interpreter's and the C
+/// library's versions.
+fn pasteable(out: &Output, venv: &Path) -> String {
+    let sp = common::site_packages_of(venv);
+    let text = String::from_utf8_lossy(&out.stdout)
+        .replace(&sp.display().to_string(), "[site-packages]")
+        .replace(&venv.display().to_string(), "[venv]");
+    text.lines()
+        .map(|line| match line.split_once(": ") {
+            Some((key @ ("platform" | "python"), value)) => {
+                let pad = value.len() - value.trim_start().len();
+                format!("{key}: {}[{key}]", " ".repeat(pad))
+            }
+            // Perl's own search path.
+            _ => match line.split_once(" (@INC contains: ") {
+                Some((before, after)) => {
+                    let rest = after.split_once(')').map_or("", |(_, rest)| rest);
+                    format!("{before} (@INC contains: [perl's]){rest}")
+                }
+                None => line.to_owned(),
+            },
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The reference's layout rule (TheRock's `testLibrariesMirroredIntoDevel`,
 /// applied to every runtime platform tree the devel tree mirrors): every
 /// file of `_rocm_sdk_core/` and `_rocm_sdk_libraries/` but the package
@@ -276,8 +303,86 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     let (_dir, venv) = venv(false);
     pip_install(&venv, &real_build().dist(), &[], &[]);
     let rocm_sdk = venv.join("bin/rocm-sdk");
-    assert_healthy(&run(&rocm_sdk, &["test"], &[]), "pip venv");
+    let out = run(&rocm_sdk, &["test"], &[]);
+    assert_healthy(&out, "pip venv");
     assert_mirrored_into_devel(&common::site_packages_of(&venv));
+    insta::assert_snapshot!(pasteable(&out, &venv), @r#"
+    rocm:          7.1.0
+    platform:      [platform]
+    python:        [python]
+    installer:     pip
+    site-packages: [site-packages]
+    distributions: rocm 7.1.0, rocm-profiler 7.1.0, rocm-sdk-core 7.1.0, rocm-sdk-devel 7.1.0, rocm-sdk-device-gfx942 7.1.0, rocm-sdk-libraries 7.1.0
+    gpu targets:   built for gfx942, gfx942:xnack+, gfx1100; detected no GPU; selected gfx1100 (default)
+    
+    PASS installation: rocm (rocm 7.1.0)
+    PASS installation: rocm-sdk-core (rocm-sdk-core 7.1.0)
+    PASS installation: rocm target selection (gfx1100 (default) still holds on this machine)
+    PASS devel-unpack: rocm-sdk-devel (_rocm_sdk_devel is unpacked, device links current)
+    PASS packages: rocm (rocm_sdk import from site-packages)
+    PASS packages: rocm-profiler (rocm_profiler, _rocm_profiler import from site-packages)
+    PASS packages: rocm-sdk-core (rocm_sdk_core, _rocm_sdk_core import from site-packages)
+    PASS packages: rocm-sdk-devel (rocm_sdk_devel import from site-packages)
+    PASS packages: rocm-sdk-device-gfx942 (overlays _rocm_sdk_libraries)
+    PASS packages: rocm-sdk-libraries (rocm_sdk_libraries, _rocm_sdk_libraries import from site-packages)
+    PASS versions: ROCm distributions (6 distributions at 7.1.0)
+    PASS record: rocm 7.1.0 (19 files match RECORD, 10 listed without hash)
+    PASS record: rocm-profiler 7.1.0 (23 files match RECORD, 5 listed without hash)
+    PASS record: rocm-sdk-core 7.1.0 (71 files match RECORD, 6 listed without hash)
+    PASS record: rocm-sdk-devel 7.1.0 (6 files match RECORD, 59 listed without hash)
+    PASS record: rocm-sdk-device-gfx942 7.1.0 (16 files match RECORD, 14 listed without hash)
+    PASS record: rocm-sdk-libraries 7.1.0 (10 files match RECORD, 3 listed without hash)
+    PASS libraries: _rocm_profiler/lib/librocprof-sys.so (loads)
+    PASS libraries: _rocm_profiler/lib/librocprof-sys.so.1 (loads)
+    PASS libraries: _rocm_sdk_core/lib/libamd_comgr.so.3 (loads)
+    PASS libraries: _rocm_sdk_core/lib/libamdhip64.so.7 (loads)
+    PASS libraries: _rocm_sdk_core/lib/libhsa-runtime64.so.1 (loads)
+    SKIP libraries: _rocm_sdk_core/lib/llvm/lib/clang/20/lib/linux/libclang_rt.asan-x86_64.so (not loadable by design: it uses initial-exec thread-local storage (DT_FLAGS has DF_STATIC_TLS, PT_TLS of 262144 bytes), so it loads only at program start (linked in or LD_PRELOAD), not by dlopen into a running process; the loader said: [site-packages]/_rocm_sdk_core/lib/llvm/lib/clang/20/lib/linux/libclang_rt.asan-x86_64.so: cannot allocate memory in static TLS block)
+    PASS libraries: _rocm_sdk_core/lib/llvm/lib/liblldb.so.20 (loads)
+    PASS libraries: _rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5 (loads)
+    PASS libraries: _rocm_sdk_libraries/lib/libhipfft.so.0 (loads)
+    PASS libraries: _rocm_sdk_libraries/lib/librocblas.so.5 (loads)
+    PASS libraries: _rocm_sdk_libraries/lib/rocblas/library/librocblas_isa_gfx942.so (loads)
+    PASS libraries: _rocm_sdk_libraries/lib/rocblas/library/librocblas_isa_gfx942:xnack+.so (loads)
+    PASS libraries: _rocm_sdk_core/lib/libamdhip64.so (dlopen("libamdhip64.so") from a library beside it (libamdhip64.so.7) reaches libamdhip64.so.7 and resolves hipRuntimeVersion)
+    PASS libraries: _rocm_sdk_core/lib/librocblas.so (dlopen("librocblas.so") from a library beside it (libamdhip64.so.7) reaches librocblas.so.5 and resolves rocblas_create_handle)
+    SKIP preload: 24 library-table entries (not part of this ROCm build: hipfile hiprtc roctx64 rocprofiler-sdk rocprofiler-sdk-roctx roctracer64 rocm-openblas rocm_kpack rocm_smi64 rocdecode rocjpeg amd_smi rocdxg rpp hipblas hipblaslt hiprand hipsparse hipsparselt hipsolver rccl miopen origami hipdnn)
+    PASS preload: amd_comgr (_rocm_sdk_core/lib/libamd_comgr.so.3)
+    PASS preload: amdhip64 (_rocm_sdk_core/lib/libamdhip64.so.7)
+    PASS preload: hipfft (_rocm_sdk_libraries/lib/libhipfft.so.0)
+    PASS preload: rocm_sysdeps_liblzma (_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5)
+    PASS needed: DT_NEEDED (20 of 21 ELF files resolve every entry; the others follow)
+    WARN needed: _rocm_sdk_core/lib/llvm/lib/liblldb.so.20 (NEEDED libtinfo.so.6 is taken from the host system (/lib/x86_64-linux-gnu/libtinfo.so.6): it is neither in the ROCm packages nor an allowed manylinux_2_28 system library, so this works here but not on a machine without it)
+    PASS scripts: amdclang (runs _rocm_sdk_devel/lib/llvm/bin/amdclang)
+    PASS scripts: amdclang++ (runs _rocm_sdk_devel/lib/llvm/bin/amdclang++)
+    PASS scripts: amdlld (runs _rocm_sdk_devel/lib/llvm/bin/amdlld)
+    PASS scripts: offload-arch (runs _rocm_sdk_devel/lib/llvm/bin/offload-arch)
+    PASS scripts: hipcc (runs _rocm_sdk_devel/bin/hipcc)
+    PASS scripts: hipconfig (runs _rocm_sdk_devel/bin/hipconfig)
+    PASS scripts: roc-obj-ls (runs _rocm_sdk_devel/bin/roc-obj-ls)
+    PASS scripts: rocm_agent_enumerator (runs _rocm_sdk_core/bin/rocm_agent_enumerator)
+    PASS scripts: rocminfo (runs _rocm_sdk_core/bin/rocminfo)
+    PASS scripts: rocm-smi (runs _rocm_sdk_core/bin/rocm-smi)
+    PASS scripts: rocprof-compute (runs _rocm_profiler/bin/rocprof-compute)
+    PASS scripts: rocprof-sys-run (runs _rocm_profiler/bin/rocprof-sys-run)
+    SKIP scripts: 24 scripts (their tools are not part of this build: amdclang-cpp amdclang-cl amdflang hipify-clang roc-obj roc-obj-extract amd-smi hipify-perl roccoremerge rocgdb rocpd rocpd2csv rocpd2otf2 rocpd2pftrace rocpd2summary rocprofv3 rocprofv3-attach rocprofv3-avail rocprof-sys-attach rocprof-sys-avail rocprof-sys-causal rocprof-sys-instrument rocprof-sys-sample rocprof-sys-python)
+    PASS tools: hipcc --version (HIP version: 7.1.0)
+    PASS tools: amdclang --version (clang version 20.0.0git (invoked as [site-packages]/_rocm_sdk_devel/lib/llvm/bin/amdclang, 1 args))
+    PASS tools: amdclang++ --version (clang version 20.0.0git (invoked as [site-packages]/_rocm_sdk_devel/lib/llvm/bin/amdclang++, 1 args))
+    PASS tools: amdlld -flavor ld.lld --version (LLD 20.0.0 (compatible with GNU linkers))
+    WARN tools: roc-obj-ls -h ([venv]/bin/roc-obj-ls exited with exit status: 2: this machine lacks the Perl module ROCm::Example::HostOnly, which the tool expects from the host system; install the distribution package that provides it (Debian/Ubuntu: `apt install librocm-example-hostonly-perl`, Fedora/RHEL: `dnf install perl-ROCm-Example-HostOnly`) or `cpan ROCm::Example::HostOnly`; it said: Can't locate ROCm/Example/HostOnly.pm in @INC (you may need to install the ROCm::Example::HostOnly module) (@INC contains: [perl's]) at [site-packages]/_rocm_sdk_devel/bin/roc-obj-ls line 3.)
+    PASS devel: lib/cmake/hip/hip-config.cmake (exists)
+    PASS devel: lib/llvm/bin/clang++ (exists)
+    PASS devel: llvm/bin/clang++ (exists)
+    PASS devel: hipconfig --rocmpath ([site-packages]/_rocm_sdk_devel)
+    PASS devel: runtime links (54 devel paths are the same files as their runtime files)
+    PASS devel: rocm-sdk-libraries mirrored (15 files hard-linked into _rocm_sdk_devel)
+    SKIP profiler: rocprof-sys-sample --version (bin/rocprof-sys-sample is not part of this build)
+    PASS profiler: rocprof-sys-run --version (rocprof-sys-run 1.0.0)
+    SKIP profiler: rocprof-sys-instrument --version (bin/rocprof-sys-instrument is not part of this build)
+    2 warned, 5 skipped
+    58 passed, 0 failed
+    "#);
 
     let json = run(&rocm_sdk, &["test", "--json"], &[]);
     assert_eq!(json.status.code(), Some(0), "{}", text(&json));
