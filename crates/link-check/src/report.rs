@@ -122,15 +122,16 @@ impl fmt::Display for Unresolved<'_> {
             write!(f, " (in {origin})")?;
         }
         write!(f, ": NEEDED {} not found", self.name)?;
-        let searched: Vec<&str> = self
-            .file
-            .search_dirs
-            .iter()
-            .filter_map(|d| match d {
-                SearchDir::Tree(dir) => Some(dir.as_str()),
-                _ => None,
-            })
-            .collect();
+        // Each directory once, in search order (`$ORIGIN/../lib` and the
+        // entry the build appended can name the same one).
+        let mut searched: Vec<&str> = Vec::new();
+        for dir in &self.file.search_dirs {
+            if let SearchDir::Tree(dir) = dir
+                && !searched.contains(&dir.as_str())
+            {
+                searched.push(dir);
+            }
+        }
         if searched.is_empty() {
             write!(f, " (no search path inside the tree)")?;
         } else {
@@ -165,5 +166,47 @@ impl LinkReport {
     /// How many `DT_NEEDED` entries were checked.
     pub fn needed_count(&self) -> usize {
         self.files.iter().map(|f| f.needed.len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unresolved_entry_names_each_directory_searched_once() {
+        let file = ElfReport {
+            path: "pkg/bin/tool".into(),
+            origin: None,
+            soname: None,
+            machine: None,
+            search_kind: Some(SearchKind::Runpath),
+            search_dirs: ["pkg/lib", "pkg/lib", "/opt/x", "pkg/lib/llvm"]
+                .map(|d| {
+                    if d.starts_with('/') {
+                        SearchDir::Outside(d.into())
+                    } else {
+                        SearchDir::Tree(d.into())
+                    }
+                })
+                .to_vec(),
+            needed: vec![Needed {
+                name: "libz.so.1".into(),
+                resolution: Resolution::Unresolved,
+            }],
+            imports: None,
+        };
+        let report = LinkReport {
+            files: vec![file],
+            unreadable: Vec::new(),
+        };
+        let text: Vec<String> = report.unresolved().map(|u| u.to_string()).collect();
+        assert_eq!(
+            text,
+            [
+                "pkg/bin/tool: NEEDED libz.so.1 not found in pkg/lib, pkg/lib/llvm, and it is \
+              neither an allowed system library nor the loader"
+            ]
+        );
     }
 }
