@@ -604,6 +604,20 @@ fn a_link_the_artifacts_cannot_follow_is_warned_about_once() {
     WARN lib/host-file in core-hip_lib_generic: left out of the devel tarball: symlink to "/etc/hostname": it reaches the absolute path "/etc/hostname"
     WARN symlink lib/librocprof-sys-host.so -> /etc/hostname in rocprofiler-systems_lib_generic not followed (absolute target outside the artifact tree); treated as dangling
     "#);
+    // A build says the same, each once.
+    let dest = tempfile::tempdir().unwrap();
+    let (code, stderr) = build(&[], copy.path(), dest.path(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("WARN"))
+        .map(str::trim)
+        .collect();
+    insta::assert_snapshot!(warnings.join("\n"), @r#"
+    WARN lib/climbs-out in core-hip_lib_generic: left out of the devel tarball: symlink to "../../../../../../../../x": it leads outside site-packages
+    WARN lib/host-file in core-hip_lib_generic: left out of the devel tarball: symlink to "/etc/hostname": it reaches the absolute path "/etc/hostname"
+    WARN symlink lib/librocprof-sys-host.so -> /etc/hostname in rocprofiler-systems_lib_generic not followed (absolute target outside the artifact tree); treated as dangling
+    "#);
 }
 
 // ---- search paths ----
