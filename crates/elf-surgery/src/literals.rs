@@ -13,6 +13,9 @@ use crate::source::{ReadAt, Source};
 const CHUNK: u64 = 1 << 20;
 /// The longest name a file system takes; longer pieces hold no name.
 const MAX_NAME: usize = 255;
+/// Bytes of the previous chunk kept before the next: enough to hold a
+/// name, its `.so\0` and the byte before it.
+const CONTEXT: usize = MAX_NAME + 4;
 /// The section-name table is small in every real file.
 const MAX_SECTION_NAMES: u64 = 1 << 20;
 
@@ -67,8 +70,13 @@ fn section_name(table: &[u8], at: u32) -> &[u8] {
     &rest[..end]
 }
 
-/// Adds the names of the section at `offset..offset+size` to `found`,
-/// reading it in chunks; a string cut by a chunk's end is carried over.
+/// Adds the names of the section at `offset..offset+size` to `found`.
+///
+/// A name ends in `.so` and a NUL, so the scan looks only for `.so\0`
+/// (`memmem`) and reads back from each to the string's start or its last
+/// `/`, at most [`MAX_NAME`] bytes: the section is read in bounded chunks,
+/// each after the last bytes of the one before, so a name cut by a chunk's
+/// end is still whole.
 fn scan_section(
     src: &mut impl ReadAt,
     offset: u64,
@@ -80,54 +88,46 @@ fn scan_section(
             "a .rodata section (bytes {offset:#x}..+{size:#x})"
         )));
     }
-    // The unfinished string at the end of the last chunk, its start
-    // unknown once it grew past a name's length.
-    let mut carry: Vec<u8> = Vec::new();
-    let mut carry_whole = true;
+    let finder = memchr::memmem::Finder::new(b".so\0");
+    let mut buf: Vec<u8> = Vec::new();
     let mut at = 0;
     while at < size {
         let n = CHUNK.min(size - at);
-        let chunk = src.read_vec(offset + at, n, ".rodata")?;
+        // Keep the last CONTEXT bytes read; the section's start is a
+        // string's start (`at == 0`: nothing kept).
+        let keep = buf.len().min(CONTEXT);
+        buf.drain(..buf.len() - keep);
+        let len = usize::try_from(n).map_err(|_| malformed("a .rodata section is too large"))?;
+        buf.resize(keep + len, 0);
+        src.read_exact_at(offset + at, &mut buf[keep..])?;
+        let starts_section = at == 0;
         at += n;
-        let mut pieces = chunk.split(|&b| b == 0).peekable();
-        while let Some(piece) = pieces.next() {
-            let last = pieces.peek().is_none();
-            let (text, whole) = if carry.is_empty() {
-                (piece, carry_whole)
-            } else {
-                carry.extend_from_slice(piece);
-                (carry.as_slice(), carry_whole)
-            };
-            if last {
-                // Unterminated in this chunk: keep its tail for the next.
-                let keep = text.len().saturating_sub(MAX_NAME + 1);
-                let whole = whole && keep == 0;
-                let tail = text[keep..].to_vec();
-                carry = tail;
-                carry_whole = whole;
-                break;
+        for end in finder.find_iter(&buf).map(|m| m + 3) {
+            if end <= keep {
+                continue; // found in the chunk before
             }
-            if let Some(name) = library_name(text, whole) {
+            if let Some(name) = library_name(&buf[..end], starts_section) {
                 found.insert(name);
             }
-            carry.clear();
-            carry_whole = true;
         }
     }
-    // A string the section ends without terminating is no C literal.
+    // A string the section ends without terminating is no C literal: the
+    // scan only ever matches a terminated `.so`.
     Ok(())
 }
 
-/// The library name a string holds: all of it, or the part after its last
-/// `/`. `whole` is false when the string's start was cut off.
-fn library_name(text: &[u8], whole: bool) -> Option<String> {
-    let (candidate, after_slash) = match text.iter().rposition(|&b| b == b'/') {
-        Some(slash) => (&text[slash + 1..], true),
-        None => (text, false),
+/// The library name ending at the end of `before` (a `.so` whose NUL
+/// follows): the whole string, or the part after its last `/`, made of
+/// letters, digits and `_-+.`, at most [`MAX_NAME`] bytes. `at_start`:
+/// the first byte of `before` starts a string.
+fn library_name(before: &[u8], at_start: bool) -> Option<String> {
+    let window = &before[before.len().saturating_sub(MAX_NAME + 1)..];
+    let candidate = match window.iter().rposition(|&b| b == 0 || b == b'/') {
+        Some(boundary) => &window[boundary + 1..],
+        None if at_start && window.len() == before.len() => window,
+        // The string runs back past a name's length.
+        None => return None,
     };
-    if !whole && !after_slash {
-        return None;
-    }
     let plain = candidate
         .iter()
         .all(|&b| b.is_ascii_alphanumeric() || b"_-+.".contains(&b));
@@ -187,5 +187,15 @@ mod tests {
         data.extend(std::iter::repeat_n(b'z', CHUNK as usize));
         data.extend_from_slice(b"libnotwhole.so\0");
         assert_eq!(names(&data), ["libsplit.so", "libtail.so"]);
+    }
+
+    #[test]
+    fn a_name_whose_suffix_a_chunk_cuts_is_found_once() {
+        // `.s` ends the first chunk, `o\0` starts the second.
+        let mut data = b"libfirst.so\0".to_vec();
+        data.resize(CHUNK as usize - b"libedge.s".len(), b'x');
+        data.push(0);
+        data.extend_from_slice(b"libedge.so\0libedge.so\0");
+        assert_eq!(names(&data), ["libedge.so", "libfirst.so"]);
     }
 }
