@@ -1,6 +1,6 @@
 //! The ELF reader and search-path editor (crates/elf-surgery): parse, read
-//! the imports, plan an RPATH edit (which verifies itself), apply it, and
-//! check the result.
+//! the imports and the library names of `.rodata`, plan an RPATH edit
+//! (which verifies itself), apply it, and check the result.
 //!
 //! Beyond "no panic": a verification failure is a planner bug (the planner
 //! built a bad edit from an input it accepted), and every edit handed out
@@ -10,7 +10,7 @@
 
 use std::io::Cursor;
 
-use elf_surgery::{ElfFile, ErrorKind, SearchPathEdit};
+use elf_surgery::{ElfFile, ErrorKind, SearchPathEdit, is_unversioned_name};
 use libfuzzer_sys::fuzz_target;
 
 const APPENDED: [&str; 2] = ["$ORIGIN/../x/lib", "$ORIGIN/../../y/lib"];
@@ -35,6 +35,12 @@ fuzz_target!(|data: &[u8]| {
     // The facts read back without panicking, imports included.
     let _ = (elf.kind(), elf.soname(), elf.needed(), elf.interpreter());
     let _ = elf.read_imports(&mut source);
+    // Runtime-alias discovery: every name found is an unversioned name.
+    if let Ok(names) = elf.library_names(&mut source) {
+        for name in names {
+            assert!(is_unversioned_name(&name), "found {name:?}");
+        }
+    }
     let edit = match elf.plan_edit(&mut source, &request) {
         Ok(edit) => edit,
         Err(e) => {
