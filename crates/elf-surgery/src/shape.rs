@@ -251,6 +251,13 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
         if usize::from(phentsize) != d.phdr_size() {
             return Err(malformed(format!("program header entry size {phentsize}")));
         }
+        // An edit rewrites the table and the header's counts: the two
+        // must be apart.
+        if phoff < d.ehdr_size() as u64 {
+            return Err(malformed(format!(
+                "the program header table at {phoff:#x} overlaps the ELF header"
+            )));
+        }
         let table = src.read_vec(phoff, phnum * d.phdr_size() as u64, "program header table")?;
         table
             .chunks_exact(d.phdr_size())
@@ -264,8 +271,20 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
         if usize::from(shentsize) != d.shdr_size() {
             return Err(malformed(format!("section header entry size {shentsize}")));
         }
+        if shoff < d.ehdr_size() as u64 {
+            return Err(malformed(format!(
+                "the section header table at {shoff:#x} overlaps the ELF header"
+            )));
+        }
         read_sections(src, d, shoff, shnum_raw, shstrndx_raw)?
     };
+    let pht = phoff..phoff + phnum * d.phdr_size() as u64;
+    let sht = shoff..shoff + tables.count * d.shdr_size() as u64;
+    if !pht.is_empty() && !sht.is_empty() && pht.start < sht.end && sht.start < pht.end {
+        return Err(malformed(
+            "the program header table and the section header table overlap",
+        ));
+    }
 
     let mut layout = Layout {
         decoder: d,
@@ -355,6 +374,8 @@ fn is_read_only_data(s: &Section) -> bool {
 /// The section headers [`parse`] keeps.
 #[derive(Default)]
 struct SectionTables {
+    /// How many entries the table has (section 0 included).
+    count: u64,
     kept: Vec<Section>,
     read_only: Vec<Section>,
     names: Option<Section>,
@@ -385,7 +406,10 @@ fn read_sections(
             "section header table ({shnum} entries at {shoff:#x})"
         )));
     }
-    let mut tables = SectionTables::default();
+    let mut tables = SectionTables {
+        count: shnum,
+        ..SectionTables::default()
+    };
     let mut index = 1;
     while index < shnum {
         let count = SECTION_CHUNK.min(shnum - index);
