@@ -7,6 +7,7 @@
 //! run: libFuzzer writes the input to `fuzz/artifacts/<target>/`, and
 //! this task prints its path and fails.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -245,8 +246,10 @@ fn run_one(target: &str, seconds: u64, build: Build) -> Result<Stats, String> {
             .collect();
         let tail: Vec<&str> = text.lines().rev().take(40).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
+        // A CI machine is gone with its files: the log carries the input.
+        let dumps: String = found.iter().filter_map(|p| hex_dump(p)).collect();
         return Err(format!(
-            "fuzz target `{target}` failed ({status}):\n{}\n\nthe input that failed: {}\nreproduce with: cargo +nightly fuzz run {}{target} <that file>",
+            "fuzz target `{target}` failed ({status}):\n{}\n{dumps}\nthe input that failed: {}\nreproduce with: cargo +nightly fuzz run {}{target} <that file>",
             tail.join("\n"),
             if found.is_empty() {
                 format!("none written; see {}", log_path.display())
@@ -264,6 +267,24 @@ fn run_one(target: &str, seconds: u64, build: Build) -> Result<Stats, String> {
         ));
     }
     Ok(stats(target, &text))
+}
+
+/// The bytes of a found input of at most 64 KiB as hex lines, with the
+/// command that turns them back into the file.
+fn hex_dump(path: &Path) -> Option<String> {
+    let bytes = fs::read(path).ok().filter(|b| b.len() <= 64 << 10)?;
+    let name = path.file_name()?.to_string_lossy();
+    let mut out = format!(
+        "\n{name} ({} bytes; `xxd -r -p` of these lines restores it):\n",
+        bytes.len()
+    );
+    for line in bytes.chunks(32) {
+        for byte in line {
+            let _ = write!(out, "{byte:02x}");
+        }
+        out.push('\n');
+    }
+    Some(out)
 }
 
 fn path_arg(path: &Path) -> String {
