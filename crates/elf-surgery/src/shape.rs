@@ -179,6 +179,8 @@ pub(crate) struct Layout {
     pub(crate) phoff: u64,
     pub(crate) phnum: u64,
     pub(crate) shoff: u64,
+    /// Entries of the section header table (0 without one).
+    pub(crate) shnum: u64,
     pub(crate) segments: Vec<Segment>,
     /// Allocated string tables, dynamic, dynsym, init/fini arrays.
     pub(crate) sections: Vec<Section>,
@@ -251,13 +253,6 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
         if usize::from(phentsize) != d.phdr_size() {
             return Err(malformed(format!("program header entry size {phentsize}")));
         }
-        // An edit rewrites the table and the header's counts: the two
-        // must be apart.
-        if phoff < d.ehdr_size() as u64 {
-            return Err(malformed(format!(
-                "the program header table at {phoff:#x} overlaps the ELF header"
-            )));
-        }
         let table = src.read_vec(phoff, phnum * d.phdr_size() as u64, "program header table")?;
         table
             .chunks_exact(d.phdr_size())
@@ -271,20 +266,8 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
         if usize::from(shentsize) != d.shdr_size() {
             return Err(malformed(format!("section header entry size {shentsize}")));
         }
-        if shoff < d.ehdr_size() as u64 {
-            return Err(malformed(format!(
-                "the section header table at {shoff:#x} overlaps the ELF header"
-            )));
-        }
         read_sections(src, d, shoff, shnum_raw, shstrndx_raw)?
     };
-    let pht = phoff..phoff + phnum * d.phdr_size() as u64;
-    let sht = shoff..shoff + tables.count * d.shdr_size() as u64;
-    if !pht.is_empty() && !sht.is_empty() && pht.start < sht.end && sht.start < pht.end {
-        return Err(malformed(
-            "the program header table and the section header table overlap",
-        ));
-    }
 
     let mut layout = Layout {
         decoder: d,
@@ -294,6 +277,7 @@ pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
         phoff,
         phnum,
         shoff,
+        shnum: tables.count,
         segments,
         sections: tables.kept,
         read_only: tables.read_only,

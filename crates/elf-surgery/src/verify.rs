@@ -106,6 +106,7 @@ pub(crate) fn check_layout(layout: &Layout) -> Check {
             _ => {}
         }
     }
+    disjoint_regions(layout)?;
     if let Some(dynamic) = &layout.dynamic {
         for sec in layout
             .sections
@@ -148,6 +149,57 @@ pub(crate) fn check_layout(layout: &Layout) -> Check {
             {
                 return Err(format!(
                     "an init/fini array at {addr:#x} is not in a loaded segment"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What an edit rewrites (the ELF header's fields, the program and section
+/// header tables, the dynamic section) and what it must read back
+/// unchanged (the interpreter, the dynamic strings) lie apart: a patch of
+/// one would otherwise change another.
+fn disjoint_regions(layout: &Layout) -> Check {
+    let d = layout.decoder;
+    let mut regions: Vec<(&str, u64, u64)> = vec![
+        ("the ELF header", 0, d.ehdr_size() as u64),
+        (
+            "the program header table",
+            layout.phoff,
+            layout.phnum * d.phdr_size() as u64,
+        ),
+        (
+            "the section header table",
+            layout.shoff,
+            layout.shnum * d.shdr_size() as u64,
+        ),
+    ];
+    if let Some(dynamic) = &layout.dynamic {
+        regions.push((
+            "the dynamic section",
+            dynamic.offset,
+            dynamic.slots * d.dyn_size() as u64,
+        ));
+        if let Some(strtab) = dynamic.strtab {
+            regions.push(("the dynamic string table", strtab.offset, strtab.size));
+        }
+    }
+    for s in layout
+        .segments
+        .iter()
+        .filter(|s| s.p_type == elf::PT_INTERP)
+    {
+        regions.push(("the interpreter's name", s.offset, s.filesz));
+    }
+    regions.retain(|(_, _, len)| *len > 0);
+    for (i, (a, a_at, a_len)) in regions.iter().enumerate() {
+        for (b, b_at, b_len) in &regions[i + 1..] {
+            let a_end = a_at.saturating_add(*a_len);
+            let b_end = b_at.saturating_add(*b_len);
+            if a_at < &b_end && b_at < &a_end {
+                return Err(format!(
+                    "{a} ({a_at:#x}+{a_len:#x}) overlaps {b} ({b_at:#x}+{b_len:#x})"
                 ));
             }
         }
