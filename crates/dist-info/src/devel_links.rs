@@ -138,7 +138,9 @@ pub enum DevelLinksError {
     },
     /// A link's target leaves site-packages or points into the devel
     /// tree (found where the document is applied).
-    #[error("the target {target:?} of {relpath:?} leaves site-packages or points into the devel tree")]
+    #[error(
+        "the target {target:?} of {relpath:?} leaves site-packages or points into the devel tree"
+    )]
     TargetOutside {
         /// The link's relpath.
         relpath: String,

@@ -163,7 +163,11 @@ fn more_names(others: &[String]) -> String {
         return String::new();
     }
     let named: Vec<&str> = others.iter().take(NAMED_MORE).map(String::as_str).collect();
-    let ellipsis = if others.len() > NAMED_MORE { ", …" } else { "" };
+    let ellipsis = if others.len() > NAMED_MORE {
+        ", …"
+    } else {
+        ""
+    };
     format!(
         " ({} more such {}: {}{ellipsis})",
         others.len(),

@@ -63,13 +63,10 @@ impl ShardOutput {
     fn read(dir: &Path) -> Result<Self> {
         let manifest = ShardManifest::read(dir)?;
         check_manifest_paths(&dir.join(MANIFEST_NAME), &manifest)?;
-        let id: ShardId = manifest
-            .shard
-            .parse()
-            .map_err(|reason| Error::BadShardId {
-                path: dir.join(MANIFEST_NAME),
-                reason,
-            })?;
+        let id: ShardId = manifest.shard.parse().map_err(|reason| Error::BadShardId {
+            path: dir.join(MANIFEST_NAME),
+            reason,
+        })?;
         let dist = dir.join("dist");
         let found: Vec<String> = if dist.is_dir() {
             let listing = list_packages(&dist).map_err(Error::io(IoAction::List, &dist))?;

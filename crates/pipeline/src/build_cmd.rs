@@ -154,11 +154,10 @@ impl PlanOptions {
         }
         match std::env::var(PLATFORM_TAG_ENV) {
             Ok(text) if !text.is_empty() => {
-                text.parse()
-                    .map_err(|source| Error::PlatformTagVariable {
-                        variable: PLATFORM_TAG_ENV,
-                        source,
-                    })
+                text.parse().map_err(|source| Error::PlatformTagVariable {
+                    variable: PLATFORM_TAG_ENV,
+                    source,
+                })
             }
             _ => Ok(host_platform_tag()),
         }

@@ -343,10 +343,12 @@ fn member_source(
                 span.add_bytes(size_of(&path)?);
             }
             drop(span);
-            Arc::new(FileSource::new(&path).map_err(|source| Error::DevelTarball {
-                path: path.clone(),
-                source,
-            })?)
+            Arc::new(
+                FileSource::new(&path).map_err(|source| Error::DevelTarball {
+                    path: path.clone(),
+                    source,
+                })?,
+            )
         }
     })
 }

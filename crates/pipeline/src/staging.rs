@@ -131,11 +131,9 @@ impl Staging {
     /// directory.
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
         if !subdir.is_empty() {
-            pypa_formats::member::check_relpath(subdir).map_err(|problem| {
-                Error::UnsafeSubdir {
-                    subdir: subdir.to_owned(),
-                    problem,
-                }
+            pypa_formats::member::check_relpath(subdir).map_err(|problem| Error::UnsafeSubdir {
+                subdir: subdir.to_owned(),
+                problem,
             })?;
         }
         let dir = self.new_dist().join(subdir);

@@ -272,10 +272,13 @@ mod tests {
             "cannot open shared object file libhsa-runtime64.so.1: No such file or directory; \
              reinstall rocm-sdk-core"
                 .to_owned();
-        let text = self_test(&report, TextStyle {
-            colour: true,
-            width: Some(60),
-        });
+        let text = self_test(
+            &report,
+            TextStyle {
+                colour: true,
+                width: Some(60),
+            },
+        );
         let plain = |line: &str| {
             let mut out = String::new();
             let mut rest = line;

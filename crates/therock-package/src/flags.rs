@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use link_check::PolicyName;
-use pypa_formats::filename::PlatformTag;
 use pipeline::{
     AssembleOptions, BuildOptions, DevelCompression, IndexLayout, IndexOptions, InspectOptions,
     PlanOptions, ShardId,
 };
+use pypa_formats::filename::PlatformTag;
 use release_check::{LinkRules, VerifyOptions};
 use wheel_writer::Compression;
 

@@ -302,7 +302,11 @@ pub(crate) fn assemble(r: &AssembleReport) -> String {
 pub(crate) fn index(r: &IndexReport) -> String {
     let mut out = String::new();
     if !r.metadata_files.is_empty() {
-        let _ = writeln!(out, "wrote {} wheel .metadata files", r.metadata_files.len());
+        let _ = writeln!(
+            out,
+            "wrote {} wheel .metadata files",
+            r.metadata_files.len()
+        );
     }
     for page in &r.pages {
         let what = if page.projects {
