@@ -2,6 +2,7 @@
 //! all of them together, and the example program outside the workspace
 //! (docs/using-the-crates.md).
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 use std::process::Command;
@@ -115,11 +116,11 @@ fn check_manifest(members: &[(&str, String)], workspace_manifest: &str) -> Strin
          # from their own files.\n[workspace]\nresolver = \"3\"\nmembers = [\n",
     );
     for (_, dir) in members {
-        out.push_str(&format!("    \"{dir}\",\n"));
+        let _ = writeln!(out, "    \"{dir}\",");
     }
     out.push_str("]\n\n[patch.crates-io]\n");
     for (name, dir) in members {
-        out.push_str(&format!("{name} = {{ path = \"{dir}\" }}\n"));
+        let _ = writeln!(out, "{name} = {{ path = \"{dir}\" }}");
     }
     out.push('\n');
     if let Some(at) = workspace_manifest.find("\n[profile.") {

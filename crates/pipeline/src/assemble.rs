@@ -26,7 +26,7 @@ use pypa_formats::version::Version;
 use serde::Serialize;
 use wheel_writer::{WheelReader, WriteOptions};
 
-use crate::error::{Disagreement, Error, IoAction, Result};
+use crate::error::{Disagreement, Error, ErrorKind, IoAction, Result};
 use crate::execute::write_sdist;
 use crate::index::{IndexLayout, IndexOptions, index};
 use crate::python;
@@ -63,19 +63,23 @@ impl ShardOutput {
     fn read(dir: &Path) -> Result<Self> {
         let manifest = ShardManifest::read(dir)?;
         check_manifest_paths(&dir.join(MANIFEST_NAME), &manifest)?;
-        let id: ShardId = manifest.shard.parse().map_err(|reason| Error::BadShardId {
-            path: dir.join(MANIFEST_NAME),
-            reason,
-        })?;
+        let id: ShardId = manifest
+            .shard
+            .parse()
+            .map_err(|reason| ErrorKind::BadShardId {
+                path: dir.join(MANIFEST_NAME),
+                reason,
+            })?;
         let dist = dir.join("dist");
         let found: Vec<String> = if dist.is_dir() {
             let listing = list_packages(&dist).map_err(Error::io(IoAction::List, &dist))?;
             if let Some(refused) = listing.refused.first() {
-                return Err(Error::ShardHoldsForeign {
+                return Err(ErrorKind::ShardHoldsForeign {
                     id,
                     dir: dir.to_owned(),
                     source: refused.clone(),
-                });
+                }
+                .into());
             }
             listing
                 .packages
@@ -88,31 +92,34 @@ impl ShardOutput {
         for package in &manifest.packages {
             let path = dist.join(&package.path);
             if !found.contains(&package.path) {
-                return Err(Error::ShardPackageMissing {
+                return Err(ErrorKind::ShardPackageMissing {
                     path,
                     id,
                     dir: dir.to_owned(),
-                });
+                }
+                .into());
             }
             let sha = sha256_file(&path)
                 .map(|digest| digest.hex())
                 .map_err(Error::io(IoAction::Read, &path))?;
             if sha != package.sha256 {
-                return Err(Error::ShardPackageChanged {
+                return Err(ErrorKind::ShardPackageChanged {
                     path,
                     found: sha,
                     recorded: package.sha256.clone(),
-                });
+                }
+                .into());
             }
         }
         if let Some(extra) = found
             .iter()
             .find(|f| !manifest.packages.iter().any(|p| &p.path == *f))
         {
-            return Err(Error::ShardPackageExtra {
+            return Err(ErrorKind::ShardPackageExtra {
                 path: dist.join(extra),
                 id,
-            });
+            }
+            .into());
         }
         Ok(Self {
             dir: dir.to_owned(),
@@ -126,7 +133,7 @@ impl ShardOutput {
 /// inside the shard's `dist/` (docs/behaviour.md#what-assemble-trusts):
 /// such a path is unsafe, whatever is on disk.
 fn check_manifest_paths(path: &Path, manifest: &ShardManifest) -> Result<()> {
-    let unsafe_path = |what: &'static str, rel: &str, problem| Error::UnsafeShardPath {
+    let unsafe_path = |what: &'static str, rel: &str, problem| ErrorKind::UnsafeShardPath {
         manifest: path.to_owned(),
         what,
         relpath: rel.to_owned(),
@@ -199,7 +206,7 @@ fn check_one_plan(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
         .find(|s| s.manifest.plan == plan)
         .expect("the plan has a shard");
     if let Some(foreign) = shards.iter().find(|s| s.manifest.plan != plan) {
-        return Err(Error::ForeignShard {
+        return Err(ErrorKind::ForeignShard {
             dir: foreign.dir.clone(),
             id: foreign.id,
             plan: foreign.manifest.plan.clone(),
@@ -207,16 +214,18 @@ fn check_one_plan(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
             reference_id: reference.id,
             reference_plan: plan.to_owned(),
             platform_tag: platform_tag.to_owned(),
-        });
+        }
+        .into());
     }
     if let Some(other) = shards.iter().find(|s| s.id.count != reference.id.count) {
-        return Err(Error::ShardCountDiffers {
+        return Err(ErrorKind::ShardCountDiffers {
             dir: other.dir.clone(),
             id: other.id,
             reference_dir: reference.dir.clone(),
             reference_id: reference.id,
             platform_tag: platform_tag.to_owned(),
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -228,13 +237,14 @@ fn check_coverage(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
     let mut seen: BTreeMap<usize, &Path> = BTreeMap::new();
     for shard in shards {
         if let Some(first) = seen.insert(shard.id.index, &shard.dir) {
-            return Err(Error::ShardTwice {
+            return Err(ErrorKind::ShardTwice {
                 id: shard.id,
                 platform_tag: platform_tag.to_owned(),
                 plan: plan.clone(),
                 first: first.to_owned(),
                 second: shard.dir.clone(),
-            });
+            }
+            .into());
         }
     }
     let missing: Vec<ShardId> = (1..=count)
@@ -242,12 +252,13 @@ fn check_coverage(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
         .filter_map(|k| ShardId::new(k, count))
         .collect();
     if !missing.is_empty() {
-        return Err(Error::ShardsMissing {
+        return Err(ErrorKind::ShardsMissing {
             platform_tag: platform_tag.to_owned(),
             plan: plan.clone(),
             count,
             missing,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -328,7 +339,7 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
         let (first, rest) = leg.shards.split_first().expect("a leg has a shard");
         for shard in rest {
             if let Some(disagreement) = disagreement(&first.manifest, &shard.manifest) {
-                return Err(Error::ShardsDisagree {
+                return Err(ErrorKind::ShardsDisagree {
                     first_dir: first.dir.clone(),
                     first_id: first.id,
                     other_dir: shard.dir.clone(),
@@ -336,20 +347,22 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
                     platform_tag: leg.platform_tag.clone(),
                     plan: first.manifest.plan.clone(),
                     disagreement,
-                });
+                }
+                .into());
             }
         }
     }
     let (first, rest) = legs.split_first().expect("at least one shard");
     for leg in rest {
         if let Some(disagreement) = disagreement(first.first(), leg.first()) {
-            return Err(Error::LegsDisagree {
+            return Err(ErrorKind::LegsDisagree {
                 first_platform: first.platform_tag.clone(),
                 first_dir: first.shards[0].dir.clone(),
                 other_platform: leg.platform_tag.clone(),
                 other_dir: leg.shards[0].dir.clone(),
                 disagreement,
-            });
+            }
+            .into());
         }
     }
     Ok(())
@@ -367,7 +380,7 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
     let version: Version = manifest
         .version
         .parse()
-        .map_err(|source| Error::ShardVersion {
+        .map_err(|source| ErrorKind::ShardVersion {
             manifest: manifest_path,
             version: manifest.version.clone(),
             source,
@@ -382,7 +395,7 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 continue;
             }
             let path = shard.dir.join("dist").join(&package.path);
-            let cannot_read = |source| Error::ReadShardWheel {
+            let cannot_read = |source| ErrorKind::ReadShardWheel {
                 path: path.clone(),
                 id: shard.id,
                 dir: shard.dir.clone(),
@@ -398,13 +411,14 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 .map(|(_, v)| v)
                 .unwrap_or_default();
             let Some((kind, target)) = Package::identify(manifest.mode, &name) else {
-                return Err(Error::UnknownShardPackage {
+                return Err(ErrorKind::UnknownShardPackage {
                     path,
                     name,
                     mode: format!("{:?}", manifest.mode).to_lowercase(),
                     id: shard.id,
                     dir: shard.dir.clone(),
-                });
+                }
+                .into());
             };
             kinds.insert(kind);
             on_disk.extend(target);
@@ -415,16 +429,17 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                     .expect("core has a pure package");
                 let member = format!("{pure}/{}", dist_info::document::FILE_NAME);
                 let bytes = wheel.read_member(&member).map_err(cannot_read)?;
-                let doc = DistInfo::from_json(&bytes).map_err(|source| Error::ShardDistInfo {
-                    path: path.clone(),
-                    member,
-                    source,
-                })?;
+                let doc =
+                    DistInfo::from_json(&bytes).map_err(|source| ErrorKind::ShardDistInfo {
+                        path: path.clone(),
+                        member,
+                        source,
+                    })?;
                 nonce = Some(doc.nonce);
             }
         }
     }
-    let nonce = nonce.ok_or_else(|| Error::NoCoreShard {
+    let nonce = nonce.ok_or_else(|| ErrorKind::NoCoreShard {
         platform_tag: leg.platform_tag.clone(),
     })?;
     let on_disk: Vec<String> = on_disk.into_iter().collect();
@@ -437,9 +452,12 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
         windows_families: manifest.windows_amdgpu_families.as_deref(),
         nonce: &nonce,
     })
-    .map_err(|source| Error::PlanSelectors {
-        platform_tag: leg.platform_tag.clone(),
-        source,
+    .map_err(|source| {
+        ErrorKind::PlanSelectors {
+            platform_tag: leg.platform_tag.clone(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -457,21 +475,23 @@ fn check_selectors(leg: &Leg<'_>, planned: &[SelectorPlan]) -> Result<()> {
         let carried_dirs = subdirs(&mut carried.iter().map(|s| s.subdir.as_str()));
         let planned_dirs = subdirs(&mut planned.iter().map(|s| s.subdir.as_str()));
         if carried_dirs != planned_dirs {
-            return Err(Error::SelectorDirsDiffer {
+            return Err(ErrorKind::SelectorDirsDiffer {
                 manifest,
                 carried: carried_dirs,
                 planned: planned_dirs,
-            });
+            }
+            .into());
         }
         for (carried, planned) in carried.iter().zip(planned) {
             if carried.dist_info_json.as_bytes() == planned.dist_info_json.as_slice() {
                 continue;
             }
-            return Err(Error::SelectorDiffers {
+            return Err(ErrorKind::SelectorDiffers {
                 manifest,
                 subdir: carried.subdir.clone(),
                 differences: differences(&carried.dist_info_json, &planned.dist_info_json),
-            });
+            }
+            .into());
         }
     }
     Ok(())
@@ -520,7 +540,7 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     }
     let dist = args.dest_dir.join("dist");
     if fs::read_dir(&dist).is_ok_and(|mut entries| entries.next().is_some()) {
-        return Err(Error::DestinationNotEmpty { dist });
+        return Err(ErrorKind::DestinationNotEmpty { dist }.into());
     }
     let staging = Staging::create(&dist, None)?;
     // `dist/`, without the trailing separator `join("")` leaves.
@@ -534,11 +554,12 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
                 if sha == package.sha256 {
                     continue;
                 }
-                return Err(Error::ConflictingPackages {
+                return Err(ErrorKind::ConflictingPackages {
                     first: other.to_owned(),
                     second: shard.dir.clone(),
                     relpath: package.path.clone(),
-                });
+                }
+                .into());
             }
             let from = shard.dir.join("dist").join(&package.path);
             let to = root.join(&package.path);
@@ -547,7 +568,7 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
             }
             fs::hard_link(&from, &to)
                 .or_else(|_| fs::copy(&from, &to).map(drop))
-                .map_err(|source| Error::Copy {
+                .map_err(|source| ErrorKind::Copy {
                     from,
                     to: to.clone(),
                     source,
@@ -593,9 +614,10 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     }
     let report = release_check::verify(&verify_args)?;
     if !report.ok() {
-        return Err(Error::AssembledReleaseFailsVerify {
+        return Err(ErrorKind::AssembledReleaseFailsVerify {
             report: Box::new(report),
-        });
+        }
+        .into());
     }
     let per_family = shards
         .iter()

@@ -14,7 +14,7 @@ use serde::Serialize;
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
 use crate::built_links::{self, BuiltElves, ElfLinks};
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::native::NativePrograms;
 use crate::progress::BuildProgress;
@@ -154,10 +154,13 @@ impl PlanOptions {
         }
         match std::env::var(PLATFORM_TAG_ENV) {
             Ok(text) if !text.is_empty() => {
-                text.parse().map_err(|source| Error::PlatformTagVariable {
-                    variable: PLATFORM_TAG_ENV,
-                    source,
-                })
+                let tag = text
+                    .parse()
+                    .map_err(|source| ErrorKind::PlatformTagVariable {
+                        variable: PLATFORM_TAG_ENV,
+                        source,
+                    })?;
+                Ok(tag)
             }
             _ => Ok(host_platform_tag()),
         }
@@ -169,12 +172,13 @@ impl PlanOptions {
         let mut metadata = match &self.metadata {
             None => ProjectMetadata::default(),
             Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|source| Error::ReadMetadataFile {
+                let text = std::fs::read_to_string(path).map_err(|source| {
+                    ErrorKind::ReadMetadataFile {
                         path: path.clone(),
                         source,
-                    })?;
-                ProjectMetadata::from_toml(&text).map_err(|source| Error::BadMetadataFile {
+                    }
+                })?;
+                ProjectMetadata::from_toml(&text).map_err(|source| ErrorKind::BadMetadataFile {
                     path: path.clone(),
                     source,
                 })?
@@ -229,7 +233,7 @@ impl PlanOptions {
         input.nonce = self
             .version_suffix
             .parse()
-            .map_err(|source| Error::VersionSuffix { source })?;
+            .map_err(|source| ErrorKind::VersionSuffix { source })?;
         input.linux_families.clone_from(&self.linux_amdgpu_families);
         input
             .windows_families
@@ -447,18 +451,20 @@ fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
     };
     let dest = real_path(dest_dir)?;
     if dest.starts_with(&artifacts) {
-        return Err(Error::DestinationInsideArtifacts {
+        return Err(ErrorKind::DestinationInsideArtifacts {
             dest_dir: dest_dir.to_owned(),
             artifact_dir: artifact_dir.to_owned(),
             real: dest,
-        });
+        }
+        .into());
     }
     if artifacts.starts_with(&dest) {
-        return Err(Error::ArtifactsInsideDestination {
+        return Err(ErrorKind::ArtifactsInsideDestination {
             artifact_dir: artifact_dir.to_owned(),
             dest_dir: dest_dir.to_owned(),
             real: artifacts,
-        });
+        }
+        .into());
     }
     Ok(())
 }
@@ -617,7 +623,7 @@ fn source_date_epoch() -> Result<Option<u64>> {
             .trim()
             .parse()
             .map(Some)
-            .map_err(|source| Error::SourceDateEpoch { value: v, source }),
+            .map_err(|source| ErrorKind::SourceDateEpoch { value: v, source }.into()),
         _ => Ok(None),
     }
 }

@@ -1,6 +1,7 @@
 //! Why a command of this crate failed: [`Error`], one type for every
 //! command (they share their steps: `build` plans, `assemble` stages,
-//! writes sdists and indexes).
+//! writes sdists and indexes), whose [`ErrorKind`] says which failure it is
+//! with its paths and values.
 //!
 //! Each message says its own sentence once and never its cause: the cause
 //! is the error's [`source`](std::error::Error::source), and whoever prints
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 
 use crate::shard::ShardId;
 
-/// What an I/O step was doing, as [`Error::Io`] says it: `cannot {action}
+/// What an I/O step was doing, as [`ErrorKind::Io`] says it: `cannot {action}
 /// {path}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -57,7 +58,7 @@ impl fmt::Display for IoAction {
 }
 
 /// What one shard manifest and another (or the packages of the release)
-/// disagree on, as [`Error::ShardsDisagree`] and [`Error::LegsDisagree`]
+/// disagree on, as [`ErrorKind::ShardsDisagree`] and [`ErrorKind::LegsDisagree`]
 /// name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disagreement {
@@ -75,10 +76,73 @@ impl fmt::Display for Disagreement {
     }
 }
 
-/// Why `inspect`, `plan`, `build`, `assemble` or `index` failed.
+/// Why `inspect`, `plan`, `build`, `assemble` or `index` failed: an
+/// [`ErrorKind`], boxed so every `Result` of the crate stays small.
+/// `Display` and `source` are the kind's.
+#[derive(Debug)]
+pub struct Error(Box<ErrorKind>);
+
+impl Error {
+    /// Which failure this is, with its paths and values.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.0
+    }
+
+    /// The kind, owned.
+    pub fn into_kind(self) -> ErrorKind {
+        *self.0
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Self(Box::new(kind))
+    }
+}
+
+/// `From` each error of a crate below that passes through as it is.
+macro_rules! passed_on {
+    ($($error:ty),* $(,)?) => {
+        $(
+            impl From<$error> for Error {
+                fn from(error: $error) -> Self {
+                    ErrorKind::from(error).into()
+                }
+            }
+        )*
+    };
+}
+
+passed_on!(
+    artifacts::Error,
+    dist_info::release_version::VersionChoiceError,
+    crate::native::NativeProgramError,
+    layout::Error,
+    wheel_writer::Error,
+    pypa_formats::filename::WheelTagError,
+    elf_surgery::Error,
+    devel_tar::Error,
+    release_check::VerifyError,
+    wheel_writer::dist_dir::NotRegular,
+    release_check::SdistError,
+);
+
+/// Which failure an [`Error`] is.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorKind {
     // ---- reading the artifacts and planning -------------------------
     /// The artifact directory cannot be read, or an artifact is malformed
     /// (the error names the file).
@@ -760,13 +824,16 @@ pub enum Error {
 }
 
 impl Error {
-    /// [`Error::Io`] for `action` on `path`, as a `map_err` closure.
+    /// [`ErrorKind::Io`] for `action` on `path`, as a `map_err` closure.
     pub(crate) fn io(action: IoAction, path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> Self {
         let path = path.into();
-        move |source| Self::Io {
-            action,
-            path,
-            source,
+        move |source| {
+            ErrorKind::Io {
+                action,
+                path,
+                source,
+            }
+            .into()
         }
     }
 }

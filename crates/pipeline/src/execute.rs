@@ -22,7 +22,7 @@ use wheel_writer::{
 };
 
 use crate::built_links::{self, BuiltElves};
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::progress::BuildProgress;
 use crate::python::SdistFile;
 use crate::staging::Staging;
@@ -242,7 +242,7 @@ fn write_wheel(
     }
     let written = wheel
         .write_timed(dir, &options.wheel, Some(cache), clock.map(|c| &c.write))
-        .map_err(|source| Error::WriteWheel {
+        .map_err(|source| ErrorKind::WriteWheel {
             package: package.dist_name.clone(),
             source,
         })?;
@@ -305,10 +305,10 @@ fn member_source(
             member
         }
         Action::Launcher { target } => {
-            let platform =
-                Platform::from_wheel_tag(&plan.platform_tag).map_err(Error::LauncherPlatform)?;
+            let platform = Platform::from_wheel_tag(&plan.platform_tag)
+                .map_err(ErrorKind::LauncherPlatform)?;
             let launcher =
-                Launcher::for_target(platform, target).map_err(|source| Error::Launcher {
+                Launcher::for_target(platform, target).map_err(|source| ErrorKind::Launcher {
                     dest: file.dest.clone(),
                     source,
                 })?;
@@ -325,7 +325,7 @@ fn member_source(
                 && bytes.starts_with(b"\x7fELF")
             {
                 let elf = ElfFile::parse(&mut std::io::Cursor::new(bytes)).map_err(|source| {
-                    Error::GeneratedElf {
+                    ErrorKind::GeneratedElf {
                         dest: file.dest.clone(),
                         what: what.clone(),
                         source,
@@ -344,7 +344,7 @@ fn member_source(
             }
             drop(span);
             Arc::new(
-                FileSource::new(&path).map_err(|source| Error::DevelTarball {
+                FileSource::new(&path).map_err(|source| ErrorKind::DevelTarball {
                     path: path.clone(),
                     source,
                 })?,
@@ -404,7 +404,7 @@ fn edited_source(
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
             edit.reader(Cursor::new(&bytes))?
                 .read_to_end(&mut out)
-                .map_err(Error::Source)?;
+                .map_err(ErrorKind::Source)?;
             Ok((Arc::new(BytesSource::new(out, executable, origin)), edited))
         }
     }
@@ -480,7 +480,7 @@ fn write_devel_tar(
                 } else {
                     copy_source(source, false)
                 };
-                let mut reader = member.open().map_err(Error::Source)?;
+                let mut reader = member.open().map_err(ErrorKind::Source)?;
                 tar.add_file(relpath, source.mode, member.size(), &mut reader)?;
             }
         }
@@ -531,10 +531,11 @@ pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for p in &plan.packages {
         if !seen.insert((p.subdir.clone(), p.dist_name.clone())) {
-            return Err(Error::DuplicatePackage {
+            return Err(ErrorKind::DuplicatePackage {
                 name: p.dist_name.clone(),
                 subdir: p.subdir.clone(),
-            });
+            }
+            .into());
         }
     }
     Ok(())

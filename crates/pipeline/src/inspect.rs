@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use artifacts::{ArtifactDir, ArtifactFilter, PathFilter, Stats};
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{ErrorKind, Result};
 
 /// What to inspect.
 #[derive(Debug, Clone, Default)]
@@ -105,7 +105,7 @@ pub fn inspect(args: &InspectOptions) -> Result<InspectReport> {
     };
     let catalog = dir
         .catalog(&ArtifactFilter::new(), &PathFilter::new())
-        .map_err(|source| Error::Merge {
+        .map_err(|source| ErrorKind::Merge {
             artifact_dir: args.artifact_dir.clone(),
             source,
         })?;

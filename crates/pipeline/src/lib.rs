@@ -65,7 +65,7 @@ pub use build_cmd::{
     PlanOptions, PlanReport, ShardRecord, WrittenFile, build, plan,
 };
 pub use built_links::ElfLinks;
-pub use error::{Disagreement, Error, IoAction, Result};
+pub use error::{Disagreement, Error, ErrorKind, IoAction, Result};
 pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
 pub use inspect::{
     ComponentGroup, Counts, InspectOptions, InspectReport, NameGroup, TargetRow, inspect,

@@ -294,7 +294,7 @@ pub enum Found {
     WindowsProgram,
     /// Bytes that start like ELF but do not parse.
     #[error("not a readable ELF file ({0})")]
-    UnreadableElf(elf_surgery::Error),
+    UnreadableElf(Box<elf_surgery::Error>),
     /// No ELF file at all, for Linux wheels.
     #[error("not an ELF file")]
     NotElf,
@@ -311,7 +311,7 @@ pub enum Found {
     ElfNotExecutable(ElfKind),
     /// An ELF file whose symbol versions cannot be read.
     #[error("an ELF file whose symbol versions cannot be read ({0})")]
-    UnreadableSymbolVersions(elf_surgery::Error),
+    UnreadableSymbolVersions(Box<elf_surgery::Error>),
     /// A Linux file, for Windows wheels.
     #[error("a Linux (ELF) file")]
     LinuxFile,
@@ -372,7 +372,7 @@ pub fn check_program(
                 return Err(wrong(Found::WindowsProgram, EXPECTED));
             }
             let elf = ElfFile::parse(&mut Cursor::new(bytes))
-                .map_err(|e| wrong(Found::UnreadableElf(e), EXPECTED))?;
+                .map_err(|e| wrong(Found::UnreadableElf(Box::new(e)), EXPECTED))?;
             if elf.kind() == ElfKind::NotElf {
                 return Err(wrong(Found::NotElf, EXPECTED));
             }
@@ -421,7 +421,7 @@ fn check_glibc(
 ) -> Result<(), NativeProgramError> {
     let imports = elf.read_imports(&mut Cursor::new(bytes)).map_err(|e| {
         wrong(
-            Found::UnreadableSymbolVersions(e),
+            Found::UnreadableSymbolVersions(Box::new(e)),
             "an x86-64 Linux (ELF) executable",
         )
     })?;

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use wheel_writer::Compression;
 
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::Written;
 use fs_helpers::file_hash::sha256_file;
 
@@ -224,10 +224,10 @@ impl ShardPlan {
     pub(crate) fn new(plan: &Plan, count: usize) -> Result<Self> {
         let packages = plan.packages.len();
         if count == 0 {
-            return Err(Error::NoShards);
+            return Err(ErrorKind::NoShards.into());
         }
         if count > packages {
-            return Err(Error::TooManyShards { count, packages });
+            return Err(ErrorKind::TooManyShards { count, packages }.into());
         }
         let weights: Vec<u64> = plan
             .packages
@@ -379,10 +379,13 @@ impl ShardManifest {
         let mut packages = written
             .iter()
             .map(|w| {
-                let rel = w.path.strip_prefix(dist).map_err(|_| Error::OutsideDist {
-                    path: w.path.clone(),
-                    dist: dist.to_owned(),
-                })?;
+                let rel = w
+                    .path
+                    .strip_prefix(dist)
+                    .map_err(|_| ErrorKind::OutsideDist {
+                        path: w.path.clone(),
+                        dist: dist.to_owned(),
+                    })?;
                 Ok(PackageRecord {
                     path: slash_path(rel),
                     sha256: sha256_file(&w.path)
@@ -434,21 +437,23 @@ impl ShardManifest {
     /// Reads `{dir}/shard.json`.
     pub(crate) fn read(dir: &Path) -> Result<Self> {
         let path = dir.join(MANIFEST_NAME);
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::ReadShardManifest {
-            path: path.clone(),
-            source,
-        })?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|source| ErrorKind::ReadShardManifest {
+                path: path.clone(),
+                source,
+            })?;
         let manifest: Self =
-            serde_json::from_str(&text).map_err(|source| Error::BadShardManifest {
+            serde_json::from_str(&text).map_err(|source| ErrorKind::BadShardManifest {
                 path: path.clone(),
                 source,
             })?;
         if manifest.format != MANIFEST_FORMAT {
-            return Err(Error::ShardManifestFormat {
+            return Err(ErrorKind::ShardManifestFormat {
                 path,
                 found: manifest.format,
                 expected: MANIFEST_FORMAT,
-            });
+            }
+            .into());
         }
         Ok(manifest)
     }

@@ -18,7 +18,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 
 // The name every staging directory (and its lock file) starts with is
 // release-check's, since `verify` and `index` never look inside one.
@@ -80,7 +80,7 @@ impl Staging {
         let dist = fs::canonicalize(dist).map_err(Error::io(IoAction::Resolve, dist))?;
         let parent = dist
             .parent()
-            .ok_or_else(|| Error::NoParent { path: dist.clone() })?
+            .ok_or_else(|| ErrorKind::NoParent { path: dist.clone() })?
             .to_owned();
         let _dist_lock = DistLock::acquire(&parent)?;
         remove_abandoned(&parent)?;
@@ -131,9 +131,11 @@ impl Staging {
     /// directory.
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
         if !subdir.is_empty() {
-            pypa_formats::member::check_relpath(subdir).map_err(|problem| Error::UnsafeSubdir {
-                subdir: subdir.to_owned(),
-                problem,
+            pypa_formats::member::check_relpath(subdir).map_err(|problem| {
+                ErrorKind::UnsafeSubdir {
+                    subdir: subdir.to_owned(),
+                    problem,
+                }
             })?;
         }
         let dir = self.new_dist().join(subdir);
@@ -151,7 +153,7 @@ impl Staging {
         let new = self.new_dist();
         link_missing(&self.dist, &new)?;
         self.gate(Gate::BeforeSwap)?;
-        exchange(&new, &self.dist).map_err(|source| Error::Swap {
+        exchange(&new, &self.dist).map_err(|source| ErrorKind::Swap {
             staged: new.clone(),
             dist: self.dist.clone(),
             source,
@@ -185,7 +187,7 @@ impl Staging {
             let mut sink = Vec::new();
             File::open(&path)
                 .and_then(|mut f| f.read_to_end(&mut sink))
-                .map_err(|source| Error::CommitGate {
+                .map_err(|source| ErrorKind::CommitGate {
                     path: path.clone(),
                     source,
                 })?;
@@ -364,7 +366,7 @@ fn link_missing(old: &Path, new: &Path) -> Result<()> {
         } else {
             fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(drop))
         };
-        linked.map_err(|source| Error::CarryOver { path: from, source })?;
+        linked.map_err(|source| ErrorKind::CarryOver { path: from, source })?;
     }
     Ok(())
 }

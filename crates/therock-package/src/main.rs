@@ -271,9 +271,9 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             }
         }
         Command::Assemble(flags) => {
-            let report = pipeline::assemble(&flags.options()).map_err(|e| match &e {
+            let report = pipeline::assemble(&flags.options()).map_err(|e| match e.kind() {
                 // The verify report is the rest of the message.
-                pipeline::Error::AssembledReleaseFailsVerify { report } => {
+                pipeline::ErrorKind::AssembledReleaseFailsVerify { report } => {
                     anyhow::anyhow!("{e}:\n{}", render::verify(report))
                 }
                 _ => e.into(),

@@ -10,7 +10,7 @@ use wheel_writer::WheelReader;
 use fs_helpers::file_hash::sha256_file;
 use pypa_formats::core_metadata::headers;
 
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 
 /// One distribution file of the directory being indexed.
 #[derive(Debug, Clone)]
@@ -50,9 +50,10 @@ impl Distribution {
             let name = name.map_err(unindexable(path))?;
             (name, release_check::sdist_pkg_info(path)?, None)
         } else {
-            return Err(Error::NotAPackage {
+            return Err(ErrorKind::NotAPackage {
                 path: path.to_owned(),
-            });
+            }
+            .into());
         };
         let text = String::from_utf8_lossy(&metadata);
         let requires_python = headers(&text)
@@ -76,15 +77,20 @@ fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
         let member = format!("{}/METADATA", wheel.dist_info_dir());
         wheel.read_member(&member)
     };
-    read().map_err(|source| Error::WheelMetadata {
-        path: path.to_owned(),
-        source,
+    read().map_err(|source| {
+        ErrorKind::WheelMetadata {
+            path: path.to_owned(),
+            source,
+        }
+        .into()
     })
 }
 
-/// [`Error::Unindexable`] for `path`.
-fn unindexable(path: &Path) -> impl FnOnce(pypa_formats::filename::FilenameError) -> Error + '_ {
-    move |source| Error::Unindexable {
+/// [`ErrorKind::Unindexable`] for `path`.
+fn unindexable(
+    path: &Path,
+) -> impl FnOnce(pypa_formats::filename::FilenameError) -> ErrorKind + '_ {
+    move |source| ErrorKind::Unindexable {
         path: path.to_owned(),
         source,
     }

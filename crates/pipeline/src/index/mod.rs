@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, IoAction, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 
 use distribution::Distribution;
 use fs_helpers::file_hash::sha256_bytes;
@@ -93,9 +93,10 @@ pub struct IndexReport {
 pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     let dir = options.dir.as_path();
     if !dir.is_dir() {
-        return Err(Error::NotADirectory {
+        return Err(ErrorKind::NotADirectory {
             dir: dir.to_owned(),
-        });
+        }
+        .into());
     }
     let listing = list_packages(dir).map_err(Error::io(IoAction::List, dir))?;
     if let Some(refused) = listing.refused.first() {
@@ -104,9 +105,10 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     }
     let packages = listing.packages;
     if packages.is_empty() {
-        return Err(Error::NoPackages {
+        return Err(ErrorKind::NoPackages {
             dir: dir.to_owned(),
-        });
+        }
+        .into());
     }
     // Top-level group ("" or a family directory) → its distributions.
     let mut groups: BTreeMap<String, Vec<Distribution>> = BTreeMap::new();
@@ -148,9 +150,10 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     if options.per_family {
         let shared = groups.remove("").unwrap_or_default();
         if groups.is_empty() {
-            return Err(Error::NoFamilyDirectories {
+            return Err(ErrorKind::NoFamilyDirectories {
                 dir: dir.to_owned(),
-            });
+            }
+            .into());
         }
         for (family, files) in &groups {
             let mut links: Vec<(String, FileLink)> = files
@@ -193,12 +196,13 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
         let mut links = Vec::new();
         for d in groups.values().flatten() {
             if let Some(other) = by_name.insert(&d.file_name, &d.rel) {
-                return Err(Error::FileNameTwice {
+                return Err(ErrorKind::FileNameTwice {
                     dir: dir.to_owned(),
                     file_name: d.file_name.clone(),
                     first: other.to_owned(),
                     second: d.rel.clone(),
-                });
+                }
+                .into());
             }
             links.push((d.project.clone(), link(d, d.rel.clone())));
         }
