@@ -775,4 +775,83 @@ mod tests {
         let copy = example_copy();
         plan_change_execute(copy.path(), || {}).unwrap();
     }
+
+    /// What a [`BuildProgress`](crate::BuildProgress) heard, in order
+    /// (bytes summed).
+    #[derive(Debug, Default)]
+    struct Heard {
+        events: std::sync::Mutex<Vec<String>>,
+        bytes: std::sync::atomic::AtomicU64,
+    }
+
+    impl crate::BuildProgress for Heard {
+        fn start(&self, packages: u64, input_bytes: u64) {
+            self.events
+                .lock()
+                .unwrap()
+                .push(format!("start {packages} {input_bytes}"));
+        }
+
+        fn package_started(&self, name: &str, _: u64) {
+            self.events.lock().unwrap().push(format!("started {name}"));
+        }
+
+        fn bytes_read(&self, bytes: u64) {
+            self.bytes
+                .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+        }
+
+        fn package_written(&self, file: &str, _: u64) {
+            self.events.lock().unwrap().push(format!("written {file}"));
+        }
+
+        fn finish(&self) {
+            self.events.lock().unwrap().push("finish".to_owned());
+        }
+    }
+
+    #[test]
+    fn the_progress_hears_every_package_between_start_and_finish() {
+        let copy = example_copy();
+        let dest = tempfile::tempdir().unwrap();
+        let launcher =
+            trampoline_gen::Launcher::for_target(trampoline_gen::Platform::LinuxX86_64, "rocm-sdk")
+                .unwrap();
+        let options = BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: copy.path().to_owned(),
+                platform_tag: Some("linux_x86_64".parse().unwrap()),
+                native_programs: NativePrograms::new().with_bytes(
+                    Platform::Linux,
+                    "the launcher image",
+                    launcher.into_bytes(),
+                ),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            ..BuildOptions::default()
+        };
+        let heard = Arc::new(Heard::default());
+        let report = super::build(&options, heard.clone()).unwrap();
+        let events = heard.events.lock().unwrap().clone();
+        let packages = report.packages;
+        assert_eq!(events.len(), 1 + 2 * packages + 1, "{events:#?}");
+        assert!(
+            events[0].starts_with(&format!("start {packages} ")),
+            "{events:#?}"
+        );
+        assert_eq!(events.last().map(String::as_str), Some("finish"));
+        for pair in events[1..events.len() - 1].chunks(2) {
+            assert!(
+                pair[0].starts_with("started ") && pair[1].starts_with("written "),
+                "{pair:?}"
+            );
+        }
+        assert!(
+            events.contains(&"written rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl".to_owned()),
+            "{events:#?}"
+        );
+        // The bytes read are the sources of the packages: more than nothing.
+        assert!(heard.bytes.load(std::sync::atomic::Ordering::Relaxed) > 0);
+    }
 }
