@@ -60,7 +60,18 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
 
 fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     steps.time("setup", || setup(&[]))?;
-    steps.time("fmt", || run("cargo", &["fmt", "--all", "--check"]))?;
+    steps.time("fmt", || {
+        run("cargo", &["fmt", "--all", "--check"])?;
+        run(
+            "cargo",
+            &[
+                "fmt",
+                "--check",
+                "--manifest-path",
+                "examples/package-a-release/Cargo.toml",
+            ],
+        )
+    })?;
     steps.time("clippy", || {
         run(
             "cargo",
@@ -95,6 +106,11 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     steps.time("test", || {
         run("cargo", &["test", "--workspace", "--locked"])
     })?;
+    // The example program outside the workspace links the libraries as
+    // another project would: it packages the built-in example, verifies it
+    // and unpacks its devel tree (docs/using-the-crates.md). After the
+    // tests, it reuses their dependencies and their native rocm-sdk.
+    steps.time("example program", || crate::package::example_program(&[]))?;
     // The API documentation builds without a warning (broken links, bad
     // code blocks): each library is documented for other programs.
     steps.time("doc", || {
@@ -112,6 +128,9 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
             ))
         }
     })?;
+    // The library crates package together, and the packages build from
+    // their own files (after clippy and doc, whose dependencies it reuses).
+    steps.time("package", || crate::package::package(&[]))?;
     // The workspace keeps compiling for Windows (its Unix-only code has
     // Windows counterparts); the build scripts' native programs are shared
     // with the Linux build above.

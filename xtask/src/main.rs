@@ -9,6 +9,7 @@ mod cmd;
 mod example;
 mod fuzz;
 mod man;
+mod package;
 mod python;
 mod scale;
 
@@ -52,6 +53,16 @@ const TASKS: &[(&str, Task, &str)] = &[
         "demo",
         example::demo,
         "the main job on the built-in example: generate, inspect, build, install, test [--windows]",
+    ),
+    (
+        "package",
+        package::package,
+        "cargo package of every library crate together, then a check of the packages",
+    ),
+    (
+        "example-program",
+        package::example_program,
+        "build and run examples/package-a-release (outside the workspace) on the example",
     ),
     (
         "fuzz",

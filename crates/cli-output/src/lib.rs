@@ -19,6 +19,9 @@
 //!   progress leaves off).
 //! - **Exit status**: one [`ExitStatus`] for every command (0 ok, 1 bad
 //!   input or release, 2 usage).
+//! - **JSON documents**: every `--json` of both binaries is a library's
+//!   report serialised by [`json`] (pretty, one final newline;
+//!   docs/formats.md).
 //!
 //! ```no_run
 //! use cli_output::{Console, Verbosity};
@@ -103,6 +106,24 @@ pub fn without_hidden_commands(
     if command.is_disable_version_flag_set() {
         out = out.disable_version_flag(true);
     }
+    out
+}
+
+/// The `--json` document of a report: pretty, keys in the report's field
+/// order, one final newline (docs/formats.md).
+///
+/// ```
+/// #[derive(serde::Serialize)]
+/// struct Report { schema: u32, ok: bool }
+///
+/// assert_eq!(
+///     cli_output::json(&Report { schema: 1, ok: true }),
+///     "{\n  \"schema\": 1,\n  \"ok\": true\n}\n"
+/// );
+/// ```
+pub fn json<T: serde::Serialize + ?Sized>(report: &T) -> String {
+    let mut out = serde_json::to_string_pretty(report).expect("reports serialise to JSON");
+    out.push('\n');
     out
 }
 

@@ -197,8 +197,8 @@ pub enum Error {
     InvalidDevelLinks {
         /// The JSON file.
         path: PathBuf,
-        /// What was wrong.
-        reason: String,
+        /// What was wrong (said here, so it is no source as well).
+        reason: dist_info::devel_links::DevelLinksError,
     },
 
     /// The unpack's record of runtime links (`.runtime-links.json`) is not

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
-use dist_info::devel_links::DevelLinks;
+use dist_info::devel_links::{DevelLinks, DevelLinksError};
 use dist_info::devel_tree::device_link_source;
 use fs_helpers::atomic_write::write_atomic_via;
 use pypa_formats::member::check_relpath;
@@ -254,10 +254,10 @@ fn link_device(
             let source = device_link_source(&dest, &link.target, names).ok_or_else(|| {
                 Error::InvalidDevelLinks {
                     path: doc_path.clone(),
-                    reason: format!(
-                        "the target {:?} of {:?} leaves site-packages or points into the devel tree",
-                        link.target, link.relpath
-                    ),
+                    reason: DevelLinksError::TargetOutside {
+                        relpath: link.relpath.clone(),
+                        target: link.target.clone(),
+                    },
                 }
             })?;
             pairs.push((dest, source));

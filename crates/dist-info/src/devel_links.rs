@@ -95,16 +95,58 @@ impl DevelLinks {
     }
 
     /// Parses a document and checks that every relpath is clean.
-    pub fn from_json(text: &str) -> Result<Self, String> {
-        let doc: DevelLinks = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    pub fn from_json(text: &str) -> Result<Self, DevelLinksError> {
+        let doc: DevelLinks = serde_json::from_str(text).map_err(DevelLinksError::Json)?;
         for link in &doc.links {
-            check_relpath(&link.relpath)
-                .map_err(|reason| format!("relpath {:?}: {reason}", link.relpath))?;
-            check_link_text(&link.target)
-                .map_err(|problem| format!("target of {:?}: {problem}", link.relpath))?;
+            check_relpath(&link.relpath).map_err(|problem| DevelLinksError::Relpath {
+                relpath: link.relpath.clone(),
+                problem,
+            })?;
+            check_link_text(&link.target).map_err(|problem| DevelLinksError::Target {
+                relpath: link.relpath.clone(),
+                problem,
+            })?;
         }
         Ok(doc)
     }
+}
+
+/// Why a text is no `.devel_links/{T}.json` document. The cause is part of
+/// each message (not a source as well): the reader's error carries it as
+/// its reason.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DevelLinksError {
+    /// It is not the JSON of a document.
+    #[error("{0}")]
+    Json(serde_json::Error),
+    /// A link's relpath is not a clean relative path.
+    #[error("relpath {relpath:?}: {problem}")]
+    Relpath {
+        /// The relpath as written.
+        relpath: String,
+        /// What is wrong with it.
+        problem: pypa_formats::member::PathProblem,
+    },
+    /// A link's target is no link text the devel tree may hold.
+    #[error("target of {relpath:?}: {problem}")]
+    Target {
+        /// The link's relpath.
+        relpath: String,
+        /// What is wrong with its target.
+        problem: crate::devel_tree::LinkProblem,
+    },
+    /// A link's target leaves site-packages or points into the devel
+    /// tree (found where the document is applied).
+    #[error(
+        "the target {target:?} of {relpath:?} leaves site-packages or points into the devel tree"
+    )]
+    TargetOutside {
+        /// The link's relpath.
+        relpath: String,
+        /// Its target.
+        target: String,
+    },
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! What `rocm-sdk init`, `path`, `version` and `targets` find, as values
-//! another tool reads, and their `--json` documents (docs/formats.md): every
-//! document carries `schema` [`COMMAND_SCHEMA`], keys sorted, pretty, one
-//! final newline.
+//! another tool reads; serialised, each is its command's `--json` document
+//! (docs/formats.md): every document carries `schema` [`COMMAND_SCHEMA`],
+//! its keys sorted (the fields are declared in that order).
 
 use std::path::PathBuf;
 
@@ -182,13 +182,6 @@ impl InitReport {
     }
 }
 
-/// The pretty JSON document of a report, with one final newline.
-pub fn to_json<T: Serialize>(report: &T) -> String {
-    let mut out = serde_json::to_string_pretty(report).expect("reports serialise");
-    out.push('\n');
-    out
-}
-
 /// Warnings as the text `rocm-sdk` prints for each.
 fn as_texts<S: Serializer>(warnings: &[DevelWarning], serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_seq(warnings.iter().map(ToString::to_string))
@@ -197,6 +190,11 @@ fn as_texts<S: Serializer>(warnings: &[DevelWarning], serializer: S) -> Result<S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The document as `rocm-sdk` prints it (`cli_output::json`).
+    fn to_json<T: Serialize>(report: &T) -> String {
+        serde_json::to_string_pretty(report).unwrap() + "\n"
+    }
 
     #[test]
     fn documents_keep_the_sorted_keys_of_their_schema() {

@@ -13,17 +13,22 @@
 //! - [`distributions::installed`]: the ROCm distributions installed there.
 //! - [`Site::init`], [`Site::devel_paths`], [`Site::version_report`],
 //!   [`Site::targets_report`]: what `rocm-sdk init`, `path`, `version` and
-//!   `targets` report, as typed values with a [`to_json`] document each.
+//!   `targets` report, as typed values; each serialised (`serde`) is its
+//!   command's `--json` document.
 //! - [`self_test`]: the installation self-check of `rocm-sdk test`,
 //!   returning a [`SelfTestReport`] of [`Check`]s.
 //!
+//! The text the commands print is `rocm-sdk`'s; this crate prints nothing.
+//!
 //! ```no_run
-//! use installed_sdk::{SelfTestOptions, Site, self_test};
+//! use installed_sdk::{Outcome, SelfTestOptions, Site, self_test};
 //!
 //! let site = Site::new("/venv/lib/python3.12/site-packages");
 //! let report = self_test(&site, &SelfTestOptions::new("/venv/bin/python"));
-//! print!("{}", report.to_text()); // ends with "N passed, N failed"
-//! assert!(report.is_ok());
+//! for check in report.checks.iter().filter(|c| c.outcome == Outcome::Failed) {
+//!     eprintln!("{}: {} ({})", check.category.as_str(), check.name, check.reason);
+//! }
+//! println!("{} passed, {} failed", report.passed(), report.failed());
 //! ```
 //!
 //! Design notes: `docs/rocm-sdk.md`.
@@ -41,10 +46,9 @@ mod targets;
 
 pub use commands::{
     COMMAND_SCHEMA, DevelPaths, InitReport, NameVersion, TargetsReport, Unpacked, VersionReport,
-    to_json,
 };
 pub use error::Error;
-pub use report::{Category, Check, Environment, Outcome, REPORT_SCHEMA, SelfTestReport, TextStyle};
+pub use report::{Category, Check, Environment, Outcome, REPORT_SCHEMA, SelfTestReport};
 pub use selftest::{SelfTestOptions, self_test};
 pub use site::{BINARY_RELPATH, Site};
 pub use targets::{DIST_TARGETS_RELPATH, DistTargets, dist_targets_path, read_dist_targets};

@@ -117,10 +117,15 @@ pub enum CheckError {
         /// The base targets of the device artifacts found.
         discovered: Vec<String>,
     },
-    /// Installed paths Windows cannot hold, or that collide there; the
-    /// text names the first and counts the others.
-    #[error("{0}")]
-    WindowsNames(String),
+    /// Installed paths Windows cannot hold, or that collide there: the
+    /// first problem, then the others by their short names.
+    #[error("{first}{}", more_names(others))]
+    WindowsNames {
+        /// The first problem, in full.
+        first: Box<WindowsNameProblem>,
+        /// Every other problem's short name (`lib/aux/`, `A.h / a.h`).
+        others: Vec<String>,
+    },
     /// A `--runtime-alias` that is not an unversioned library name.
     #[error(
         "--runtime-alias {name:?}: not an unversioned library name; give a file name \
@@ -147,6 +152,74 @@ pub enum CheckError {
         /// Why (said here, so it is no source as well).
         reason: elf_surgery::Error,
     },
+}
+
+/// Problems listed by name after the first one.
+const NAMED_MORE: usize = 3;
+
+/// ` (N more such names: a, b, c, …)` after the first problem, or nothing.
+fn more_names(others: &[String]) -> String {
+    if others.is_empty() {
+        return String::new();
+    }
+    let named: Vec<&str> = others.iter().take(NAMED_MORE).map(String::as_str).collect();
+    let ellipsis = if others.len() > NAMED_MORE {
+        ", …"
+    } else {
+        ""
+    };
+    format!(
+        " ({} more such {}: {}{ellipsis})",
+        others.len(),
+        if others.len() == 1 { "name" } else { "names" },
+        named.join(", ")
+    )
+}
+
+/// An installed path a set for a Windows tag cannot hold
+/// (docs/behaviour.md#windows-names).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WindowsNameProblem {
+    /// A name Windows cannot hold.
+    #[error(
+        "{origin}: shipped as {path} in {package}, but {problem}; a {tag} package cannot hold \
+         it: rename or remove it in its artifact"
+    )]
+    BadName {
+        /// Where the file comes from, as the user finds it.
+        origin: String,
+        /// Its installed path, relative to site-packages.
+        path: String,
+        /// The distribution that installs it.
+        package: String,
+        /// Why Windows cannot hold it (said here, so it is no source as well).
+        problem: dist_info::windows_names::NameProblem,
+        /// The wheel platform tag.
+        tag: String,
+    },
+    /// Two installed paths that differ only in case.
+    #[error(
+        "{} and {}: shipped as {} ({}) and {} ({}), one name to Windows (they differ only in \
+         case), so on install one would overwrite the other: rename one of them in its artifact",
+        first.origin, second.origin, first.shown, first.package, second.shown, second.package
+    )]
+    CaseCollision {
+        /// One spelling.
+        first: CaseSpelling,
+        /// The other.
+        second: CaseSpelling,
+    },
+}
+
+/// One spelling of a case collision, as the message shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseSpelling {
+    /// The path (a directory with its `/`).
+    pub shown: String,
+    /// The distribution that installs the first path at or below it.
+    pub package: String,
+    /// Where that path comes from.
+    pub origin: String,
 }
 
 /// The model refused a name or a version the plan was given.

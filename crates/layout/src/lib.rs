@@ -30,7 +30,7 @@ mod search_path;
 mod selectors;
 mod windows;
 
-pub use error::{CheckError, Error, ModelError};
+pub use error::{CaseSpelling, CheckError, Error, ModelError, WindowsNameProblem};
 pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
     Action, AliasReason, DevelEntry, Dropped, LinkReason, PLAN_SCHEMA, PackagePlan, Plan,

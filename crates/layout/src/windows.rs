@@ -7,12 +7,11 @@
 //! that reach `MAX_PATH` below a typical site-packages are warned about.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 
 use dist_info::devel_tree::TreeNames;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
 
-use crate::error::{CheckError, Error};
+use crate::error::{CaseSpelling, CheckError, Error, WindowsNameProblem};
 use crate::plan::{Action, DevelEntry, LinkReason, PackagePlan, SourceRef};
 
 /// One path the set installs, relative to site-packages.
@@ -26,14 +25,11 @@ struct Installed<'p> {
     origin: String,
 }
 
-/// Problems listed by name after the first one.
-const NAMED_MORE: usize = 3;
-
 /// Refuses a set for the Windows tag `tag` that installs a name Windows
 /// cannot hold or two paths that differ only in case.
 pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> Result<(), Error> {
     let installed = installed(packages, names);
-    let mut problems: Vec<(String, String)> = Vec::new();
+    let mut problems: Vec<(WindowsNameProblem, String)> = Vec::new();
     // A bad directory is one problem, however many paths lie below it.
     let mut judged = BTreeSet::new();
     for item in &installed {
@@ -47,11 +43,13 @@ pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> R
                 bad.to_owned()
             };
             problems.push((
-                format!(
-                    "{}: shipped as {} in {}, but {problem}; a {tag} package cannot hold it: \
-                     rename or remove it in its artifact",
-                    item.origin, item.path, item.package
-                ),
+                WindowsNameProblem::BadName {
+                    origin: item.origin.clone(),
+                    path: item.path.clone(),
+                    package: item.package.to_owned(),
+                    problem,
+                    tag: tag.to_owned(),
+                },
                 shown,
             ));
         }
@@ -59,36 +57,24 @@ pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> R
     for (first, second) in windows_names::case_collisions(installed.iter().map(|i| i.path.as_str()))
     {
         let (a, b) = (spelled(&installed, &first), spelled(&installed, &second));
+        let short = format!("{} / {}", a.shown, b.shown);
         problems.push((
-            format!(
-                "{} and {}: shipped as {} ({}) and {} ({}), one name to Windows (they differ only \
-                 in case), so on install one would overwrite the other: rename one of them in \
-                 its artifact",
-                a.origin, b.origin, a.shown, a.package, b.shown, b.package
-            ),
-            format!("{} / {}", a.shown, b.shown),
+            WindowsNameProblem::CaseCollision {
+                first: a.owned(),
+                second: b.owned(),
+            },
+            short,
         ));
     }
-    let Some(((first, _), rest)) = problems.split_first() else {
+    let mut problems = problems.into_iter();
+    let Some((first, _)) = problems.next() else {
         return Ok(());
     };
-    let mut message = first.clone();
-    if !rest.is_empty() {
-        let named: Vec<&str> = rest
-            .iter()
-            .take(NAMED_MORE)
-            .map(|(_, short)| short.as_str())
-            .collect();
-        let ellipsis = if rest.len() > NAMED_MORE { ", …" } else { "" };
-        let _ = write!(
-            message,
-            " ({} more such {}: {}{ellipsis})",
-            rest.len(),
-            if rest.len() == 1 { "name" } else { "names" },
-            named.join(", ")
-        );
+    Err(CheckError::WindowsNames {
+        first: Box::new(first),
+        others: problems.map(|(_, short)| short).collect(),
     }
-    Err(CheckError::WindowsNames(message).into())
+    .into())
 }
 
 /// Warns, naming the longest, when installed paths reach `MAX_PATH` below
@@ -124,6 +110,16 @@ struct Spelled<'i> {
     shown: String,
     package: &'i str,
     origin: &'i str,
+}
+
+impl Spelled<'_> {
+    fn owned(&self) -> CaseSpelling {
+        CaseSpelling {
+            shown: self.shown.clone(),
+            package: self.package.to_owned(),
+            origin: self.origin.to_owned(),
+        }
+    }
 }
 
 fn spelled<'i>(installed: &'i [Installed<'_>], spelling: &str) -> Spelled<'i> {

@@ -15,11 +15,9 @@
 //! only then appears as `OUT/dist` in one step.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use dist_info::document::DistInfo;
 use dist_info::package::{Package, PackageKind};
 use layout::{SelectorFacts, SelectorPlan, plan_selectors};
@@ -28,6 +26,7 @@ use pypa_formats::version::Version;
 use serde::Serialize;
 use wheel_writer::{WheelReader, WriteOptions};
 
+use crate::error::{Disagreement, Error, ErrorKind, IoAction, Result};
 use crate::execute::write_sdist;
 use crate::index::{IndexLayout, IndexOptions, index};
 use crate::python;
@@ -67,16 +66,20 @@ impl ShardOutput {
         let id: ShardId = manifest
             .shard
             .parse()
-            .map_err(|e| anyhow::anyhow!("{}: shard {e}", dir.join(MANIFEST_NAME).display()))?;
+            .map_err(|reason| ErrorKind::BadShardId {
+                path: dir.join(MANIFEST_NAME),
+                reason,
+            })?;
         let dist = dir.join("dist");
         let found: Vec<String> = if dist.is_dir() {
-            let listing =
-                list_packages(&dist).with_context(|| format!("cannot list {}", dist.display()))?;
+            let listing = list_packages(&dist).map_err(Error::io(IoAction::List, &dist))?;
             if let Some(refused) = listing.refused.first() {
-                return Err(anyhow::Error::new(refused.clone()).context(format!(
-                    "shard {id} in {} holds what no build writes; rebuild the shard",
-                    dir.display()
-                )));
+                return Err(ErrorKind::ShardHoldsForeign {
+                    id,
+                    dir: dir.to_owned(),
+                    source: refused.clone(),
+                }
+                .into());
             }
             listing
                 .packages
@@ -89,32 +92,34 @@ impl ShardOutput {
         for package in &manifest.packages {
             let path = dist.join(&package.path);
             if !found.contains(&package.path) {
-                bail!(
-                    "{} is missing: shard {id} in {} lists it in {MANIFEST_NAME}; rebuild the shard",
-                    path.display(),
-                    dir.display()
-                );
+                return Err(ErrorKind::ShardPackageMissing {
+                    path,
+                    id,
+                    dir: dir.to_owned(),
+                }
+                .into());
             }
             let sha = sha256_file(&path)
                 .map(|digest| digest.hex())
-                .with_context(|| format!("cannot read {}", path.display()))?;
+                .map_err(Error::io(IoAction::Read, &path))?;
             if sha != package.sha256 {
-                bail!(
-                    "{} has sha256 {sha} but {MANIFEST_NAME} records {}: the shard's dist/ changed after its build; rebuild the shard",
-                    path.display(),
-                    package.sha256
-                );
+                return Err(ErrorKind::ShardPackageChanged {
+                    path,
+                    found: sha,
+                    recorded: package.sha256.clone(),
+                }
+                .into());
             }
         }
         if let Some(extra) = found
             .iter()
             .find(|f| !manifest.packages.iter().any(|p| &p.path == *f))
         {
-            bail!(
-                "{} is not one of the packages of shard {id} ({MANIFEST_NAME} does not list it; \
-                 left there by another build?); build each shard into an empty --dest-dir",
-                dist.join(extra).display()
-            );
+            return Err(ErrorKind::ShardPackageExtra {
+                path: dist.join(extra),
+                id,
+            }
+            .into());
         }
         Ok(Self {
             dir: dir.to_owned(),
@@ -128,13 +133,11 @@ impl ShardOutput {
 /// inside the shard's `dist/` (docs/behaviour.md#what-assemble-trusts):
 /// such a path is unsafe, whatever is on disk.
 fn check_manifest_paths(path: &Path, manifest: &ShardManifest) -> Result<()> {
-    let unsafe_path = |what: &str, rel: &str, problem| {
-        anyhow::anyhow!(
-            "{} names {what} {rel:?}, an unsafe path ({problem}): a shard's paths are clean relative \
-             paths inside its dist/, so the manifest is corrupt or was changed after its build; \
-             rebuild the shard",
-            path.display()
-        )
+    let unsafe_path = |what: &'static str, rel: &str, problem| ErrorKind::UnsafeShardPath {
+        manifest: path.to_owned(),
+        what,
+        relpath: rel.to_owned(),
+        problem,
     };
     for package in &manifest.packages {
         check_relpath(&package.path).map_err(|p| unsafe_path("the package", &package.path, p))?;
@@ -203,27 +206,26 @@ fn check_one_plan(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
         .find(|s| s.manifest.plan == plan)
         .expect("the plan has a shard");
     if let Some(foreign) = shards.iter().find(|s| s.manifest.plan != plan) {
-        bail!(
-            "{} holds shard {} of another plan ({}) than {} (shard {}, plan {}), both {platform_tag}: \
-             every shard of a platform must be built from the same artifacts and flags; \
-             rebuild it, or leave it out if it belongs to another release",
-            foreign.dir.display(),
-            foreign.id,
-            foreign.manifest.plan,
-            reference.dir.display(),
-            reference.id,
-            plan
-        );
+        return Err(ErrorKind::ForeignShard {
+            dir: foreign.dir.clone(),
+            id: foreign.id,
+            plan: foreign.manifest.plan.clone(),
+            reference_dir: reference.dir.clone(),
+            reference_id: reference.id,
+            reference_plan: plan.to_owned(),
+            platform_tag: platform_tag.to_owned(),
+        }
+        .into());
     }
     if let Some(other) = shards.iter().find(|s| s.id.count != reference.id.count) {
-        bail!(
-            "{} is shard {} but {} is shard {} of the same {platform_tag} plan: \
-             build every shard with the --shards count `plan` was given",
-            other.dir.display(),
-            other.id,
-            reference.dir.display(),
-            reference.id
-        );
+        return Err(ErrorKind::ShardCountDiffers {
+            dir: other.dir.clone(),
+            id: other.id,
+            reference_dir: reference.dir.clone(),
+            reference_id: reference.id,
+            platform_tag: platform_tag.to_owned(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -235,33 +237,40 @@ fn check_coverage(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
     let mut seen: BTreeMap<usize, &Path> = BTreeMap::new();
     for shard in shards {
         if let Some(first) = seen.insert(shard.id.index, &shard.dir) {
-            bail!(
-                "shard {} of the {platform_tag} plan {plan} is given twice: {} and {}; pass one of them",
-                shard.id,
-                first.display(),
-                shard.dir.display()
-            );
+            return Err(ErrorKind::ShardTwice {
+                id: shard.id,
+                platform_tag: platform_tag.to_owned(),
+                plan: plan.clone(),
+                first: first.to_owned(),
+                second: shard.dir.clone(),
+            }
+            .into());
         }
     }
-    let missing: Vec<String> = (1..=count)
+    let missing: Vec<ShardId> = (1..=count)
         .filter(|k| !seen.contains_key(k))
-        .map(|k| format!("{k}/{count}"))
+        .filter_map(|k| ShardId::new(k, count))
         .collect();
     if !missing.is_empty() {
-        bail!(
-            "the {platform_tag} plan {plan} has {count} shards but shard {} {} missing; \
-             pass the --dest-dir of `build --shard {}` too",
-            missing.join(", "),
-            if missing.len() == 1 { "is" } else { "are" },
-            missing[0]
-        );
+        return Err(ErrorKind::ShardsMissing {
+            platform_tag: platform_tag.to_owned(),
+            plan: plan.clone(),
+            count,
+            missing,
+        }
+        .into());
     }
     Ok(())
 }
 
 /// The first value two manifests disagree on among those the shared `rocm`
-/// sdists and the packages' bytes depend on: (what, one's, the other's).
-fn disagreement(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, String, String)> {
+/// sdists and the packages' bytes depend on.
+fn disagreement(a: &ShardManifest, b: &ShardManifest) -> Option<Disagreement> {
+    differing(a, b).map(|(what, first, other)| Disagreement { what, first, other })
+}
+
+/// [`disagreement`] as (what, one's, the other's).
+fn differing(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, String, String)> {
     let given = |value: &Option<String>| {
         value
             .as_ref()
@@ -329,32 +338,31 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
     for leg in legs {
         let (first, rest) = leg.shards.split_first().expect("a leg has a shard");
         for shard in rest {
-            if let Some((what, x, y)) = disagreement(&first.manifest, &shard.manifest) {
-                bail!(
-                    "{} (shard {}) and {} (shard {}) of the {} plan {} disagree on {what}: {x} and {y}; \
-                     the shards of one plan carry the same values, so one manifest was changed \
-                     after its build: rebuild that shard",
-                    first.dir.display(),
-                    first.id,
-                    shard.dir.display(),
-                    shard.id,
-                    leg.platform_tag,
-                    first.manifest.plan
-                );
+            if let Some(disagreement) = disagreement(&first.manifest, &shard.manifest) {
+                return Err(ErrorKind::ShardsDisagree {
+                    first_dir: first.dir.clone(),
+                    first_id: first.id,
+                    other_dir: shard.dir.clone(),
+                    other_id: shard.id,
+                    platform_tag: leg.platform_tag.clone(),
+                    plan: first.manifest.plan.clone(),
+                    disagreement,
+                }
+                .into());
             }
         }
     }
     let (first, rest) = legs.split_first().expect("at least one shard");
     for leg in rest {
-        if let Some((what, x, y)) = disagreement(first.first(), leg.first()) {
-            bail!(
-                "the {} shards ({}) and the {} shards ({}) disagree on {what}: {x} and {y}; \
-                 one release needs the same value on every platform",
-                first.platform_tag,
-                first.shards[0].dir.display(),
-                leg.platform_tag,
-                leg.shards[0].dir.display()
-            );
+        if let Some(disagreement) = disagreement(first.first(), leg.first()) {
+            return Err(ErrorKind::LegsDisagree {
+                first_platform: first.platform_tag.clone(),
+                first_dir: first.shards[0].dir.clone(),
+                other_platform: leg.platform_tag.clone(),
+                other_dir: leg.shards[0].dir.clone(),
+                disagreement,
+            }
+            .into());
         }
     }
     Ok(())
@@ -369,13 +377,14 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
 fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
     let manifest = leg.first();
     let manifest_path = leg.shards[0].dir.join(MANIFEST_NAME);
-    let version: Version = manifest.version.parse().with_context(|| {
-        format!(
-            "{} gives the version {:?}; rebuild the shard",
-            manifest_path.display(),
-            manifest.version
-        )
-    })?;
+    let version: Version = manifest
+        .version
+        .parse()
+        .map_err(|source| ErrorKind::ShardVersion {
+            manifest: manifest_path,
+            version: manifest.version.clone(),
+            source,
+        })?;
     let mut kinds = BTreeSet::new();
     let mut on_disk = BTreeSet::new();
     let mut nonce = None;
@@ -386,32 +395,31 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 continue;
             }
             let path = shard.dir.join("dist").join(&package.path);
-            let cannot_read = || {
-                format!(
-                    "cannot read {}; rebuild shard {} in {}",
-                    path.display(),
-                    shard.id,
-                    shard.dir.display()
-                )
+            let cannot_read = |source| ErrorKind::ReadShardWheel {
+                path: path.clone(),
+                id: shard.id,
+                dir: shard.dir.clone(),
+                source,
             };
-            let mut wheel = WheelReader::open(&path).with_context(cannot_read)?;
+            let mut wheel = WheelReader::open(&path).map_err(cannot_read)?;
             let metadata = wheel
                 .read_member(&format!("{}/METADATA", wheel.dist_info_dir()))
-                .with_context(cannot_read)?;
+                .map_err(cannot_read)?;
             let name = headers(&String::from_utf8_lossy(&metadata))
                 .into_iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("Name"))
                 .map(|(_, v)| v)
                 .unwrap_or_default();
-            let (kind, target) = Package::identify(manifest.mode, &name).with_context(|| {
-                format!(
-                    "{} is named {name:?}, which is no package of a {} release; rebuild shard {} in {}",
-                    path.display(),
-                    format!("{:?}", manifest.mode).to_lowercase(),
-                    shard.id,
-                    shard.dir.display()
-                )
-            })?;
+            let Some((kind, target)) = Package::identify(manifest.mode, &name) else {
+                return Err(ErrorKind::UnknownShardPackage {
+                    path,
+                    name,
+                    mode: format!("{:?}", manifest.mode).to_lowercase(),
+                    id: shard.id,
+                    dir: shard.dir.clone(),
+                }
+                .into());
+            };
             kinds.insert(kind);
             on_disk.extend(target);
             if kind == PackageKind::Core {
@@ -420,18 +428,19 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                     .expect("core has a pure package")
                     .expect("core has a pure package");
                 let member = format!("{pure}/{}", dist_info::document::FILE_NAME);
-                let bytes = wheel.read_member(&member).with_context(cannot_read)?;
-                let doc = DistInfo::from_json(&bytes)
-                    .with_context(|| format!("{} ({member}); rebuild the shard", path.display()))?;
+                let bytes = wheel.read_member(&member).map_err(cannot_read)?;
+                let doc =
+                    DistInfo::from_json(&bytes).map_err(|source| ErrorKind::ShardDistInfo {
+                        path: path.clone(),
+                        member,
+                        source,
+                    })?;
                 nonce = Some(doc.nonce);
             }
         }
     }
-    let nonce = nonce.with_context(|| {
-        format!(
-            "the {} shards hold no rocm-sdk-core wheel; pass the shard that builds it",
-            leg.platform_tag
-        )
+    let nonce = nonce.ok_or_else(|| ErrorKind::NoCoreShard {
+        platform_tag: leg.platform_tag.clone(),
     })?;
     let on_disk: Vec<String> = on_disk.into_iter().collect();
     plan_selectors(&SelectorFacts {
@@ -443,11 +452,12 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
         windows_families: manifest.windows_amdgpu_families.as_deref(),
         nonce: &nonce,
     })
-    .with_context(|| {
-        format!(
-            "cannot plan the rocm sdists of the {} shards",
-            leg.platform_tag
-        )
+    .map_err(|source| {
+        ErrorKind::PlanSelectors {
+            platform_tag: leg.platform_tag.clone(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -465,24 +475,23 @@ fn check_selectors(leg: &Leg<'_>, planned: &[SelectorPlan]) -> Result<()> {
         let carried_dirs = subdirs(&mut carried.iter().map(|s| s.subdir.as_str()));
         let planned_dirs = subdirs(&mut planned.iter().map(|s| s.subdir.as_str()));
         if carried_dirs != planned_dirs {
-            bail!(
-                "{} carries rocm sdists for {carried_dirs} but the packages of its release give {planned_dirs}; \
-                 the manifest was changed after its build: rebuild the shard",
-                manifest.display()
-            );
+            return Err(ErrorKind::SelectorDirsDiffer {
+                manifest,
+                carried: carried_dirs,
+                planned: planned_dirs,
+            }
+            .into());
         }
         for (carried, planned) in carried.iter().zip(planned) {
             if carried.dist_info_json.as_bytes() == planned.dist_info_json.as_slice() {
                 continue;
             }
-            bail!(
-                "{} carries a _dist_info.json for the rocm sdist of dist/{} that differs from \
-                 the one the release's version, family lists and packages give ({}); \
-                 the manifest was changed after its build: rebuild the shard",
-                manifest.display(),
-                carried.subdir,
-                differences(&carried.dist_info_json, &planned.dist_info_json)
-            );
+            return Err(ErrorKind::SelectorDiffers {
+                manifest,
+                subdir: carried.subdir.clone(),
+                differences: differences(&carried.dist_info_json, &planned.dist_info_json),
+            }
+            .into());
         }
     }
     Ok(())
@@ -531,10 +540,7 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     }
     let dist = args.dest_dir.join("dist");
     if fs::read_dir(&dist).is_ok_and(|mut entries| entries.next().is_some()) {
-        bail!(
-            "{} is not empty; assemble writes a whole release: give a new or empty --dest-dir",
-            dist.display()
-        );
+        return Err(ErrorKind::DestinationNotEmpty { dist }.into());
     }
     let staging = Staging::create(&dist, None)?;
     // `dist/`, without the trailing separator `join("")` leaves.
@@ -548,22 +554,25 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
                 if sha == package.sha256 {
                     continue;
                 }
-                bail!(
-                    "{} and {} both hold dist/{} with different bytes; one release cannot offer both",
-                    other.display(),
-                    shard.dir.display(),
-                    package.path
-                );
+                return Err(ErrorKind::ConflictingPackages {
+                    first: other.to_owned(),
+                    second: shard.dir.clone(),
+                    relpath: package.path.clone(),
+                }
+                .into());
             }
             let from = shard.dir.join("dist").join(&package.path);
             let to = root.join(&package.path);
             if let Some(parent) = to.parent() {
-                fs::create_dir_all(parent)
-                    .with_context(|| format!("cannot create {}", parent.display()))?;
+                fs::create_dir_all(parent).map_err(Error::io(IoAction::Create, parent))?;
             }
             fs::hard_link(&from, &to)
                 .or_else(|_| fs::copy(&from, &to).map(drop))
-                .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))?;
+                .map_err(|source| ErrorKind::Copy {
+                    from,
+                    to: to.clone(),
+                    source,
+                })?;
             staged.push(to);
         }
     }
@@ -605,10 +614,10 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     }
     let report = release_check::verify(&verify_args)?;
     if !report.ok() {
-        bail!(
-            "the assembled release fails verify, so nothing was written:\n{}",
-            report.to_text()
-        );
+        return Err(ErrorKind::AssembledReleaseFailsVerify {
+            report: Box::new(report),
+        }
+        .into());
     }
     let per_family = shards
         .iter()
@@ -658,32 +667,4 @@ pub struct AssembledPlatform {
     pub platform_tag: String,
     /// How many shards.
     pub shards: usize,
-}
-
-impl AssembleReport {
-    /// The JSON document: pretty, one final newline.
-    pub fn to_json(&self) -> String {
-        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
-        out.push('\n');
-        out
-    }
-
-    /// One line per platform, then where the release is.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        for platform in &self.platforms {
-            let _ = writeln!(
-                out,
-                "{}: {} shards of plan {}",
-                platform.platform_tag, platform.shards, platform.plan
-            );
-        }
-        let _ = writeln!(
-            out,
-            "assembled {} packages into {} (verified, indexed)",
-            self.files.len(),
-            self.dist_dir.display()
-        );
-        out
-    }
 }

@@ -1,31 +1,35 @@
 //! `therock-package build` and `plan`: flags → plan → packages.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
 use artifacts::{ArtifactDir, ArtifactFilter};
-use cli_output::Console;
 use dist_info::console_scripts::all_console_scripts;
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
+use pypa_formats::filename::PlatformTag;
 use serde::Serialize;
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
 use crate::built_links::{self, BuiltElves, ElfLinks};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::native::NativePrograms;
+use crate::progress::BuildProgress;
 use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
-use crate::timings::{BuildTimings, Stopwatch, human_bytes};
+use crate::timings::{BuildTimings, Stopwatch};
 use fs_helpers::file_hash::sha256_file;
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
 const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
+
+/// The platform tag of a plan whose options name none (docs/pipeline.md).
+pub const PLATFORM_TAG_ENV: &str = "ROCM_SDK_WHEEL_PLATFORM_TAG";
 
 /// What `plan` and `build` read and how they package it.
 ///
@@ -45,9 +49,9 @@ pub struct PlanOptions {
     pub linux_amdgpu_families: Option<String>,
     /// Families the Windows release offers.
     pub windows_amdgpu_families: Option<String>,
-    /// Wheel platform tag; `None`: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the
-    /// host's.
-    pub platform_tag: Option<String>,
+    /// Wheel platform tag; `None`: `ROCM_SDK_WHEEL_PLATFORM_TAG`
+    /// ([`PLATFORM_TAG_ENV`]), else the host's.
+    pub platform_tag: Option<PlatformTag>,
     /// The devel tarball codec.
     pub devel_compression: DevelCompression,
     /// A TOML file with the packages' `license-expression`,
@@ -142,15 +146,24 @@ impl PlanOptions {
         self.devel_compression.codec()
     }
 
-    fn platform_tag(&self) -> String {
-        self.platform_tag
-            .clone()
-            .or_else(|| {
-                std::env::var("ROCM_SDK_WHEEL_PLATFORM_TAG")
-                    .ok()
-                    .filter(|t| !t.is_empty())
-            })
-            .unwrap_or_else(host_platform_tag)
+    /// The tag of the option, else of [`PLATFORM_TAG_ENV`] (unset or
+    /// empty: none), else the host's.
+    fn platform_tag(&self) -> Result<PlatformTag> {
+        if let Some(tag) = &self.platform_tag {
+            return Ok(tag.clone());
+        }
+        match std::env::var(PLATFORM_TAG_ENV) {
+            Ok(text) if !text.is_empty() => {
+                let tag = text
+                    .parse()
+                    .map_err(|source| ErrorKind::PlatformTagVariable {
+                        variable: PLATFORM_TAG_ENV,
+                        source,
+                    })?;
+                Ok(tag)
+            }
+            _ => Ok(host_platform_tag()),
+        }
     }
 
     /// The metadata of `--metadata`, `--license-expression` and
@@ -159,13 +172,15 @@ impl PlanOptions {
         let mut metadata = match &self.metadata {
             None => ProjectMetadata::default(),
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read the metadata file {}", path.display()))?;
-                ProjectMetadata::from_toml(&text).with_context(|| {
-                    format!(
-                        "the metadata file {} cannot be used; fix it",
-                        path.display()
-                    )
+                let text = std::fs::read_to_string(path).map_err(|source| {
+                    ErrorKind::ReadMetadataFile {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+                ProjectMetadata::from_toml(&text).map_err(|source| ErrorKind::BadMetadataFile {
+                    path: path.clone(),
+                    source,
                 })?
             }
         };
@@ -207,17 +222,18 @@ impl PlanOptions {
             manifest.version.as_deref(),
             self.version.as_deref(),
         )?;
-        let platform_tag = self.platform_tag();
-        let platform = if Platform::is_windows_tag(&platform_tag) {
+        let tag = self.platform_tag()?;
+        let platform_tag = tag.as_str();
+        let platform = if Platform::is_windows_tag(platform_tag) {
             Platform::Windows
         } else {
             Platform::Linux
         };
-        let mut input = PlanInput::new(dir, &version.version.to_string(), &platform_tag);
+        let mut input = PlanInput::new(dir, &version.version.to_string(), platform_tag);
         input.nonce = self
             .version_suffix
             .parse()
-            .context("invalid --version-suffix")?;
+            .map_err(|source| ErrorKind::VersionSuffix { source })?;
         input.linux_families.clone_from(&self.linux_amdgpu_families);
         input
             .windows_families
@@ -229,7 +245,7 @@ impl PlanOptions {
         input.keep_absolute_search_paths = self.keep_absolute_search_paths;
         input.runtime_aliases.clone_from(&self.runtime_aliases);
         input.extra_files =
-            python::wheel_files(&self.native_programs, platform, &platform_tag, program)?;
+            python::wheel_files(&self.native_programs, platform, platform_tag, program)?;
         input.console_scripts = all_console_scripts()
             .into_iter()
             .filter(|s| s.on(platform))
@@ -264,24 +280,6 @@ impl Serialize for PlanReport {
     }
 }
 
-impl PlanReport {
-    /// The JSON document (`plan --json`, `plan --shards N --json`).
-    pub fn to_json(&self) -> String {
-        match self {
-            Self::Plan(plan) => plan.to_json(),
-            Self::Shards { shards, .. } => shards.to_json(),
-        }
-    }
-
-    /// The text report: one line per package, or per shard.
-    pub fn to_text(&self) -> String {
-        match self {
-            Self::Plan(plan) => summary_of_plan(plan),
-            Self::Shards { plan, shards } => shards.to_text(plan),
-        }
-    }
-}
-
 /// `therock-package plan`: the plan, or with `shards` its split into that
 /// many shards.
 pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
@@ -300,52 +298,10 @@ pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
     Ok(PlanReport::Plan(plan))
 }
 
-/// The first line of every plan summary: `Kpack build, version V, TAG`.
-pub(crate) fn plan_heading(plan: &Plan) -> String {
-    format!(
-        "{:?} build, version {}, {}",
-        plan.mode, plan.version, plan.platform_tag
-    )
-}
-
-fn summary_of_plan(plan: &Plan) -> String {
-    let mut out = plan_heading(plan);
-    out.push('\n');
-    for p in &plan.packages {
-        let _ = writeln!(
-            out,
-            "  {:<40} {:>6} files {:>6} devel entries {:>4} aliases {:>4} dropped",
-            p.dist_name,
-            p.files.len(),
-            p.devel_tree.len(),
-            p.soname_aliases.len(),
-            p.dropped.len()
-        );
-    }
-    for alias in plan.packages.iter().flat_map(|p| &p.runtime_aliases) {
-        let why: Vec<String> = alias.why.iter().map(ToString::to_string).collect();
-        let _ = writeln!(
-            out,
-            "  runtime alias {} for {} ({} bytes): {}",
-            alias.relpath,
-            alias.target,
-            alias.size,
-            why.join("; ")
-        );
-    }
-    for s in &plan.selectors {
-        let _ = writeln!(
-            out,
-            "  rocm (sdist) in dist/{} with {} extras",
-            s.subdir,
-            s.extras.len()
-        );
-    }
-    out
-}
-
-/// `therock-package build`.
-pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
+/// `therock-package build`: the packages of the set into `DEST/dist`,
+/// published at once when all are written; `progress` hears of each
+/// package as it is written ([`NoProgress`](crate::NoProgress): nothing).
+pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<BuildReport> {
     check_destination(&args.plan.artifact_dir, &args.dest_dir)?;
     let started = Instant::now();
     let whole = Stopwatch::start();
@@ -355,14 +311,14 @@ pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
     if !args.build_packages {
         let plan = args.plan.plan(Program::Listed)?;
         std::fs::create_dir_all(&args.dest_dir)
-            .with_context(|| format!("cannot create {}", args.dest_dir.display()))?;
+            .map_err(Error::io(IoAction::Create, &args.dest_dir))?;
         let path = args.dest_dir.join("plan.json");
         write_atomically(&path, plan.to_json().as_bytes())?;
         let size = std::fs::metadata(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?
+            .map_err(Error::io(IoAction::Read, &path))?
             .len();
         return Ok(BuildReport::new(
-            Outcome::PlanValidated,
+            BuildOutcome::PlanValidated,
             args.dest_dir.join("dist"),
             vec![written_file(path, size, args.hash_files)?],
             started,
@@ -408,7 +364,7 @@ pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
     }
     let shard = args
         .shard
-        .map(|id| Ok::<_, anyhow::Error>((id, ShardPlan::new(&plan, id.count)?)))
+        .map(|id| Ok::<_, Error>((id, ShardPlan::new(&plan, id.count)?)))
         .transpose()?;
     let epoch = source_date_epoch()?;
     let wheel = WriteOptions::default()
@@ -419,7 +375,7 @@ pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
         wheel,
         devel: args.plan.devel_compression(),
         mtime: pypa_formats::epoch::member_mtime(epoch),
-        console: console.clone(),
+        progress,
         timings: args.timings,
     };
     let elves = BuiltElves::default();
@@ -447,8 +403,8 @@ pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
                 source_date_epoch: epoch,
                 compression,
             };
-            let dist = std::fs::canonicalize(args.dest_dir.join("dist"))
-                .with_context(|| format!("cannot resolve {}/dist", args.dest_dir.display()))?;
+            let dist = args.dest_dir.join("dist");
+            let dist = std::fs::canonicalize(&dist).map_err(Error::io(IoAction::Resolve, dist))?;
             let path = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
                 .write(&args.dest_dir)?;
             Some(ShardRecord {
@@ -469,7 +425,12 @@ pub fn build(args: &BuildOptions, console: &Console) -> Result<BuildReport> {
         }
         timings.finish(&whole);
     }
-    let mut report = BuildReport::new(Outcome::Built, args.dest_dir.join("dist"), files, started);
+    let mut report = BuildReport::new(
+        BuildOutcome::Built,
+        args.dest_dir.join("dist"),
+        files,
+        started,
+    );
     report.shard = shard_manifest;
     report.elf_links = elf_links;
     report.timings = timings;
@@ -490,23 +451,20 @@ fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
     };
     let dest = real_path(dest_dir)?;
     if dest.starts_with(&artifacts) {
-        anyhow::bail!(
-            "--dest-dir {} is inside --artifact-dir {} (as {}): the next build would package \
-             this one's output; choose a destination outside the artifact directory",
-            dest_dir.display(),
-            artifact_dir.display(),
-            dest.display()
-        );
+        return Err(ErrorKind::DestinationInsideArtifacts {
+            dest_dir: dest_dir.to_owned(),
+            artifact_dir: artifact_dir.to_owned(),
+            real: dest,
+        }
+        .into());
     }
     if artifacts.starts_with(&dest) {
-        anyhow::bail!(
-            "--artifact-dir {} is inside --dest-dir {} (as {}), where the build replaces dist/ \
-             and removes what earlier builds left; choose a destination that does not hold the \
-             artifact directory",
-            artifact_dir.display(),
-            dest_dir.display(),
-            artifacts.display()
-        );
+        return Err(ErrorKind::ArtifactsInsideDestination {
+            artifact_dir: artifact_dir.to_owned(),
+            dest_dir: dest_dir.to_owned(),
+            real: artifacts,
+        }
+        .into());
     }
     Ok(())
 }
@@ -516,8 +474,7 @@ fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
 /// (`..` in the rest applied lexically, as creating it would).
 fn real_path(path: &Path) -> Result<PathBuf> {
     use std::path::Component;
-    let absolute =
-        std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let absolute = std::path::absolute(path).map_err(Error::io(IoAction::Resolve, path))?;
     let components: Vec<Component> = absolute.components().collect();
     for split in (1..=components.len()).rev() {
         let existing: PathBuf = components[..split].iter().collect();
@@ -540,63 +497,92 @@ fn real_path(path: &Path) -> Result<PathBuf> {
 
 /// The manifest a `--shard` build wrote beside `dist/`.
 #[derive(Debug, Clone, Serialize)]
-struct ShardRecord {
+pub struct ShardRecord {
     /// `K/N`.
-    shard: String,
+    pub shard: String,
     /// `DEST/shard.json`.
-    manifest: PathBuf,
+    pub manifest: PathBuf,
 }
 
 /// What `build` did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-enum Outcome {
+pub enum BuildOutcome {
     /// Packages were written into `dist/`.
     Built,
-    /// `--no-build-packages`: the plan was checked and `plan.json` written.
+    /// `build_packages: false`: the plan was checked and `plan.json`
+    /// written.
     PlanValidated,
+}
+
+/// What kind of file `build` wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// A wheel (`.whl`).
+    Wheel,
+    /// A `rocm` sdist (`.tar.gz`).
+    Sdist,
+    /// `plan.json`.
+    Plan,
 }
 
 /// One file `build` wrote.
 #[derive(Debug, Clone, Serialize)]
-struct WrittenFile {
-    path: PathBuf,
-    kind: &'static str,
-    size: u64,
-    /// Hashed for `--json` only: the text report does not show it, and
+pub struct WrittenFile {
+    /// Where.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: FileKind,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its SHA-256 (hex) when [`BuildOptions::hash_files`] asked for it:
     /// reading a release back costs seconds per gigabyte.
     #[serde(skip_serializing_if = "Option::is_none")]
-    sha256: Option<String>,
+    pub sha256: Option<String>,
 }
 
-/// The report of `build` (text, or JSON with `--json`: docs/formats.md).
+/// What `build` did (`serde` gives the `--json` document:
+/// docs/formats.md; fields in its order).
 #[derive(Debug, Clone, Serialize)]
 pub struct BuildReport {
-    schema: u32,
-    outcome: Outcome,
-    dist_dir: PathBuf,
-    files: Vec<WrittenFile>,
-    packages: usize,
-    total_size: u64,
-    seconds: f64,
-    /// With `--shard`: the shard and its manifest.
+    /// The document's version (1).
+    pub schema: u32,
+    /// Packages written, or only the plan checked.
+    pub outcome: BuildOutcome,
+    /// `DEST/dist`.
+    pub dist_dir: PathBuf,
+    /// Every file written.
+    pub files: Vec<WrittenFile>,
+    /// How many of them are packages.
+    pub packages: usize,
+    /// Their total size in bytes.
+    pub total_size: u64,
+    /// How long the build took, in seconds (millisecond precision).
+    pub seconds: f64,
+    /// With a shard: the shard and its manifest.
     #[serde(skip_serializing_if = "Option::is_none")]
-    shard: Option<ShardRecord>,
-    /// With `--timings`: where the time went.
+    pub shard: Option<ShardRecord>,
+    /// With [`BuildOptions::timings`]: where the time went.
     #[serde(skip_serializing_if = "Option::is_none")]
-    timings: Option<BuildTimings>,
+    pub timings: Option<BuildTimings>,
     /// The ELF-link check of what was written (not for a shard or a plan).
     #[serde(skip_serializing_if = "Option::is_none")]
-    elf_links: Option<ElfLinks>,
+    pub elf_links: Option<ElfLinks>,
 }
 
 impl BuildReport {
-    fn new(outcome: Outcome, dist_dir: PathBuf, files: Vec<WrittenFile>, started: Instant) -> Self {
+    fn new(
+        outcome: BuildOutcome,
+        dist_dir: PathBuf,
+        files: Vec<WrittenFile>,
+        started: Instant,
+    ) -> Self {
         Self {
             schema: 1,
             outcome,
             dist_dir,
-            packages: files.iter().filter(|f| f.kind != "plan").count(),
+            packages: files.iter().filter(|f| f.kind != FileKind::Plan).count(),
             total_size: files.iter().map(|f| f.size).sum(),
             files,
             seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
@@ -605,84 +591,22 @@ impl BuildReport {
             elf_links: None,
         }
     }
-
-    /// The ELF-link check of the packages written, when the build made one.
-    pub fn elf_links(&self) -> Option<&ElfLinks> {
-        self.elf_links.as_ref()
-    }
-
-    /// The warning line of a failed ELF-link check (`dist/` named in its
-    /// next step), `None` when it passed or was not made.
-    pub fn elf_links_warning(&self) -> Option<String> {
-        self.elf_links.as_ref()?.warning(&self.dist_dir)
-    }
-
-    /// The text report: one line per file, then the totals.
-    pub fn to_text(&self) -> String {
-        self.text(true)
-    }
-
-    /// [`BuildReport::to_text`] without a line per file, for when the
-    /// progress lines already named each (stderr not a terminal): the
-    /// summary says where they are.
-    pub fn to_summary_text(&self) -> String {
-        self.text(false)
-    }
-
-    fn text(&self, per_file: bool) -> String {
-        if self.outcome == Outcome::PlanValidated {
-            return format!("plan validated; wrote {}\n", self.files[0].path.display());
-        }
-        let mut out = String::new();
-        if let Some(shard) = &self.shard {
-            let _ = writeln!(
-                out,
-                "shard {}: wrote {}",
-                shard.shard,
-                shard.manifest.display()
-            );
-        }
-        if per_file {
-            for f in &self.files {
-                let _ = writeln!(out, "{:>12}  {}", human_bytes(f.size), f.path.display());
-            }
-        }
-        let _ = writeln!(
-            out,
-            "{} packages, {} in {:.1}s: {}",
-            self.packages,
-            human_bytes(self.total_size),
-            self.seconds,
-            self.dist_dir.display()
-        );
-        if let Some(timings) = &self.timings {
-            out.push_str(&timings.to_text());
-        }
-        out
-    }
-
-    /// The JSON report: pretty, keys in schema order, one final newline.
-    pub fn to_json(&self) -> String {
-        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
-        out.push('\n');
-        out
-    }
 }
 
 fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
     let name = path.to_string_lossy();
     let kind = if name.ends_with(".whl") {
-        "wheel"
+        FileKind::Wheel
     } else if name.ends_with(".tar.gz") {
-        "sdist"
+        FileKind::Sdist
     } else {
-        "plan"
+        FileKind::Plan
     };
     let sha256 = hash
         .then(|| {
             sha256_file(&path)
                 .map(|digest| digest.hex())
-                .with_context(|| format!("cannot read {}", path.display()))
+                .map_err(Error::io(IoAction::Read, &path))
         })
         .transpose()?;
     Ok(WrittenFile {
@@ -699,21 +623,21 @@ fn source_date_epoch() -> Result<Option<u64>> {
             .trim()
             .parse()
             .map(Some)
-            .with_context(|| format!("SOURCE_DATE_EPOCH={v} is not a number of seconds")),
+            .map_err(|source| ErrorKind::SourceDateEpoch { value: v, source }.into()),
         _ => Ok(None),
     }
 }
 
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    fs_helpers::atomic_write::write_atomic(path, bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
+    fs_helpers::atomic_write::write_atomic(path, bytes).map_err(Error::io(IoAction::Write, path))
 }
 
-fn host_platform_tag() -> String {
+fn host_platform_tag() -> PlatformTag {
     match (std::env::consts::OS, std::env::consts::ARCH) {
-        ("windows", _) => "win_amd64".into(),
-        (os, arch) => format!("{os}_{arch}"),
+        ("windows", _) => "win_amd64".parse(),
+        (os, arch) => format!("{os}_{arch}").parse(),
     }
+    .expect("the host's OS and architecture names make a valid tag")
 }
 
 #[cfg(test)]
@@ -722,7 +646,8 @@ mod tests {
     use std::path::Path;
     use std::time::{Duration, UNIX_EPOCH};
 
-    use cli_output::{Console, Verbosity};
+    use std::sync::Arc;
+
     use fixtures::{ExampleMode, Layout};
 
     use super::{BuildOptions, NativePrograms, PlanOptions, Platform, Program};
@@ -746,7 +671,7 @@ mod tests {
 
     /// Plans the build of `artifacts`, lets `change` alter the tree, then
     /// executes the plan made before: what execution says.
-    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> anyhow::Result<()> {
+    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> crate::Result<()> {
         let dest = tempfile::tempdir().unwrap();
         // This library carries no rocm-sdk: a real static program, the
         // launcher image, stands in for it (docs/testing.md).
@@ -773,10 +698,7 @@ mod tests {
             wheel: wheel_writer::WriteOptions::default(),
             devel: args.plan.devel_compression(),
             mtime: pypa_formats::epoch::member_mtime(None),
-            console: Console::detect(Verbosity {
-                verbose: 0,
-                quiet: true,
-            }),
+            progress: Arc::new(crate::NoProgress),
             timings: false,
         };
         let staging = Staging::create(&dest.path().join("dist"), None).unwrap();
@@ -798,8 +720,8 @@ mod tests {
         result
     }
 
-    fn assert_names_changed(error: &anyhow::Error, file: &Path) {
-        let text = format!("{error:#}");
+    fn assert_names_changed(error: &crate::Error, file: &Path) {
+        let text = fs_helpers::error_chain::Chain(error).to_string();
         let said = format!("{} changed after the build indexed it", file.display());
         assert!(text.contains(&said), "{text}");
     }
@@ -852,5 +774,84 @@ mod tests {
     fn an_unchanged_tree_planned_then_executed_builds() {
         let copy = example_copy();
         plan_change_execute(copy.path(), || {}).unwrap();
+    }
+
+    /// What a [`BuildProgress`](crate::BuildProgress) heard, in order
+    /// (bytes summed).
+    #[derive(Debug, Default)]
+    struct Heard {
+        events: std::sync::Mutex<Vec<String>>,
+        bytes: std::sync::atomic::AtomicU64,
+    }
+
+    impl crate::BuildProgress for Heard {
+        fn start(&self, packages: u64, input_bytes: u64) {
+            self.events
+                .lock()
+                .unwrap()
+                .push(format!("start {packages} {input_bytes}"));
+        }
+
+        fn package_started(&self, name: &str, _: u64) {
+            self.events.lock().unwrap().push(format!("started {name}"));
+        }
+
+        fn bytes_read(&self, bytes: u64) {
+            self.bytes
+                .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+        }
+
+        fn package_written(&self, file: &str, _: u64) {
+            self.events.lock().unwrap().push(format!("written {file}"));
+        }
+
+        fn finish(&self) {
+            self.events.lock().unwrap().push("finish".to_owned());
+        }
+    }
+
+    #[test]
+    fn the_progress_hears_every_package_between_start_and_finish() {
+        let copy = example_copy();
+        let dest = tempfile::tempdir().unwrap();
+        let launcher =
+            trampoline_gen::Launcher::for_target(trampoline_gen::Platform::LinuxX86_64, "rocm-sdk")
+                .unwrap();
+        let options = BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: copy.path().to_owned(),
+                platform_tag: Some("linux_x86_64".parse().unwrap()),
+                native_programs: NativePrograms::new().with_bytes(
+                    Platform::Linux,
+                    "the launcher image",
+                    launcher.into_bytes(),
+                ),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            ..BuildOptions::default()
+        };
+        let heard = Arc::new(Heard::default());
+        let report = super::build(&options, heard.clone()).unwrap();
+        let events = heard.events.lock().unwrap().clone();
+        let packages = report.packages;
+        assert_eq!(events.len(), 1 + 2 * packages + 1, "{events:#?}");
+        assert!(
+            events[0].starts_with(&format!("start {packages} ")),
+            "{events:#?}"
+        );
+        assert_eq!(events.last().map(String::as_str), Some("finish"));
+        for pair in events[1..events.len() - 1].chunks(2) {
+            assert!(
+                pair[0].starts_with("started ") && pair[1].starts_with("written "),
+                "{pair:?}"
+            );
+        }
+        assert!(
+            events.contains(&"written rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl".to_owned()),
+            "{events:#?}"
+        );
+        // The bytes read are the sources of the packages: more than nothing.
+        assert!(heard.bytes.load(std::sync::atomic::Ordering::Relaxed) > 0);
     }
 }

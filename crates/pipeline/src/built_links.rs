@@ -6,12 +6,12 @@
 //! result) or copied, gathered while the wheels were written. No wheel is
 //! read back.
 //!
-//! A failure is one warning line (how many ELF files have unresolved
-//! `NEEDED` entries, the first one, and the next step) and `elf_links` in
-//! `build --json`; the build still exits 0 (the reference builds such
-//! trees) unless `--strict`.
+//! A failure is [`ElfLinks`] with `ok: false` in the build's report:
+//! `therock-package` prints one warning line (how many ELF files have
+//! unresolved `NEEDED` entries, the first one, and the next step) and
+//! `elf_links` in `build --json`; the build still exits 0 (the reference
+//! builds such trees) unless `--strict`.
 
-use std::path::Path;
 use std::sync::{Mutex, PoisonError};
 
 use dist_info::package::PackageKind;
@@ -86,58 +86,5 @@ pub(crate) fn check(plan: &Plan, elves: BuiltElves) -> ElfLinks {
         files: report.files.len(),
         unresolved_files: with_problems.len(),
         first: report.unresolved().next().map(|u| u.to_string()),
-    }
-}
-
-impl ElfLinks {
-    /// The one line a failed check prints (after `therock-package:
-    /// warning: `), naming `dist` in the next step; `None` when it passed.
-    pub fn warning(&self, dist: &Path) -> Option<String> {
-        let first = self.first.as_deref().filter(|_| !self.ok)?;
-        let files = if self.unresolved_files == 1 {
-            "1 ELF file has".to_owned()
-        } else {
-            format!("{} ELF files have", self.unresolved_files)
-        };
-        Some(format!(
-            "the release fails verify's ELF-link check: {files} unresolved NEEDED entries, the \
-             first: {first}; run `therock-package verify {}` to see all, and give it `--exclude \
-             SONAME` for libraries left to the system on purpose",
-            dist.display()
-        ))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_warning_names_the_count_the_first_and_the_next_step() {
-        let links = ElfLinks {
-            ok: false,
-            files: 9,
-            unresolved_files: 2,
-            first: Some(
-                "_rocm_sdk_core/bin/rocminfo: NEEDED libhsa-runtime64.so.1 not found".into(),
-            ),
-        };
-        insta::assert_snapshot!(links.warning(Path::new("out/dist")).unwrap(), @"the release fails verify's ELF-link check: 2 ELF files have unresolved NEEDED entries, the first: _rocm_sdk_core/bin/rocminfo: NEEDED libhsa-runtime64.so.1 not found; run `therock-package verify out/dist` to see all, and give it `--exclude SONAME` for libraries left to the system on purpose");
-        let one = ElfLinks {
-            unresolved_files: 1,
-            ..links.clone()
-        };
-        assert!(
-            one.warning(Path::new("d"))
-                .unwrap()
-                .contains(": 1 ELF file has unresolved")
-        );
-        let fine = ElfLinks {
-            ok: true,
-            unresolved_files: 0,
-            first: None,
-            ..links
-        };
-        assert_eq!(fine.warning(Path::new("d")), None);
     }
 }

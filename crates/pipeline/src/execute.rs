@@ -8,9 +8,7 @@ use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
 use artifacts::EntrySource;
-use cli_output::{ByteCounter, Console};
 use devel_tar::{DevelTarWriter, TarOptions, TreeNames};
 use dist_info::package::PackageKind;
 use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
@@ -24,6 +22,8 @@ use wheel_writer::{
 };
 
 use crate::built_links::{self, BuiltElves};
+use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::progress::BuildProgress;
 use crate::python::SdistFile;
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, PackageClock, Stopwatch};
@@ -37,9 +37,9 @@ pub(crate) struct ExecuteOptions {
     pub(crate) devel: devel_tar::TarCodec,
     /// Timestamp for tar members (`SOURCE_DATE_EPOCH` or the zip epoch).
     pub(crate) mtime: u64,
-    /// Where progress goes (a live display on a terminal, one line per
-    /// package elsewhere, nothing with `-q`).
-    pub(crate) console: Console,
+    /// Who hears of each package as it is written (the binary's progress
+    /// display).
+    pub(crate) progress: Arc<dyn BuildProgress>,
     /// Measure packages and phases (`--timings`).
     pub(crate) timings: bool,
 }
@@ -75,13 +75,13 @@ pub(crate) fn execute(
     });
     let mut staged = Vec::new();
     let inputs: Vec<u64> = plan.packages.iter().map(input_bytes).collect();
-    let progress = options.console.progress(
-        "packages",
+    let progress = &options.progress;
+    progress.start(
         (plan.packages.len() + plan.selectors.len()) as u64,
-        Some(inputs.iter().sum()),
+        inputs.iter().sum(),
     );
     for (package, input) in plan.packages.iter().zip(inputs) {
-        progress.start(&package.dist_name, input);
+        progress.package_started(&package.dist_name, input);
         tracing::debug!(
             "writing {}: {} files, {} devel entries, {input} bytes of input",
             package.dist_name,
@@ -101,7 +101,7 @@ pub(crate) fn execute(
             phases.as_ref(),
             built_links::is_checked(package.kind).then_some(elves),
             &Counter {
-                bytes: progress.counter(),
+                progress: Arc::clone(progress),
                 first: Arc::clone(&first_bytes),
             },
         )?;
@@ -113,11 +113,11 @@ pub(crate) fn execute(
                 phases.as_ref(),
             );
         }
-        progress.item_done(&shown_name(&package.subdir, &path), size_of(&path)?);
+        progress.package_written(&shown_name(&package.subdir, &path), size_of(&path)?);
         staged.push(path);
     }
     for selector in &plan.selectors {
-        progress.start("rocm (sdist)", 0);
+        progress.package_started("rocm (sdist)", 0);
         let clock = Stopwatch::start();
         let dir = staging.dir(&selector.subdir)?;
         let path = write_sdist(
@@ -131,7 +131,7 @@ pub(crate) fn execute(
         if let Some(timings) = timings.as_mut() {
             timings.package("rocm", &file_name(&path), &clock, None);
         }
-        progress.item_done(&shown_name(&selector.subdir, &path), size_of(&path)?);
+        progress.package_written(&shown_name(&selector.subdir, &path), size_of(&path)?);
         staged.push(path);
     }
     progress.finish();
@@ -155,7 +155,7 @@ pub(crate) fn execute(
 
 fn size_of(path: &Path) -> Result<u64> {
     Ok(fs::metadata(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
+        .map_err(Error::io(IoAction::Read, path))?
         .len())
 }
 
@@ -242,7 +242,10 @@ fn write_wheel(
     }
     let written = wheel
         .write_timed(dir, &options.wheel, Some(cache), clock.map(|c| &c.write))
-        .with_context(|| format!("cannot write the {} wheel", package.dist_name))?;
+        .map_err(|source| ErrorKind::WriteWheel {
+            package: package.dist_name.clone(),
+            source,
+        })?;
     // The progress line names it where it lands; this is the staged path.
     tracing::debug!("wrote {}", written.path.display());
     Ok(written.path)
@@ -303,9 +306,13 @@ fn member_source(
             member
         }
         Action::Launcher { target } => {
-            let platform = Platform::from_wheel_tag(&plan.platform_tag)?;
-            let launcher = Launcher::for_target(platform, target)
-                .with_context(|| format!("launcher {}", file.dest))?;
+            let platform = Platform::from_wheel_tag(&plan.platform_tag)
+                .map_err(ErrorKind::LauncherPlatform)?;
+            let launcher =
+                Launcher::for_target(platform, target).map_err(|source| ErrorKind::Launcher {
+                    dest: file.dest.clone(),
+                    source,
+                })?;
             Arc::new(BytesSource::new(
                 launcher.into_bytes(),
                 true,
@@ -318,8 +325,13 @@ fn member_source(
             if let Some(elves) = elves
                 && bytes.starts_with(b"\x7fELF")
             {
-                let elf = ElfFile::parse(&mut std::io::Cursor::new(bytes))
-                    .with_context(|| format!("{} ({what})", file.dest))?;
+                let elf = ElfFile::parse(&mut std::io::Cursor::new(bytes)).map_err(|source| {
+                    ErrorKind::GeneratedElf {
+                        dest: file.dest.clone(),
+                        what: what.clone(),
+                        source,
+                    }
+                })?;
                 elves.record(&file.dest, elf);
             }
             Arc::new(BytesSource::new(bytes.clone(), exec, what.clone()))
@@ -333,8 +345,10 @@ fn member_source(
             }
             drop(span);
             Arc::new(
-                FileSource::new(&path)
-                    .with_context(|| format!("devel tarball {}", path.display()))?,
+                FileSource::new(&path).map_err(|source| ErrorKind::DevelTarball {
+                    path: path.clone(),
+                    source,
+                })?,
             )
         }
     })
@@ -389,7 +403,9 @@ fn edited_source(
             let (edit, edited) = plan_edit(&mut Cursor::new(&bytes), request)
                 .map_err(|e| e.at(Path::new(&origin)))?;
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
-            edit.reader(Cursor::new(&bytes))?.read_to_end(&mut out)?;
+            edit.reader(Cursor::new(&bytes))?
+                .read_to_end(&mut out)
+                .map_err(ErrorKind::Source)?;
             Ok((Arc::new(BytesSource::new(out, executable, origin)), edited))
         }
     }
@@ -412,8 +428,7 @@ fn copied_elf(source: &SourceRef) -> Result<Option<ElfFile>> {
     let EntrySource::File { path, .. } = &source.source else {
         return Ok(None);
     };
-    let mut file =
-        fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut file = fs::File::open(path).map_err(Error::io(IoAction::Read, path))?;
     let mut magic = [0u8; 4];
     if file.read_exact(&mut magic).is_err() || magic != *b"\x7fELF" {
         return Ok(None);
@@ -466,7 +481,7 @@ fn write_devel_tar(
                 } else {
                     copy_source(source, false)
                 };
-                let mut reader = member.open()?;
+                let mut reader = member.open().map_err(ErrorKind::Source)?;
                 tar.add_file(relpath, source.mode, member.size(), &mut reader)?;
             }
         }
@@ -518,7 +533,11 @@ pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for p in &plan.packages {
         if !seen.insert((p.subdir.clone(), p.dist_name.clone())) {
-            bail!("two packages named {} in dist/{}", p.dist_name, p.subdir);
+            return Err(ErrorKind::DuplicatePackage {
+                name: p.dist_name.clone(),
+                subdir: p.subdir.clone(),
+            }
+            .into());
         }
     }
     Ok(())
@@ -533,11 +552,11 @@ struct Counted {
     counter: Counter,
 }
 
-/// The progress display's counter, and the test hook that holds the
-/// build right after its first bytes were credited (docs/pipeline.md).
+/// Who hears of the bytes read, and the test hook that holds the build
+/// right after its first bytes were credited (docs/pipeline.md).
 #[derive(Debug, Clone)]
 struct Counter {
-    bytes: ByteCounter,
+    progress: Arc<dyn BuildProgress>,
     first: Arc<FirstBytes>,
 }
 
@@ -549,7 +568,7 @@ struct FirstBytes {
 
 impl Counter {
     fn add(&self, bytes: u64) {
-        self.bytes.add(bytes);
+        self.progress.bytes_read(bytes);
         if bytes > 0
             && let Some(gate) = &self.first.gate
         {

@@ -1,12 +1,12 @@
 //! `inspect`: what an artifact directory holds, identical for a tree and its archives.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use artifacts::{ArtifactDir, ArtifactFilter, PathFilter, Stats};
 use serde::Serialize;
+
+use crate::error::{ErrorKind, Result};
 
 /// What to inspect.
 #[derive(Debug, Clone, Default)]
@@ -92,7 +92,7 @@ impl From<Stats> for Counts {
 }
 
 /// `therock-package inspect`: what the artifact directory holds.
-pub fn inspect(args: &InspectOptions) -> anyhow::Result<InspectReport> {
+pub fn inspect(args: &InspectOptions) -> Result<InspectReport> {
     let dir = ArtifactDir::open(&args.artifact_dir)?;
     let manifest = dir.therock_manifest()?;
     let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();
@@ -105,11 +105,9 @@ pub fn inspect(args: &InspectOptions) -> anyhow::Result<InspectReport> {
     };
     let catalog = dir
         .catalog(&ArtifactFilter::new(), &PathFilter::new())
-        .with_context(|| {
-            format!(
-                "cannot merge the artifacts of {}",
-                args.artifact_dir.display()
-            )
+        .map_err(|source| ErrorKind::Merge {
+            artifact_dir: args.artifact_dir.clone(),
+            source,
         })?;
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));
 
@@ -158,86 +156,4 @@ pub fn inspect(args: &InspectOptions) -> anyhow::Result<InspectReport> {
         merged: catalog.stats().into(),
         warnings,
     })
-}
-
-impl InspectReport {
-    /// The JSON document: pretty, one final newline.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("the report serialises");
-        s.push('\n');
-        s
-    }
-
-    /// The text report.
-    pub fn to_text(&self) -> String {
-        render(self)
-    }
-}
-
-fn render(r: &InspectReport) -> String {
-    let mut s = String::new();
-    let list = |v: &[String]| {
-        if v.is_empty() {
-            "(none)".to_owned()
-        } else {
-            v.join(" ")
-        }
-    };
-    let _ = writeln!(s, "mode: {}", r.mode);
-    let _ = writeln!(
-        s,
-        "version: {}",
-        r.version.as_deref().unwrap_or("(not recorded)")
-    );
-    let _ = writeln!(
-        s,
-        "dist_amdgpu_targets: {}",
-        r.dist_amdgpu_targets
-            .as_deref()
-            .map_or_else(|| "(unknown)".to_owned(), list)
-    );
-    let _ = writeln!(s, "raw targets: {}", list(&r.raw_targets));
-    let _ = writeln!(s, "base targets: {}", list(&r.base_targets));
-    let count: usize = r
-        .artifacts
-        .iter()
-        .flat_map(|n| &n.components)
-        .map(|c| c.targets.len())
-        .sum();
-    let _ = writeln!(s, "artifacts: {count}");
-    let width = r
-        .artifacts
-        .iter()
-        .flat_map(|n| &n.components)
-        .flat_map(|c| &c.targets)
-        .map(|t| t.target.len())
-        .max()
-        .unwrap_or(0);
-    for n in &r.artifacts {
-        let _ = writeln!(s, "  {}", n.name);
-        for c in &n.components {
-            for t in &c.targets {
-                let _ = writeln!(
-                    s,
-                    "    {:<4} {:<width$}  {}",
-                    c.component,
-                    t.target,
-                    counts(&t.counts)
-                );
-            }
-        }
-    }
-    let _ = writeln!(s, "merged tree: {}", counts(&r.merged));
-    let _ = writeln!(s, "warnings: {}", r.warnings.len());
-    for w in &r.warnings {
-        let _ = writeln!(s, "  {w}");
-    }
-    s
-}
-
-fn counts(c: &Counts) -> String {
-    format!(
-        "files {:>3}  dirs {:>3}  symlinks {:>3}  bytes {}",
-        c.files, c.dirs, c.symlinks, c.bytes
-    )
 }

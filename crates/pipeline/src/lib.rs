@@ -17,14 +17,18 @@
 //!
 //! Each command takes a plain options value whose `Default` holds the
 //! defaults `therock-package` shows in its help, and returns what it found
-//! or did as a value (`serde::Serialize`, with `to_text` and `to_json`
-//! for the binary's output); the caller decides what to print.
+//! or did as a typed value (`serde::Serialize`: its `--json` document is
+//! the value serialised); the caller decides what to print and how
+//! (`therock-package` renders the text reports). Every command fails with
+//! [`Error`], whose message never repeats its cause: print the chain
+//! (`fs_helpers::error_chain::Chain`, or `{:#}` through `anyhow`).
 //!
 //! Package this artifact directory:
 //!
 //! ```no_run
-//! use cli_output::{Console, Verbosity};
-//! use pipeline::{BuildOptions, PlanOptions, build};
+//! use std::sync::Arc;
+//!
+//! use pipeline::{BuildOptions, NoProgress, PlanOptions, build};
 //!
 //! let options = BuildOptions {
 //!     plan: PlanOptions {
@@ -34,20 +38,22 @@
 //!     dest_dir: "out".into(),
 //!     ..BuildOptions::default()
 //! };
-//! // A console without a terminal prints one line per package to stderr.
-//! let console = Console::detect(Verbosity { verbose: 0, quiet: true });
-//! let report = build(&options, &console)?; // out/dist/*.whl, rocm-*.tar.gz
-//! print!("{}", report.to_text());
-//! # Ok::<(), anyhow::Error>(())
+//! // `NoProgress`: no report while the packages are written; implement
+//! // `BuildProgress` for one.
+//! let report = build(&options, Arc::new(NoProgress))?; // out/dist/*.whl, rocm-*.tar.gz
+//! println!("{} packages in {}", report.packages, report.dist_dir.display());
+//! # Ok::<(), pipeline::Error>(())
 //! ```
 
 mod assemble;
 mod build_cmd;
 mod built_links;
+mod error;
 mod execute;
 mod index;
 mod inspect;
 mod native;
+mod progress;
 mod python;
 mod shard;
 mod staging;
@@ -55,12 +61,18 @@ mod timings;
 
 pub use assemble::{AssembleOptions, AssembleReport, AssembledPlatform, assemble};
 pub use build_cmd::{
-    BuildOptions, BuildReport, DevelCompression, PlanOptions, PlanReport, build, plan,
+    BuildOptions, BuildOutcome, BuildReport, DevelCompression, FileKind, PLATFORM_TAG_ENV,
+    PlanOptions, PlanReport, ShardRecord, WrittenFile, build, plan,
 };
 pub use built_links::ElfLinks;
+pub use error::{Disagreement, Error, ErrorKind, IoAction, Result};
 pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
 pub use inspect::{
     ComponentGroup, Counts, InspectOptions, InspectReport, NameGroup, TargetRow, inspect,
 };
-pub use native::{NativeProgramError, NativePrograms, check_program, native_target};
-pub use shard::{MatrixEntry, ShardId, ShardPlan};
+pub use native::{
+    Found, NativeProgramError, NativePrograms, ReadProblem, check_program, native_target,
+};
+pub use progress::{BuildProgress, NoProgress};
+pub use shard::{MatrixEntry, ShardId, ShardIdError, ShardPlan};
+pub use timings::{BuildTimings, PackageTime, PhaseTime, StepTime};

@@ -206,12 +206,12 @@ pub enum NativeProgramError {
         linker: &'static str,
     },
     /// A named file cannot be read, or is not a regular file.
-    #[error("cannot read the rocm-sdk program {}: {reason}; name the program file", path.display())]
+    #[error("cannot read the rocm-sdk program {}: {problem}; name the program file", path.display())]
     Read {
         /// The file.
         path: PathBuf,
-        /// What went wrong.
-        reason: String,
+        /// What went wrong (said here, so it is no source as well).
+        problem: ReadProblem,
     },
     /// The program is of another format or machine, or no executable.
     #[error(
@@ -224,7 +224,7 @@ pub enum NativeProgramError {
         /// The wheel platform tag.
         platform_tag: String,
         /// What the bytes are.
-        found: String,
+        found: Found,
         /// What they must be.
         expected: &'static str,
         /// The Rust target of the right program.
@@ -269,26 +269,80 @@ impl NativeProgramError {
     }
 }
 
+/// Why a named program file cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadProblem {
+    /// Opening or reading it failed.
+    #[error(transparent)]
+    Io(std::io::Error),
+    /// It is a directory, a device, ...
+    #[error("it is not a regular file")]
+    NotAFile,
+    /// It is larger than any program.
+    #[error("it is larger than {} MiB, far more than any rocm-sdk", MAX_PROGRAM_BYTES >> 20)]
+    TooLarge,
+}
+
+/// What a program's bytes turned out to be instead of the program a
+/// platform's wheels need ([`NativeProgramError::WrongKind`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Found {
+    /// A Windows program, for Linux wheels.
+    #[error("a Windows (PE) program")]
+    WindowsProgram,
+    /// Bytes that start like ELF but do not parse.
+    #[error("not a readable ELF file ({0})")]
+    UnreadableElf(Box<elf_surgery::Error>),
+    /// No ELF file at all, for Linux wheels.
+    #[error("not an ELF file")]
+    NotElf,
+    /// An ELF file of another machine or class.
+    #[error("an ELF file for {}", elf_machine_name(*machine, *class))]
+    ElfForMachine {
+        /// `e_machine`.
+        machine: Option<u16>,
+        /// 32 or 64 bits.
+        class: Option<ElfClass>,
+    },
+    /// An ELF file that is no executable.
+    #[error("an ELF file but no executable ({0:?})")]
+    ElfNotExecutable(ElfKind),
+    /// An ELF file whose symbol versions cannot be read.
+    #[error("an ELF file whose symbol versions cannot be read ({0})")]
+    UnreadableSymbolVersions(Box<elf_surgery::Error>),
+    /// A Linux file, for Windows wheels.
+    #[error("a Linux (ELF) file")]
+    LinuxFile,
+    /// No PE image at all, for Windows wheels.
+    #[error("not a Windows (PE) program")]
+    NotWindowsProgram,
+    /// A PE image of another machine.
+    #[error("a PE image for machine {0:#06x}")]
+    PeForMachine(u16),
+    /// A PE image that is no executable (a DLL, an object).
+    #[error("a PE image but no executable")]
+    PeNotExecutable,
+}
+
 /// Reads a named program: a regular file of bounded size.
 fn read_program(path: &Path) -> Result<Vec<u8>, NativeProgramError> {
-    let error = |reason: String| NativeProgramError::Read {
+    let error = |problem: ReadProblem| NativeProgramError::Read {
         path: path.to_owned(),
-        reason,
+        problem,
     };
-    let file = std::fs::File::open(path).map_err(|e| error(e.to_string()))?;
-    let meta = file.metadata().map_err(|e| error(e.to_string()))?;
+    let file = std::fs::File::open(path).map_err(|e| error(ReadProblem::Io(e)))?;
+    let meta = file.metadata().map_err(|e| error(ReadProblem::Io(e)))?;
     if !meta.is_file() {
-        return Err(error("it is not a regular file".to_owned()));
+        return Err(error(ReadProblem::NotAFile));
     }
     let mut bytes = Vec::new();
     file.take(MAX_PROGRAM_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| error(e.to_string()))?;
+        .map_err(|e| error(ReadProblem::Io(e)))?;
     if bytes.len() as u64 > MAX_PROGRAM_BYTES {
-        return Err(error(format!(
-            "it is larger than {} MiB, far more than any rocm-sdk",
-            MAX_PROGRAM_BYTES >> 20
-        )));
+        return Err(error(ReadProblem::TooLarge));
     }
     Ok(bytes)
 }
@@ -304,7 +358,7 @@ pub fn check_program(
     bytes: &[u8],
 ) -> Result<(), NativeProgramError> {
     let target = native_target(platform);
-    let wrong = |found: String, expected: &'static str| NativeProgramError::WrongKind {
+    let wrong = |found: Found, expected: &'static str| NativeProgramError::WrongKind {
         origin: origin.to_owned(),
         platform_tag: platform_tag.to_owned(),
         found,
@@ -315,48 +369,42 @@ pub fn check_program(
         Platform::Linux => {
             const EXPECTED: &str = "an x86-64 Linux (ELF) executable";
             if pe_header(bytes).is_some() {
-                return Err(wrong("a Windows (PE) program".to_owned(), EXPECTED));
+                return Err(wrong(Found::WindowsProgram, EXPECTED));
             }
             let elf = ElfFile::parse(&mut Cursor::new(bytes))
-                .map_err(|e| wrong(format!("not a readable ELF file ({e})"), EXPECTED))?;
+                .map_err(|e| wrong(Found::UnreadableElf(Box::new(e)), EXPECTED))?;
             if elf.kind() == ElfKind::NotElf {
-                return Err(wrong("not an ELF file".to_owned(), EXPECTED));
+                return Err(wrong(Found::NotElf, EXPECTED));
             }
             if elf.class() != Some(ElfClass::Elf64) || elf.machine() != Some(ELF_X86_64) {
                 return Err(wrong(
-                    format!(
-                        "an ELF file for {}",
-                        elf_machine_name(elf.machine(), elf.class())
-                    ),
+                    Found::ElfForMachine {
+                        machine: elf.machine(),
+                        class: elf.class(),
+                    },
                     EXPECTED,
                 ));
             }
             match elf.kind() {
                 ElfKind::StaticExecutable => Ok(()),
                 ElfKind::DynamicExecutable => check_glibc(&elf, bytes, origin, &wrong),
-                other => Err(wrong(
-                    format!("an ELF file but no executable ({other:?})"),
-                    EXPECTED,
-                )),
+                other => Err(wrong(Found::ElfNotExecutable(other), EXPECTED)),
             }
         }
         Platform::Windows => {
             const EXPECTED: &str = "an x86-64 Windows (PE) executable";
             if bytes.starts_with(b"\x7fELF") {
-                return Err(wrong("a Linux (ELF) file".to_owned(), EXPECTED));
+                return Err(wrong(Found::LinuxFile, EXPECTED));
             }
             let Some(pe) = pe_header(bytes) else {
-                return Err(wrong("not a Windows (PE) program".to_owned(), EXPECTED));
+                return Err(wrong(Found::NotWindowsProgram, EXPECTED));
             };
             if pe.machine != PE_AMD64 {
-                return Err(wrong(
-                    format!("a PE image for machine {:#06x}", pe.machine),
-                    EXPECTED,
-                ));
+                return Err(wrong(Found::PeForMachine(pe.machine), EXPECTED));
             }
             // IMAGE_FILE_EXECUTABLE_IMAGE set, IMAGE_FILE_DLL clear.
             if pe.characteristics & 0x0002 == 0 || pe.characteristics & 0x2000 != 0 {
-                return Err(wrong("a PE image but no executable".to_owned(), EXPECTED));
+                return Err(wrong(Found::PeNotExecutable, EXPECTED));
             }
             Ok(())
         }
@@ -369,11 +417,11 @@ fn check_glibc(
     elf: &ElfFile,
     bytes: &[u8],
     origin: &str,
-    wrong: &dyn Fn(String, &'static str) -> NativeProgramError,
+    wrong: &dyn Fn(Found, &'static str) -> NativeProgramError,
 ) -> Result<(), NativeProgramError> {
     let imports = elf.read_imports(&mut Cursor::new(bytes)).map_err(|e| {
         wrong(
-            format!("an ELF file whose symbol versions cannot be read ({e})"),
+            Found::UnreadableSymbolVersions(Box::new(e)),
             "an x86-64 Linux (ELF) executable",
         )
     })?;

@@ -18,14 +18,16 @@ pub(crate) struct SdistFile {
     pub(crate) executable: bool,
 }
 
-/// A file of `python/`: its path there and its bytes.
+/// A file of `python/`: its path there and its bytes. `crates/pipeline/python`
+/// is a link to the repository's `python/`, so the crate's package carries
+/// the files it embeds (docs/using-the-crates.md).
 type Embedded = (&'static str, &'static [u8]);
 
 macro_rules! python {
     ($path:literal) => {
         (
             $path,
-            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/", $path)) as &[u8],
+            include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/python/", $path)) as &[u8],
         )
     };
 }

@@ -7,16 +7,16 @@
 //! digest in each manifest proves it.
 
 use std::collections::BTreeSet;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use anyhow::{Context, Result, bail};
 use layout::{Action, DevelEntry, PackagePlan, Plan};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use wheel_writer::Compression;
 
+use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::Written;
 use fs_helpers::file_hash::sha256_file;
 
@@ -52,23 +52,52 @@ impl ShardId {
     }
 }
 
-impl FromStr for ShardId {
-    type Err = String;
+/// A text that is no shard `K/N`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShardIdError {
+    /// No `/`.
+    #[error("`{text}` is not K/N (for example 2/4)")]
+    NotKOfN {
+        /// The text as given.
+        text: String,
+    },
+    /// `K` or `N` is no number.
+    #[error("`{text}` is not K/N: `{part}` is not a number")]
+    NotANumber {
+        /// The text as given.
+        text: String,
+        /// The part that is no number.
+        part: String,
+    },
+    /// `K` is 0 or more than `N`.
+    #[error("`{text}` is not K/N with 1 <= K <= N (shards are numbered from 1)")]
+    OutOfRange {
+        /// The text as given.
+        text: String,
+    },
+}
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let (k, n) = text
-            .split_once('/')
-            .ok_or_else(|| format!("`{text}` is not K/N (for example 2/4)"))?;
+impl FromStr for ShardId {
+    type Err = ShardIdError;
+
+    fn from_str(text: &str) -> Result<Self, ShardIdError> {
+        let (k, n) = text.split_once('/').ok_or_else(|| ShardIdError::NotKOfN {
+            text: text.to_owned(),
+        })?;
         let number = |s: &str| {
             s.trim()
                 .parse::<usize>()
-                .map_err(|_| format!("`{text}` is not K/N: `{s}` is not a number"))
+                .map_err(|_| ShardIdError::NotANumber {
+                    text: text.to_owned(),
+                    part: s.to_owned(),
+                })
         };
         let (index, count) = (number(k)?, number(n)?);
         if count == 0 || index == 0 || index > count {
-            return Err(format!(
-                "`{text}` is not K/N with 1 <= K <= N (shards are numbered from 1)"
-            ));
+            return Err(ShardIdError::OutOfRange {
+                text: text.to_owned(),
+            });
         }
         Ok(Self { index, count })
     }
@@ -195,13 +224,10 @@ impl ShardPlan {
     pub(crate) fn new(plan: &Plan, count: usize) -> Result<Self> {
         let packages = plan.packages.len();
         if count == 0 {
-            bail!("0 shards: split the set into at least one");
+            return Err(ErrorKind::NoShards.into());
         }
         if count > packages {
-            bail!(
-                "{count} shards are more than the {packages} packages of this set; \
-                 split it into at most {packages} (one package per shard)"
-            );
+            return Err(ErrorKind::TooManyShards { count, packages }.into());
         }
         let weights: Vec<u64> = plan
             .packages
@@ -234,35 +260,6 @@ impl ShardPlan {
             })
             .collect();
         Ok(Self { include })
-    }
-
-    /// The JSON `plan --shards N --json` prints: a CI matrix.
-    pub(crate) fn to_json(&self) -> String {
-        let mut json = serde_json::to_string_pretty(self).expect("shard plans serialise");
-        json.push('\n');
-        json
-    }
-
-    /// The text `plan --shards N` prints.
-    pub(crate) fn to_text(&self, plan: &Plan) -> String {
-        let mut out = format!(
-            "{}, plan {}\n",
-            crate::build_cmd::plan_heading(plan),
-            self.include.first().map_or("", |s| s.plan.as_str())
-        );
-        for shard in &self.include {
-            let _ = writeln!(
-                out,
-                "shard {}: {} input bytes, {} artifacts",
-                shard.shard,
-                shard.input_bytes,
-                shard.artifacts.len()
-            );
-            for package in &shard.packages {
-                let _ = writeln!(out, "  {package}");
-            }
-        }
-        out
     }
 
     /// The plan of one shard: its packages, no selector (`assemble`
@@ -382,14 +379,18 @@ impl ShardManifest {
         let mut packages = written
             .iter()
             .map(|w| {
-                let rel = w.path.strip_prefix(dist).with_context(|| {
-                    format!("{} is outside {}", w.path.display(), dist.display())
-                })?;
+                let rel = w
+                    .path
+                    .strip_prefix(dist)
+                    .map_err(|_| ErrorKind::OutsideDist {
+                        path: w.path.clone(),
+                        dist: dist.to_owned(),
+                    })?;
                 Ok(PackageRecord {
                     path: slash_path(rel),
                     sha256: sha256_file(&w.path)
                         .map(|digest| digest.hex())
-                        .with_context(|| format!("cannot read {}", w.path.display()))?,
+                        .map_err(Error::io(IoAction::Read, &w.path))?,
                     size: w.size,
                 })
             })
@@ -429,32 +430,30 @@ impl ShardManifest {
         let mut json = serde_json::to_string_pretty(self).expect("manifests serialise");
         json.push('\n');
         fs_helpers::atomic_write::write_atomic(&path, json.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .map_err(Error::io(IoAction::Write, &path))?;
         Ok(path)
     }
 
     /// Reads `{dir}/shard.json`.
     pub(crate) fn read(dir: &Path) -> Result<Self> {
         let path = dir.join(MANIFEST_NAME);
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!(
-                "cannot read {}; pass the --dest-dir of a `therock-package build --shard K/N`",
-                path.display()
-            )
-        })?;
-        let manifest: Self = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a shard manifest of this therock-package; rebuild the shard",
-                path.display()
-            )
-        })?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|source| ErrorKind::ReadShardManifest {
+                path: path.clone(),
+                source,
+            })?;
+        let manifest: Self =
+            serde_json::from_str(&text).map_err(|source| ErrorKind::BadShardManifest {
+                path: path.clone(),
+                source,
+            })?;
         if manifest.format != MANIFEST_FORMAT {
-            bail!(
-                "{} has format {}, this therock-package reads format {MANIFEST_FORMAT}; \
-                 rebuild the shard with this version",
-                path.display(),
-                manifest.format
-            );
+            return Err(ErrorKind::ShardManifestFormat {
+                path,
+                found: manifest.format,
+                expected: MANIFEST_FORMAT,
+            }
+            .into());
         }
         Ok(manifest)
     }

@@ -18,7 +18,7 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use crate::error::{Error, ErrorKind, IoAction, Result};
 
 // The name every staging directory (and its lock file) starts with is
 // release-check's, since `verify` and `index` never look inside one.
@@ -76,12 +76,11 @@ impl Staging {
             .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
             .map(Path::to_path_buf)
             .collect();
-        fs::create_dir_all(dist).with_context(|| format!("cannot create {}", dist.display()))?;
-        let dist =
-            fs::canonicalize(dist).with_context(|| format!("cannot resolve {}", dist.display()))?;
+        fs::create_dir_all(dist).map_err(Error::io(IoAction::Create, dist))?;
+        let dist = fs::canonicalize(dist).map_err(Error::io(IoAction::Resolve, dist))?;
         let parent = dist
             .parent()
-            .with_context(|| format!("{} has no parent directory", dist.display()))?
+            .ok_or_else(|| ErrorKind::NoParent { path: dist.clone() })?
             .to_owned();
         let _dist_lock = DistLock::acquire(&parent)?;
         remove_abandoned(&parent)?;
@@ -94,9 +93,8 @@ impl Staging {
             .write(true)
             .create_new(true)
             .open(&lock_path)
-            .with_context(|| format!("cannot create {}", lock_path.display()))?;
-        lock.lock()
-            .with_context(|| format!("cannot lock {}", lock_path.display()))?;
+            .map_err(Error::io(IoAction::Create, &lock_path))?;
+        lock.lock().map_err(Error::io(IoAction::Lock, &lock_path))?;
         let root = parent.join(&id);
         let staging = Self {
             dist,
@@ -108,7 +106,7 @@ impl Staging {
             created_parents,
         };
         for dir in [staging.root.clone(), staging.new_dist(), staging.scratch()] {
-            fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            fs::create_dir(&dir).map_err(Error::io(IoAction::Create, &dir))?;
         }
         Ok(staging)
     }
@@ -134,13 +132,14 @@ impl Staging {
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
         if !subdir.is_empty() {
             pypa_formats::member::check_relpath(subdir).map_err(|problem| {
-                anyhow::anyhow!(
-                    "dist/{subdir} is an unsafe directory ({problem}); packages are written only inside dist/"
-                )
+                ErrorKind::UnsafeSubdir {
+                    subdir: subdir.to_owned(),
+                    problem,
+                }
             })?;
         }
         let dir = self.new_dist().join(subdir);
-        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        fs::create_dir_all(&dir).map_err(Error::io(IoAction::Create, &dir))?;
         Ok(dir)
     }
 
@@ -154,12 +153,10 @@ impl Staging {
         let new = self.new_dist();
         link_missing(&self.dist, &new)?;
         self.gate(Gate::BeforeSwap)?;
-        exchange(&new, &self.dist).with_context(|| {
-            format!(
-                "cannot swap {} into place as {}",
-                new.display(),
-                self.dist.display()
-            )
+        exchange(&new, &self.dist).map_err(|source| ErrorKind::Swap {
+            staged: new.clone(),
+            dist: self.dist.clone(),
+            source,
         })?;
         self.gate(Gate::AfterSwap)?;
         Ok(staged
@@ -190,7 +187,10 @@ impl Staging {
             let mut sink = Vec::new();
             File::open(&path)
                 .and_then(|mut f| f.read_to_end(&mut sink))
-                .with_context(|| format!("commit gate {}", path.display()))?;
+                .map_err(|source| ErrorKind::CommitGate {
+                    path: path.clone(),
+                    source,
+                })?;
         }
         Ok(())
     }
@@ -257,9 +257,8 @@ impl DistLock {
                 .create(true)
                 .truncate(false)
                 .open(&path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
-            file.lock()
-                .with_context(|| format!("cannot lock {}", path.display()))?;
+                .map_err(Error::io(IoAction::Open, &path))?;
+            file.lock().map_err(Error::io(IoAction::Lock, &path))?;
             let locked = file
                 .metadata()
                 .and_then(|meta| fs_helpers::file_id::FileId::of_file(&file, &meta));
@@ -268,7 +267,7 @@ impl DistLock {
             match (locked, at_path) {
                 (Ok(locked), Ok(at_path)) if locked == at_path => return Ok(Self { file }),
                 (Err(e), _) => {
-                    return Err(e).with_context(|| format!("cannot inspect {}", path.display()));
+                    return Err(Error::io(IoAction::Inspect, path)(e));
                 }
                 // Removed or replaced while this build waited: lock anew.
                 _ => {}
@@ -286,8 +285,7 @@ impl Drop for DistLock {
 /// Removes the staging directories in `parent` whose lock no live build
 /// holds (called with the `dist/` lock held), and their lock files.
 fn remove_abandoned(parent: &Path) -> Result<()> {
-    let entries =
-        fs::read_dir(parent).with_context(|| format!("cannot list {}", parent.display()))?;
+    let entries = fs::read_dir(parent).map_err(Error::io(IoAction::List, parent))?;
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| is_staging(n))
@@ -300,13 +298,13 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
                 Ok(()) => false,
                 Err(TryLockError::WouldBlock) => true,
                 Err(TryLockError::Error(e)) => {
-                    return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
+                    return Err(Error::io(IoAction::Lock, lock_path)(e));
                 }
             },
             // No lock file: its build removed it, or never had one.
             Err(e) if e.kind() == io::ErrorKind::NotFound => false,
             Err(e) => {
-                return Err(e).with_context(|| format!("cannot open {}", lock_path.display()));
+                return Err(Error::io(IoAction::Open, lock_path)(e));
             }
         };
         if held {
@@ -315,7 +313,7 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
         }
         let dir = parent.join(name);
         tracing::info!("removing {} left by an interrupted build", dir.display());
-        fs::remove_dir_all(&dir).with_context(|| format!("cannot remove {}", dir.display()))?;
+        fs::remove_dir_all(&dir).map_err(Error::io(IoAction::Remove, &dir))?;
         let _ = fs::remove_file(&lock_path);
     }
     // Lock files whose directory is gone and whose build is not running.
@@ -341,9 +339,9 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
 /// recursively; symlinks as symlinks). Staging directories a build of an
 /// earlier version left inside `dist/` are not carried over.
 fn link_missing(old: &Path, new: &Path) -> Result<()> {
-    let entries = fs::read_dir(old).with_context(|| format!("cannot list {}", old.display()))?;
+    let entries = fs::read_dir(old).map_err(Error::io(IoAction::List, old))?;
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot list {}", old.display()))?;
+        let entry = entry.map_err(Error::io(IoAction::List, old))?;
         let name = entry.file_name();
         if name.to_str().is_some_and(is_staging) {
             continue;
@@ -352,10 +350,10 @@ fn link_missing(old: &Path, new: &Path) -> Result<()> {
         let to = new.join(&name);
         let kind = entry
             .file_type()
-            .with_context(|| format!("cannot inspect {}", from.display()))?;
+            .map_err(Error::io(IoAction::Inspect, &from))?;
         if kind.is_dir() {
             if !to.is_dir() {
-                fs::create_dir(&to).with_context(|| format!("cannot create {}", to.display()))?;
+                fs::create_dir(&to).map_err(Error::io(IoAction::Create, &to))?;
             }
             link_missing(&from, &to)?;
             continue;
@@ -368,7 +366,7 @@ fn link_missing(old: &Path, new: &Path) -> Result<()> {
         } else {
             fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(drop))
         };
-        linked.with_context(|| format!("cannot carry {} over", from.display()))?;
+        linked.map_err(|source| ErrorKind::CarryOver { path: from, source })?;
     }
     Ok(())
 }

@@ -7,7 +7,6 @@
 //! the threads (it can exceed the package's wall time) and their CPU time
 //! is those threads' own (`wheel_writer::timings`).
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -76,12 +75,15 @@ fn seconds(d: Duration) -> f64 {
 
 /// One phase of a package.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct PhaseTime {
-    phase: &'static str,
-    /// Summed wall time of the phase's spans over every thread.
-    busy: f64,
-    cpu: f64,
-    bytes: u64,
+pub struct PhaseTime {
+    /// Its name (`elf-edit`, `devel-tar`, `read`, `compress`, ...).
+    pub phase: &'static str,
+    /// Summed wall time of the phase's spans over every thread, in seconds.
+    pub busy: f64,
+    /// CPU time of the threads, in seconds.
+    pub cpu: f64,
+    /// The bytes it handled.
+    pub bytes: u64,
 }
 
 impl PhaseTime {
@@ -97,35 +99,43 @@ impl PhaseTime {
 
 /// One written package.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct PackageTime {
+pub struct PackageTime {
     /// The distribution name (`rocm` for a selector sdist).
-    name: String,
+    pub name: String,
     /// The file written, without directories.
-    file: String,
-    wall: f64,
-    cpu: f64,
+    pub file: String,
+    /// Elapsed seconds.
+    pub wall: f64,
+    /// The process's CPU seconds over that time.
+    pub cpu: f64,
     /// Empty for sdists, which are small and written in one step.
-    phases: Vec<PhaseTime>,
+    pub phases: Vec<PhaseTime>,
 }
 
 /// One step of the build outside the packages.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct StepTime {
-    step: &'static str,
-    wall: f64,
-    cpu: f64,
+pub struct StepTime {
+    /// Its name (`extract`, `plan`, `packages`, `commit`, `hash`).
+    pub step: &'static str,
+    /// Elapsed seconds.
+    pub wall: f64,
+    /// The process's CPU seconds over that time.
+    pub cpu: f64,
 }
 
-/// The timings of one build, in the order things happened.
+/// The timings of one build, in the order things happened
+/// (docs/formats.md, docs/performance.md).
 #[derive(Debug, Clone, Default, Serialize)]
-pub(crate) struct BuildTimings {
-    /// The whole command.
-    wall: f64,
-    cpu: f64,
+pub struct BuildTimings {
+    /// The whole command's elapsed seconds.
+    pub wall: f64,
+    /// Its CPU seconds.
+    pub cpu: f64,
     /// `extract` (archive artifacts only), `plan`, `packages`, `commit`,
-    /// `hash` (`--json` only).
-    steps: Vec<StepTime>,
-    packages: Vec<PackageTime>,
+    /// `hash` (hashed files only).
+    pub steps: Vec<StepTime>,
+    /// Every package written.
+    pub packages: Vec<PackageTime>,
 }
 
 impl BuildTimings {
@@ -170,61 +180,4 @@ impl BuildTimings {
         self.wall = seconds(wall);
         self.cpu = seconds(cpu);
     }
-
-    /// The table of the text report.
-    pub(crate) fn to_text(&self) -> String {
-        let mut out = String::from(
-            "timings (busy: summed over threads; cpu: process, or the phase's threads)\n",
-        );
-        let _ = writeln!(
-            out,
-            "  {:<44} {:>9} {:>9} {:>11}",
-            "package / phase", "wall", "cpu", "bytes"
-        );
-        for package in &self.packages {
-            let _ = writeln!(
-                out,
-                "  {:<44} {:>8.3}s {:>8.3}s",
-                package.name, package.wall, package.cpu
-            );
-            for phase in &package.phases {
-                let _ = writeln!(
-                    out,
-                    "    {:<42} {:>7.3}s* {:>8.3}s {:>11}",
-                    phase.phase,
-                    phase.busy,
-                    phase.cpu,
-                    human_bytes(phase.bytes)
-                );
-            }
-        }
-        for step in &self.steps {
-            let _ = writeln!(
-                out,
-                "  {:<44} {:>8.3}s {:>8.3}s",
-                format!("[{}]", step.step),
-                step.wall,
-                step.cpu
-            );
-        }
-        let _ = writeln!(
-            out,
-            "  {:<44} {:>8.3}s {:>8.3}s\n  * busy time",
-            "total", self.wall, self.cpu
-        );
-        out
-    }
-}
-
-/// `bytes` in the largest binary unit that keeps the number at least 1.
-#[allow(clippy::cast_precision_loss)]
-pub(crate) fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }

@@ -94,6 +94,49 @@ impl fmt::Display for WheelTag {
     }
 }
 
+/// The platform part of a wheel tag (`linux_x86_64`, `win_amd64`,
+/// `manylinux_2_28_x86_64`), checked as the tag `py3-none-{platform}` is:
+/// what a build's `--platform-tag` takes.
+///
+/// ```
+/// use pypa_formats::filename::PlatformTag;
+///
+/// let tag: PlatformTag = "win_amd64".parse()?;
+/// assert_eq!(tag.as_str(), "win_amd64");
+/// assert!("linux-x86_64".parse::<PlatformTag>().is_err());
+/// # Ok::<(), pypa_formats::filename::WheelTagError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PlatformTag(String);
+
+impl PlatformTag {
+    /// The tag as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for PlatformTag {
+    type Err = WheelTagError;
+
+    /// The error names the whole tag `py3-none-{platform}` it would make.
+    fn from_str(platform: &str) -> Result<Self, Self::Err> {
+        WheelTag::py3_none(platform).map(|_| Self(platform.to_owned()))
+    }
+}
+
+impl fmt::Display for PlatformTag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for PlatformTag {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// A wheel build tag (`1`, `2_abc`): a digit first, then letters, digits
 /// or `_`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

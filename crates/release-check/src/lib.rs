@@ -18,12 +18,16 @@
 //! let options = VerifyOptions::new(["dist/linux", "dist/windows"])
 //!     .with_linux_amdgpu_families("gfx94X-dcgpu;gfx110X-dgpu");
 //! let report = verify(&options)?; // Err: a directory cannot be read at all
+//! for check in report.checks() {
+//!     for problem in &check.problems {
+//!         eprintln!("{}: {problem}", check.id); // one sentence each
+//!     }
+//! }
 //! if !report.ok() {
-//!     eprint!("{}", report.to_text()); // every problem, one sentence each
 //!     std::process::exit(1);
 //! }
-//! let json = report.to_json(); // the `--json` document (docs/formats.md)
-//! # let _ = json;
+//! // `report` serialised is the `verify --json` document (docs/formats.md);
+//! // `therock-package` renders the text report.
 //! # Ok::<(), release_check::VerifyError>(())
 //! ```
 
@@ -43,7 +47,6 @@ mod versions;
 mod windows_names;
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use dist_info::document::DistInfo;
@@ -253,27 +256,47 @@ pub enum CheckStatus {
     Skipped,
 }
 
-/// A package of the set, for the report.
-#[derive(Debug, Serialize)]
-struct FileEntry {
-    path: String,
-    kind: &'static str,
-    name: String,
-    version: String,
-    sha256: String,
+/// What kind of package a [`ReleaseFile`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    /// A wheel (`.whl`).
+    Wheel,
+    /// An sdist (`.tar.gz`).
+    Sdist,
 }
 
-/// The whole report (`--json` prints it as is; docs/formats.md).
+/// A package of the release, as the report lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReleaseFile {
+    /// `DIST_DIR/relpath`, as given.
+    pub path: String,
+    /// Wheel or sdist.
+    pub kind: FileKind,
+    /// The distribution name its metadata gives.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+}
+
+/// The whole report (serialised as is, it is `verify --json`:
+/// docs/formats.md; fields in the document's order).
 #[derive(Debug, Serialize)]
 pub struct VerifyReport {
     /// The document's version (docs/formats.md), as in every `--json`.
-    schema: u32,
-    ok: bool,
-    dirs: Vec<String>,
-    files: Vec<FileEntry>,
-    checks: Vec<CheckOutcome>,
+    pub schema: u32,
+    /// Whether every check passed (or was skipped).
+    pub ok: bool,
+    /// The dist directories, as given.
+    pub dirs: Vec<String>,
+    /// Every package found, in directory order then path order.
+    pub files: Vec<ReleaseFile>,
+    /// Every check, in report order.
+    pub checks: Vec<CheckOutcome>,
     /// The manylinux audit of every Linux wheel.
-    manylinux: Vec<WheelAudit>,
+    pub manylinux: Vec<WheelAudit>,
 }
 
 fn outcome(
@@ -451,11 +474,11 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         files: release
             .files
             .iter()
-            .map(|f| FileEntry {
+            .map(|f| ReleaseFile {
                 path: f.display.clone(),
                 kind: match f.kind {
-                    Kind::Wheel(_) => "wheel",
-                    Kind::Sdist(_) => "sdist",
+                    Kind::Wheel(_) => FileKind::Wheel,
+                    Kind::Sdist(_) => FileKind::Sdist,
                 },
                 name: f.name().to_owned(),
                 version: f.version().to_owned(),
@@ -476,55 +499,5 @@ impl VerifyReport {
     /// Every check, in report order.
     pub fn checks(&self) -> &[CheckOutcome] {
         &self.checks
-    }
-
-    /// The report as JSON (sorted keys as declared, one final newline).
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).expect("report serialises");
-        s.push('\n');
-        s
-    }
-
-    /// The readable report.
-    pub fn to_text(&self) -> String {
-        let wheels = self.files.iter().filter(|f| f.kind == "wheel").count();
-        let sdists = self.files.len() - wheels;
-        let mut out = format!(
-            "verify {}: {wheels} wheels, {sdists} sdists\n",
-            self.dirs.join(" ")
-        );
-        for c in &self.checks {
-            let mark = match c.status {
-                CheckStatus::Ok => "ok     ",
-                CheckStatus::Skipped => "skipped",
-                CheckStatus::Failed => "FAILED ",
-            };
-            let _ = write!(out, "{mark} {}: {}", c.id, c.title);
-            if let Some(note) = &c.note {
-                let _ = write!(out, " ({note})");
-            }
-            out.push('\n');
-            for p in &c.problems {
-                let _ = writeln!(out, "        - {p}");
-            }
-            for d in &c.details {
-                let _ = writeln!(out, "        {d}");
-            }
-        }
-        let failed = self
-            .checks
-            .iter()
-            .filter(|c| c.status == CheckStatus::Failed)
-            .count();
-        if failed == 0 {
-            out.push_str("release verified: every check passed\n");
-        } else {
-            let _ = writeln!(
-                out,
-                "release NOT verified: {failed} of {} checks failed; do not publish it",
-                self.checks.len()
-            );
-        }
-        out
     }
 }

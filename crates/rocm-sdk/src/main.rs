@@ -9,6 +9,8 @@
 //! error (docs/behaviour.md#exit-status).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod render;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -247,7 +249,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             progress.finish();
             let report = result?;
             if json {
-                print!("{}", installed_sdk::to_json(&report));
+                print!("{}", cli_output::json(&report));
             } else if !console.quiet() {
                 for warning in &report.warnings {
                     eprintln!("rocm-sdk: warning: {warning}");
@@ -265,7 +267,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
         Command::Path(which) => {
             let paths = site.devel_paths()?;
             if which.json {
-                print!("{}", installed_sdk::to_json(&paths));
+                print!("{}", cli_output::json(&paths));
                 return Ok(ExitStatus::Success);
             }
             for warning in &paths.warnings {
@@ -282,7 +284,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
         }
         Command::Version(JsonArg { json }) => {
             if json {
-                print!("{}", installed_sdk::to_json(&site.version_report()?));
+                print!("{}", cli_output::json(&site.version_report()?));
             } else {
                 println!("{}", site.dist_info()?.selector.version);
             }
@@ -290,7 +292,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
         Command::Targets(JsonArg { json }) => {
             let report = site.targets_report()?;
             if json {
-                print!("{}", installed_sdk::to_json(&report));
+                print!("{}", cli_output::json(&report));
             } else {
                 println!("{}", report.dist_amdgpu_targets);
             }
@@ -310,17 +312,20 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             }
             let report = self_test(&site, &options);
             if json {
-                print!("{}", report.to_json());
+                print!("{}", cli_output::json(&report));
             } else if console.quiet() {
-                print!("{}", report.to_quiet_text());
+                print!("{}", render::self_test_quiet(&report));
             } else {
                 let style = console.stdout_style();
                 print!(
                     "{}",
-                    report.to_text_styled(installed_sdk::TextStyle {
-                        colour: style.colour,
-                        width: style.width,
-                    })
+                    render::self_test(
+                        &report,
+                        render::TextStyle {
+                            colour: style.colour,
+                            width: style.width,
+                        }
+                    )
                 );
             }
             return Ok(ExitStatus::verdict(report.is_ok()));

@@ -12,6 +12,7 @@ use pipeline::{
     AssembleOptions, BuildOptions, DevelCompression, IndexLayout, IndexOptions, InspectOptions,
     PlanOptions, ShardId,
 };
+use pypa_formats::filename::PlatformTag;
 use release_check::{LinkRules, VerifyOptions};
 use wheel_writer::Compression;
 
@@ -69,8 +70,8 @@ pub(crate) struct PlanFlags {
     #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
     windows_amdgpu_families: Option<String>,
     /// Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's).
-    #[arg(long, value_name = "TAG", value_parser = platform_tag_flag, help_heading = RELEASE)]
-    platform_tag: Option<String>,
+    #[arg(long, value_name = "TAG", help_heading = RELEASE)]
+    platform_tag: Option<PlatformTag>,
     /// The devel tarball codec.
     #[arg(long, value_enum, value_name = "CODEC", help_heading = COMPRESSION)]
     devel_compression: Option<DevelCodec>,
@@ -112,10 +113,6 @@ fn version_flag(text: &str) -> Result<String, pypa_formats::version::VersionErro
 fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceError> {
     text.parse::<dist_info::nonce::Nonce>()
         .map(|_| text.to_owned())
-}
-
-fn platform_tag_flag(text: &str) -> Result<String, pypa_formats::filename::WheelTagError> {
-    pypa_formats::filename::WheelTag::py3_none(text).map(|_| text.to_owned())
 }
 
 fn runtime_alias_flag(text: &str) -> Result<String, &'static str> {

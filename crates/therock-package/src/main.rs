@@ -8,16 +8,20 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod flags;
+mod progress;
+mod render;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
 use dist_info::requirement::Platform;
 use flags::{AssembleFlags, BuildFlags, IndexFlags, InspectFlags, PlanFlags, REPORT, VerifyFlags};
 use pipeline::NativePrograms;
+use progress::ConsoleProgress;
 
 /// Builds the ROCm Python packages from TheRock artifacts.
 ///
@@ -221,27 +225,26 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         Command::Inspect(flags) => {
             let report = pipeline::inspect(&flags.options())?;
             if flags.json {
-                report.to_json()
+                cli_output::json(&report)
             } else {
-                report.to_text()
+                render::inspect(&report)
             }
         }
         Command::Build { args, native } => {
             let mut options = args.options();
             options.plan.native_programs = native.programs();
-            let r = pipeline::build(&options, console)?;
+            let progress = Arc::new(ConsoleProgress::new(console));
+            let result = pipeline::build(&options, progress.clone());
+            // A failed build leaves the display up: clear it before the
+            // error is printed.
+            progress.close();
+            let r = result?;
             // Off a terminal each package had its progress line already.
-            let text = || {
-                if console.is_terminal() {
-                    r.to_text()
-                } else {
-                    r.to_summary_text()
-                }
-            };
-            let out = done(args.json, console, || r.to_json(), text);
+            let text = || render::build(&r, console.is_terminal());
+            let out = done(args.json, console, || cli_output::json(&r), text);
             // The packages are written either way; `--strict` makes a
             // failed link check the verdict, as in `verify`.
-            if let Some(warning) = r.elf_links_warning() {
+            if let Some(warning) = render::elf_links_warning(&r) {
                 if args.strict {
                     eprintln!("therock-package: error: {warning}");
                     return Ok((out, ExitStatus::verdict(false)));
@@ -262,17 +265,23 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             options.native_programs = native.programs();
             let report = pipeline::plan(&options, shards)?;
             if json {
-                report.to_json()
+                render::plan_json(&report)
             } else {
-                report.to_text()
+                render::plan(&report)
             }
         }
         Command::Assemble(flags) => {
-            let report = pipeline::assemble(&flags.options())?;
+            let report = pipeline::assemble(&flags.options()).map_err(|e| match e.kind() {
+                // The verify report is the rest of the message.
+                pipeline::ErrorKind::AssembledReleaseFailsVerify { report } => {
+                    anyhow::anyhow!("{e}:\n{}", render::verify(report))
+                }
+                _ => e.into(),
+            })?;
             if flags.json {
-                report.to_json()
+                cli_output::json(&report)
             } else {
-                report.to_text()
+                render::assemble(&report)
             }
         }
         Command::Verify(args) => {
@@ -280,17 +289,22 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             // answer, printed even with `-q`.
             let report = release_check::verify(&args.options())?;
             let out = if args.json {
-                report.to_json()
+                cli_output::json(&report)
             } else if console.quiet() && report.ok() {
                 String::new()
             } else {
-                report.to_text()
+                render::verify(&report)
             };
             return Ok((out, ExitStatus::verdict(report.ok())));
         }
         Command::Index(args) => {
             let r = pipeline::index(&args.options())?;
-            done(args.json, console, || r.to_json(), || r.to_text())
+            done(
+                args.json,
+                console,
+                || cli_output::json(&r),
+                || render::index(&r),
+            )
         }
         Command::Completions { shell } => completions(shell),
         Command::GenerateMan { dir } => {

@@ -228,3 +228,35 @@ fn a_wrong_artifact_dir_says_what_an_artifact_dir_is() {
         exit Some(1): therock-package: error: no TheRock artifacts in ARTIFACTS/base_lib_generic: an artifact directory holds one entry per artifact, a directory NAME_COMPONENT_TARGET with an artifact_manifest.txt (base_lib_generic, core-hip_lib_gfx942) or the same name as a .tar.zst or .tar.xz archive; ARTIFACTS/base_lib_generic is itself the artifact base_lib_generic; pass its parent ARTIFACTS
         ");
 }
+
+/// `ROCM_SDK_WHEEL_PLATFORM_TAG` is parsed as `--platform-tag` is, but a
+/// bad value is bad input, not a usage error: the plan is refused (exit 1)
+/// naming the variable, an empty one counts as unset
+/// (docs/behaviour.md#wheel-tags).
+#[test]
+fn a_bad_platform_tag_variable_is_bad_input_naming_it() {
+    let artifacts = common::artifacts(fixtures::ExampleMode::Kpack);
+    let plan = |value: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_therock-package"))
+            .args(["plan", "--artifact-dir"])
+            .arg(&artifacts)
+            .env("ROCM_SDK_WHEEL_PLATFORM_TAG", value)
+            .env_remove("THEROCK_PACKAGE_ROCM_SDK_LINUX")
+            .output()
+            .unwrap()
+    };
+    let bad = plan("linux-x86_64");
+    assert_eq!(bad.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8_lossy(&bad.stderr), @r#"therock-package: error: invalid ROCM_SDK_WHEEL_PLATFORM_TAG: wheel tag "py3-none-linux-x86_64" is not valid: each part must be letters, digits and `_` (sets joined with `.`)"#);
+    let manylinux = plan("manylinux_2_28_x86_64");
+    assert!(
+        String::from_utf8_lossy(&manylinux.stdout).contains(", manylinux_2_28_x86_64\n"),
+        "{manylinux:?}"
+    );
+    let empty = plan("");
+    assert_eq!(empty.status.code(), Some(0), "{empty:?}");
+    assert!(
+        String::from_utf8_lossy(&empty.stdout).contains(", linux_x86_64\n"),
+        "{empty:?}"
+    );
+}

@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
 use pypa_formats::filename::{SdistFilename, WheelFilename};
 use wheel_writer::WheelReader;
 
 use fs_helpers::file_hash::sha256_file;
 use pypa_formats::core_metadata::headers;
+
+use crate::error::{Error, ErrorKind, IoAction, Result};
 
 /// One distribution file of the directory being indexed.
 #[derive(Debug, Clone)]
@@ -36,20 +37,23 @@ impl Distribution {
         let file_name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
         let sha256 = sha256_file(path)
             .map(|digest| digest.hex())
-            .with_context(|| format!("cannot read {}", path.display()))?;
+            .map_err(Error::io(IoAction::Read, path))?;
         // Wheel and sdist names are lower-case by specification.
         #[allow(clippy::case_sensitive_file_extension_comparisons)]
         let (project, metadata, core_metadata) = if file_name.ends_with(".whl") {
             let name = file_name.parse::<WheelFilename>().map(|f| f.name);
-            let name = name.with_context(|| format!("cannot index {}", path.display()))?;
+            let name = name.map_err(unindexable(path))?;
             let metadata = wheel_metadata(path)?;
             (name, metadata.clone(), Some(metadata))
         } else if file_name.ends_with(".tar.gz") {
             let name = file_name.parse::<SdistFilename>().map(|f| f.name);
-            let name = name.with_context(|| format!("cannot index {}", path.display()))?;
+            let name = name.map_err(unindexable(path))?;
             (name, release_check::sdist_pkg_info(path)?, None)
         } else {
-            bail!("{} is neither a wheel nor an sdist", path.display());
+            return Err(ErrorKind::NotAPackage {
+                path: path.to_owned(),
+            }
+            .into());
         };
         let text = String::from_utf8_lossy(&metadata);
         let requires_python = headers(&text)
@@ -73,10 +77,21 @@ fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
         let member = format!("{}/METADATA", wheel.dist_info_dir());
         wheel.read_member(&member)
     };
-    read().with_context(|| {
-        format!(
-            "cannot read the METADATA of {}; rebuild the wheel or remove it from the directory",
-            path.display()
-        )
+    read().map_err(|source| {
+        ErrorKind::WheelMetadata {
+            path: path.to_owned(),
+            source,
+        }
+        .into()
     })
+}
+
+/// [`ErrorKind::Unindexable`] for `path`.
+fn unindexable(
+    path: &Path,
+) -> impl FnOnce(pypa_formats::filename::FilenameError) -> ErrorKind + '_ {
+    move |source| ErrorKind::Unindexable {
+        path: path.to_owned(),
+        source,
+    }
 }

@@ -18,12 +18,12 @@ mod distribution;
 mod page;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::Serialize;
+
+use crate::error::{Error, ErrorKind, IoAction, Result};
 
 use distribution::Distribution;
 use fs_helpers::file_hash::sha256_bytes;
@@ -87,63 +87,28 @@ pub struct IndexReport {
     pub pages: Vec<WrittenPage>,
 }
 
-impl IndexReport {
-    /// One line for the `.metadata` files, then one per page.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        if !self.metadata_files.is_empty() {
-            let _ = writeln!(
-                out,
-                "wrote {} wheel .metadata files",
-                self.metadata_files.len()
-            );
-        }
-        for page in &self.pages {
-            let what = if page.projects {
-                "projects"
-            } else {
-                "packages"
-            };
-            let _ = writeln!(
-                out,
-                "wrote {} ({} {what})",
-                page.path.display(),
-                page.entries
-            );
-        }
-        out
-    }
-
-    /// Pretty JSON, keys in schema order, one final newline.
-    pub fn to_json(&self) -> String {
-        let mut out = serde_json::to_string_pretty(self).expect("the report serialises");
-        out.push('\n');
-        out
-    }
-}
-
 /// `therock-package index`: indexes the wheels and sdists under
 /// `options.dir`, writing the `.metadata` file of every wheel, then the
 /// pages of `options.layout`.
 pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     let dir = options.dir.as_path();
     if !dir.is_dir() {
-        bail!(
-            "{} is not a directory; pass the dist directory to index",
-            dir.display()
-        );
+        return Err(ErrorKind::NotADirectory {
+            dir: dir.to_owned(),
+        }
+        .into());
     }
-    let listing = list_packages(dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let listing = list_packages(dir).map_err(Error::io(IoAction::List, dir))?;
     if let Some(refused) = listing.refused.first() {
         // A page would link a file no check has read.
         return Err(refused.clone().into());
     }
     let packages = listing.packages;
     if packages.is_empty() {
-        bail!(
-            "{} holds no wheel or sdist; build the packages first",
-            dir.display()
-        );
+        return Err(ErrorKind::NoPackages {
+            dir: dir.to_owned(),
+        }
+        .into());
     }
     // Top-level group ("" or a family directory) → its distributions.
     let mut groups: BTreeMap<String, Vec<Distribution>> = BTreeMap::new();
@@ -185,11 +150,10 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     if options.per_family {
         let shared = groups.remove("").unwrap_or_default();
         if groups.is_empty() {
-            bail!(
-                "{} has no per-family subdirectories (dist/{{F}}/, written by legacy builds with several families); \
-                 index it without --per-family",
-                dir.display()
-            );
+            return Err(ErrorKind::NoFamilyDirectories {
+                dir: dir.to_owned(),
+            }
+            .into());
         }
         for (family, files) in &groups {
             let mut links: Vec<(String, FileLink)> = files
@@ -232,13 +196,13 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
         let mut links = Vec::new();
         for d in groups.values().flatten() {
             if let Some(other) = by_name.insert(&d.file_name, &d.rel) {
-                bail!(
-                    "{} holds {} twice ({other} and {}); one page cannot offer both: \
-                     use --per-family for a legacy release with several families",
-                    dir.display(),
-                    d.file_name,
-                    d.rel
-                );
+                return Err(ErrorKind::FileNameTwice {
+                    dir: dir.to_owned(),
+                    file_name: d.file_name.clone(),
+                    first: other.to_owned(),
+                    second: d.rel.clone(),
+                }
+                .into());
             }
             links.push((d.project.clone(), link(d, d.rel.clone())));
         }
@@ -309,10 +273,9 @@ fn write_pages(
 /// Removes the project pages an earlier run wrote for projects no longer
 /// in the directory (a directory holding only our `index.html`).
 fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
-    let entries =
-        fs::read_dir(simple).with_context(|| format!("cannot list {}", simple.display()))?;
+    let entries = fs::read_dir(simple).map_err(Error::io(IoAction::List, simple))?;
     for entry in entries {
-        let entry = entry.with_context(|| format!("cannot list {}", simple.display()))?;
+        let entry = entry.map_err(Error::io(IoAction::List, simple))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
         if !path.is_dir() || projects.contains(&name) {
@@ -322,8 +285,8 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
         let only_page = fs::read_dir(&path)
             .is_ok_and(|mut d| d.all(|e| e.is_ok_and(|e| e.file_name() == "index.html")));
         if only_page && page.is_file() {
-            fs::remove_file(&page).with_context(|| format!("cannot remove {}", page.display()))?;
-            fs::remove_dir(&path).with_context(|| format!("cannot remove {}", path.display()))?;
+            fs::remove_file(&page).map_err(Error::io(IoAction::Remove, &page))?;
+            fs::remove_dir(&path).map_err(Error::io(IoAction::Remove, &path))?;
         }
     }
     Ok(())
@@ -333,7 +296,6 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
 /// renamed over it; on failure nothing is left behind.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let parent = path.parent().expect("an index file has a directory");
-    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    fs_helpers::atomic_write::write_atomic(path, bytes)
-        .with_context(|| format!("cannot write {}", path.display()))
+    fs::create_dir_all(parent).map_err(Error::io(IoAction::Create, parent))?;
+    fs_helpers::atomic_write::write_atomic(path, bytes).map_err(Error::io(IoAction::Write, path))
 }

@@ -1,0 +1,103 @@
+//! The library crates take options values, not command lines: no library
+//! but `cli-output` (the binaries' terminal helper) builds clap, directly or
+//! not, and `pipeline` draws no terminal (docs/architecture.md, "Layers";
+//! docs/using-the-crates.md). This reads what `cargo tree -e normal`
+//! resolves for each of them alone, so a feature another crate of the
+//! workspace enables does not count.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The library crate that may build clap: the binaries' man pages and
+/// errors are its `clap` feature.
+const TERMINAL: &str = "cli-output";
+
+/// The package names of the normal-dependency tree of `package`.
+fn normal_dependencies(package: &str) -> Vec<String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = workspace().join("Cargo.toml");
+    let out = Command::new(cargo)
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .args(["--format", "{p}", "-p", package])
+        .arg("--manifest-path")
+        .arg(manifest)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn workspace() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// Every crate of `crates/` with a library (`src/lib.rs`), by its package
+/// name (the directory's name).
+fn library_crates() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|dir| dir.join("src/lib.rs").is_file())
+        .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn is_clap(package: &str) -> bool {
+    package == "clap" || package.starts_with("clap_")
+}
+
+#[test]
+fn no_library_but_cli_output_builds_clap() {
+    let libraries = library_crates();
+    assert!(
+        libraries.iter().any(|l| l == "pipeline") && libraries.iter().any(|l| l == TERMINAL),
+        "the listing finds the library crates: {libraries:?}"
+    );
+    let mut offenders = Vec::new();
+    for library in libraries.iter().filter(|l| *l != TERMINAL) {
+        let dependencies = normal_dependencies(library);
+        assert_eq!(
+            dependencies.first(),
+            Some(library),
+            "the tree starts at the package itself"
+        );
+        let clap: Vec<&String> = dependencies.iter().filter(|d| is_clap(d)).collect();
+        if !clap.is_empty() {
+            offenders.push(format!("{library} builds {clap:?}"));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "{offenders:?}: a library takes an options value; the flags live in the binaries \
+         (docs/using-the-crates.md)"
+    );
+}
+
+#[test]
+fn the_check_sees_clap_where_it_is() {
+    let dependencies = normal_dependencies(TERMINAL);
+    assert!(dependencies.iter().any(|d| is_clap(d)), "{dependencies:?}");
+}
+
+#[test]
+fn pipeline_draws_no_terminal() {
+    // The progress display is the binary's (a `BuildProgress`): no
+    // progress bar, terminal layer or log subscriber in the library.
+    let dependencies = normal_dependencies("pipeline");
+    let drawing: Vec<&String> = dependencies
+        .iter()
+        .filter(|d| ["indicatif", "console", "tracing-subscriber", TERMINAL].contains(&d.as_str()))
+        .collect();
+    assert!(drawing.is_empty(), "pipeline builds {drawing:?}");
+}
