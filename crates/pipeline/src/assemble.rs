@@ -34,7 +34,7 @@ use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::Staging;
 use fs_helpers::file_hash::sha256_file;
 use pypa_formats::core_metadata::headers;
-use release_check::{LinkRules, VerifyOptions};
+use release_check::{ElfLinks, LinkRules, VerifyOptions};
 use wheel_writer::dist_dir::list_packages;
 
 /// What `assemble` joins, and where.
@@ -47,6 +47,11 @@ pub struct AssembleOptions {
     pub dest_dir: PathBuf,
     /// What the verify step allows.
     pub link_rules: LinkRules,
+    /// Refuse a release whose only failing check is `elf-links`, as every
+    /// other failing check is refused; without it such a release is
+    /// written and [`AssembleReport::elf_links`] says what fails, as
+    /// `build` does (docs/behaviour.md#build-link-check).
+    pub strict: bool,
 }
 
 /// One shard's output, its manifest checked against its `dist/`.
@@ -613,7 +618,9 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
         verify_args = verify_args.with_windows_amdgpu_families(list);
     }
     let report = release_check::verify(&verify_args)?;
-    if !report.ok() {
+    // Unresolved links alone do not stop a build; they stop an assembly
+    // only when asked to, like build's `--strict`.
+    if !report.ok() && (args.strict || !report.fails_only_elf_links()) {
         return Err(ErrorKind::AssembledReleaseFailsVerify {
             report: Box::new(report),
         }
@@ -631,6 +638,7 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     let files = staging.commit(&staged)?;
     Ok(AssembleReport {
         dist_dir: dist,
+        elf_links: report.elf_links,
         files,
         platforms: legs
             .iter()
@@ -650,6 +658,9 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
 pub struct AssembleReport {
     /// `DEST/dist`, the release.
     pub dist_dir: PathBuf,
+    /// The release's `elf-links` check: when it fails (and `strict` was
+    /// not asked for), the release was written all the same.
+    pub elf_links: ElfLinks,
     /// Every file of the release.
     pub files: Vec<PathBuf>,
     /// Each platform's shards.

@@ -13,7 +13,7 @@ use pypa_formats::filename::PlatformTag;
 use serde::Serialize;
 use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 
-use crate::built_links::{self, BuiltElves, ElfLinks};
+use crate::built_links::{self, BuiltElves};
 use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::native::NativePrograms;
@@ -23,6 +23,7 @@ use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, Stopwatch};
 use fs_helpers::file_hash::sha256_file;
+use release_check::ElfLinks;
 
 /// Test hook: a directory of FIFOs named for points of the commit
 /// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).

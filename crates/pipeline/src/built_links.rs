@@ -18,7 +18,7 @@ use dist_info::package::PackageKind;
 use elf_surgery::ElfFile;
 use layout::Plan;
 use link_check::{FactsTree, LinkChecker, TreeElf};
-use serde::Serialize;
+use release_check::ElfLinks;
 
 /// The ELF facts of the runtime files, collected while they are written.
 #[derive(Debug, Default)]
@@ -54,19 +54,6 @@ pub(crate) fn is_checked(kind: PackageKind) -> bool {
     !matches!(kind, PackageKind::Devel | PackageKind::Meta)
 }
 
-/// The result, as `build --json` reports it (docs/formats.md).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ElfLinks {
-    /// Whether every `DT_NEEDED` of every host ELF file resolves.
-    pub ok: bool,
-    /// Host ELF files checked (shared objects and dynamic executables).
-    pub files: usize,
-    /// How many of them have unresolved `NEEDED` entries.
-    pub unresolved_files: usize,
-    /// The first unresolved entry, as `verify` words it.
-    pub first: Option<String>,
-}
-
 /// Runs the check over the runtime packages of `plan` with the facts in
 /// `elves`.
 pub(crate) fn check(plan: &Plan, elves: BuiltElves) -> ElfLinks {
@@ -79,12 +66,5 @@ pub(crate) fn check(plan: &Plan, elves: BuiltElves) -> ElfLinks {
     let report = LinkChecker::new()
         .check(&tree)
         .expect("a tree of facts has nothing to fail on");
-    let mut with_problems: Vec<&str> = report.unresolved().map(|u| u.file.path.as_str()).collect();
-    with_problems.dedup();
-    ElfLinks {
-        ok: report.is_ok(),
-        files: report.files.len(),
-        unresolved_files: with_problems.len(),
-        first: report.unresolved().next().map(|u| u.to_string()),
-    }
+    ElfLinks::of(&report)
 }

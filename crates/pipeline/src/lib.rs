@@ -64,7 +64,6 @@ pub use build_cmd::{
     BuildOptions, BuildOutcome, BuildReport, DevelCompression, FileKind, PLATFORM_TAG_ENV,
     PlanOptions, PlanReport, ShardRecord, WrittenFile, build, plan,
 };
-pub use built_links::ElfLinks;
 pub use error::{Disagreement, Error, ErrorKind, IoAction, Result};
 pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
 pub use inspect::{
@@ -74,5 +73,6 @@ pub use native::{
     Found, NativeProgramError, NativePrograms, ReadProblem, check_program, native_target,
 };
 pub use progress::{BuildProgress, NoProgress};
+pub use release_check::ElfLinks;
 pub use shard::{MatrixEntry, ShardId, ShardIdError, ShardPlan};
 pub use timings::{BuildTimings, PackageTime, PhaseTime, StepTime};

@@ -54,6 +54,7 @@ use dist_info::requirement::Platform;
 use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
+pub use links::ElfLinks;
 use release::{DistFile, Kind};
 pub use release::{SdistError, sdist_pkg_info};
 
@@ -224,6 +225,10 @@ impl Release {
     }
 }
 
+/// The id of the check `build` and `assemble` only warn about
+/// ([`VerifyReport::fails_only_elf_links`]).
+const ELF_LINKS: &str = "elf-links";
+
 /// The outcome of one check.
 #[derive(Debug, Serialize)]
 pub struct CheckOutcome {
@@ -295,6 +300,8 @@ pub struct VerifyReport {
     pub files: Vec<ReleaseFile>,
     /// Every check, in report order.
     pub checks: Vec<CheckOutcome>,
+    /// The `elf-links` check in numbers, as `build` and `assemble` report it.
+    pub elf_links: ElfLinks,
     /// The manylinux audit of every Linux wheel.
     pub manylinux: Vec<WheelAudit>,
 }
@@ -426,10 +433,10 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         format!("; excluded: {}", options.link_rules.exclude.join(", "))
     };
     checks.push(outcome(
-        "elf-links",
+        ELF_LINKS,
         "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",
         Some(links.problems),
-        Some(format!("{} ELF files{excluded}", links.elf_count)),
+        Some(format!("{} ELF files{excluded}", links.summary.files)),
     ));
     let aliases = runtime_aliases::check(links.linux.as_ref());
     let aliases_note = if aliases.problems.is_none() {
@@ -486,11 +493,23 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             })
             .collect(),
         checks,
+        elf_links: links.summary,
         manylinux: policy.audits,
     })
 }
 
 impl VerifyReport {
+    /// Whether `elf-links` is the one check that failed: the release is
+    /// sound but for `NEEDED` entries left to the system, which `build`
+    /// and `assemble` report without refusing (unless strict).
+    pub fn fails_only_elf_links(&self) -> bool {
+        let mut failed = self
+            .checks
+            .iter()
+            .filter(|c| c.status == CheckStatus::Failed);
+        failed.next().is_some_and(|c| c.id == ELF_LINKS) && failed.next().is_none()
+    }
+
     /// Whether every check passed (or was skipped).
     pub fn ok(&self) -> bool {
         self.ok

@@ -5,6 +5,7 @@
 
 use dist_info::requirement::Platform;
 use link_check::{LinkChecker, LinkReport, SystemPolicy, WheelSetTree};
+use serde::Serialize;
 
 use super::Release;
 use super::release::Kind;
@@ -13,10 +14,42 @@ use super::release::Kind;
 /// links are checked where they land (`rocm-sdk test`).
 const NOT_RUNTIME: &[&str] = &["rocm-sdk-devel"];
 
+/// The ELF-link check in numbers: what `build` and `assemble` say in one
+/// warning line, and `elf_links` in their `--json` and `verify --json`
+/// (docs/formats.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ElfLinks {
+    /// Whether every `DT_NEEDED` of every host ELF file resolves (and every
+    /// file could be read).
+    pub ok: bool,
+    /// Host ELF files checked (shared objects and dynamic executables).
+    pub files: usize,
+    /// How many of them have unresolved `NEEDED` entries.
+    pub unresolved_files: usize,
+    /// The first unresolved entry, as `verify` words it.
+    pub first: Option<String>,
+}
+
+impl ElfLinks {
+    /// The numbers of one link report.
+    pub fn of(report: &LinkReport) -> Self {
+        let mut with_problems: Vec<&str> =
+            report.unresolved().map(|u| u.file.path.as_str()).collect();
+        with_problems.dedup();
+        Self {
+            ok: report.is_ok(),
+            files: report.files.len(),
+            unresolved_files: with_problems.len(),
+            first: report.unresolved().next().map(|u| u.to_string()),
+        }
+    }
+}
+
 /// What the link check found.
 pub(crate) struct Links {
     pub problems: Vec<String>,
-    pub elf_count: usize,
+    /// The same in numbers, every platform together.
+    pub summary: ElfLinks,
     /// The Linux wheels and their report, imports read, for the
     /// manylinux audit.
     pub linux: Option<(WheelSetTree, LinkReport)>,
@@ -25,7 +58,12 @@ pub(crate) struct Links {
 pub(crate) fn check(release: &Release, excluded: &[String]) -> Links {
     let mut links = Links {
         problems: Vec::new(),
-        elf_count: 0,
+        summary: ElfLinks {
+            ok: true,
+            files: 0,
+            unresolved_files: 0,
+            first: None,
+        },
         linux: None,
     };
     for platform in release.platforms() {
@@ -55,7 +93,10 @@ pub(crate) fn check(release: &Release, excluded: &[String]) -> Links {
                 continue;
             }
         };
-        links.elf_count += report.files.len();
+        let numbers = ElfLinks::of(&report);
+        links.summary.files += numbers.files;
+        links.summary.unresolved_files += numbers.unresolved_files;
+        links.summary.first = links.summary.first.take().or(numbers.first);
         links.problems.extend(
             report
                 .unresolved()
@@ -74,5 +115,6 @@ pub(crate) fn check(release: &Release, excluded: &[String]) -> Links {
             links.linux = Some((tree, report));
         }
     }
+    links.summary.ok = links.problems.is_empty();
     links
 }

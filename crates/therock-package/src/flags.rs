@@ -319,6 +319,11 @@ pub(crate) struct AssembleFlags {
     /// every file of the release.
     #[arg(long, help_heading = REPORT)]
     pub(crate) json: bool,
+    /// Refuse the release, writing nothing, when its only failing check is
+    /// the ELF-link check (every `DT_NEEDED` resolves); without it the
+    /// release is written with a warning, as `build` does.
+    #[arg(long, help_heading = REPORT)]
+    strict: bool,
 }
 
 impl AssembleFlags {
@@ -327,6 +332,7 @@ impl AssembleFlags {
             shard_dirs: self.shard_dirs.clone(),
             dest_dir: self.dest_dir.clone(),
             link_rules: self.link_rules.rules(),
+            strict: self.strict,
         }
     }
 }

@@ -278,6 +278,12 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
                 }
                 _ => e.into(),
             })?;
+            // Written: unresolved links alone are a warning, as in build.
+            if let Some(warning) = render::elf_links_line(&report.elf_links, &report.dist_dir)
+                && !console.quiet()
+            {
+                eprintln!("therock-package: warning: {warning}");
+            }
             if flags.json {
                 cli_output::json(&report)
             } else {

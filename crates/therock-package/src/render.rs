@@ -262,8 +262,17 @@ pub(crate) fn elf_links_warning(r: &BuildReport) -> Option<String> {
     elf_links_line(r.elf_links.as_ref()?, &r.dist_dir)
 }
 
-fn elf_links_line(links: &ElfLinks, dist: &Path) -> Option<String> {
-    let first = links.first.as_deref().filter(|_| !links.ok)?;
+/// The same line for any release's check (`assemble`'s).
+pub(crate) fn elf_links_line(links: &ElfLinks, dist: &Path) -> Option<String> {
+    if links.ok {
+        return None;
+    }
+    let Some(first) = links.first.as_deref() else {
+        return Some(format!(
+            "the release fails verify's ELF-link check; run `therock-package verify {}` to see why",
+            dist.display()
+        ));
+    };
     let files = if links.unresolved_files == 1 {
         "1 ELF file has".to_owned()
     } else {

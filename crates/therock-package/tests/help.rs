@@ -228,7 +228,8 @@ fn assemble() {
       -h, --help              Print help
 
     Report:
-          --json  Print what was assembled as JSON: each platform's shards and plan, every file of the release
+          --json    Print what was assembled as JSON: each platform's shards and plan, every file of the release
+          --strict  Refuse the release, writing nothing, when its only failing check is the ELF-link check (every `DT_NEEDED` resolves); without it the release is written with a warning, as `build` does
 
     Global options:
       -v, --verbose...  More log output (repeat for more: info, debug, trace)

@@ -537,17 +537,42 @@ fn kpack_needing_a_system_library(scratch: &Path) -> tempfile::TempDir {
 }
 
 #[test]
-fn assemble_takes_verify_s_exclude() {
+fn assemble_warns_about_unresolved_links_as_build_does_and_takes_verify_s_exclude() {
     let work = tempfile::tempdir().unwrap();
     let tree = kpack_needing_a_system_library(work.path());
     let shards = build_shards(&work.path().join("shards"), tree.path(), 2, &[]);
-    let error = refused(&shards, work.path(), &[]);
+    // `--strict`: refused, as verify refuses it.
+    let error = refused(&shards, work.path(), &["--strict"]);
     assert!(
         error.contains("FAILED  elf-links")
             && error.contains("_rocm_sdk_libraries/lib/libhipfft.so.0")
             && error.contains("NEEDED libdriver.so.1 not found"),
         "{error}"
     );
+    // Without it: written, with build's one warning line.
+    let warned = work.path().join("warned");
+    let out = assemble(&shards, &warned, &[]);
+    let text = ok(&out);
+    assert!(text.contains("(verified, indexed)"), "{text}");
+    let stderr =
+        String::from_utf8_lossy(&out.stderr).replace(&work.path().display().to_string(), "[work]");
+    insta::assert_snapshot!(stderr.trim_end(), @"therock-package: warning: the release fails verify's ELF-link check: 1 ELF file has unresolved NEEDED entries, the first: _rocm_sdk_libraries/lib/libhipfft.so.0 (in rocm_sdk_libraries-7.1.0-py3-none-linux_x86_64.whl): NEEDED libdriver.so.1 not found in _rocm_sdk_core/lib, _rocm_sdk_core/lib/rocm_sysdeps/lib, _rocm_sdk_core/lib/host-math/lib, _rocm_sdk_core/lib/llvm/lib, and it is neither an allowed system library nor the loader; run `therock-package verify [work]/warned/dist` to see all, and give it `--exclude SONAME` for libraries left to the system on purpose");
+    let json = ok(&assemble(
+        &shards,
+        &work.path().join("json"),
+        &["--json", "-q"],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["elf_links"]["ok"], false, "{json}");
+    assert_eq!(json["elf_links"]["unresolved_files"], 1, "{json}");
+    // Another check failing besides the links: refused without `--strict`
+    // too (the example needs glibc 2.34).
+    let error = refused(&shards, work.path(), &["--policy", "manylinux_2_28"]);
+    assert!(
+        error.contains("FAILED  elf-links") && error.contains("FAILED  manylinux"),
+        "{error}"
+    );
+
     let dest = work.path().join("release");
     let text = ok(&assemble(&shards, &dest, &["--exclude", "libdriver.so.1"]));
     assert!(text.contains("(verified, indexed)"), "{text}");
