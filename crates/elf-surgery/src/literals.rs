@@ -68,74 +68,70 @@ fn section_name(table: &[u8], at: u32) -> &[u8] {
 }
 
 /// Adds the names of the section at `offset..offset+size` to `found`,
-/// reading it in chunks; a string cut by a chunk's end is carried over.
+/// reading it in chunks. Only a string ending in `.so` can hold a name, so
+/// the scan looks for `.so\0` (a vectorised search) and walks back from
+/// each one to the `/` or NUL before the name; the last bytes of a chunk
+/// are kept in front of the next, so a name cut by a chunk's end is found.
 fn scan_section(
     src: &mut impl ReadAt,
     offset: u64,
     size: u64,
     found: &mut BTreeSet<String>,
 ) -> Result<()> {
+    const END: &[u8] = b".so\0";
     if offset.checked_add(size).is_none_or(|end| end > src.len()) {
         return Err(crate::error::truncated(format!(
             "a .rodata section (bytes {offset:#x}..+{size:#x})"
         )));
     }
-    // The unfinished string at the end of the last chunk, its start
-    // unknown once it grew past a name's length.
-    let mut carry: Vec<u8> = Vec::new();
-    let mut carry_whole = true;
+    let finder = memchr::memmem::Finder::new(END);
+    let mut buf: Vec<u8> = Vec::new();
     let mut at = 0;
     while at < size {
         let n = CHUNK.min(size - at);
         let chunk = src.read_vec(offset + at, n, ".rodata")?;
+        // The end of what was read before: a name ending in this chunk
+        // may start there (a longer piece is no name).
+        let carried = buf.len().min(MAX_NAME + END.len());
+        buf.drain(..buf.len() - carried);
+        let starts_section = at == carried as u64;
+        buf.extend_from_slice(&chunk);
         at += n;
-        let mut pieces = chunk.split(|&b| b == 0).peekable();
-        while let Some(piece) = pieces.next() {
-            let last = pieces.peek().is_none();
-            let (text, whole) = if carry.is_empty() {
-                (piece, carry_whole)
-            } else {
-                carry.extend_from_slice(piece);
-                (carry.as_slice(), carry_whole)
-            };
-            if last {
-                // Unterminated in this chunk: keep its tail for the next.
-                let keep = text.len().saturating_sub(MAX_NAME + 1);
-                let whole = whole && keep == 0;
-                let tail = text[keep..].to_vec();
-                carry = tail;
-                carry_whole = whole;
-                break;
-            }
-            if let Some(name) = library_name(text, whole) {
+        for dot in finder.find_iter(&buf) {
+            // An end inside the carried bytes was seen with the chunk before.
+            if dot + END.len() > carried
+                && let Some(name) = name_before(&buf[..dot], starts_section)
+            {
                 found.insert(name);
             }
-            carry.clear();
-            carry_whole = true;
         }
     }
     // A string the section ends without terminating is no C literal.
     Ok(())
 }
 
-/// The library name a string holds: all of it, or the part after its last
-/// `/`. `whole` is false when the string's start was cut off.
-fn library_name(text: &[u8], whole: bool) -> Option<String> {
-    let (candidate, after_slash) = match text.iter().rposition(|&b| b == b'/') {
-        Some(slash) => (&text[slash + 1..], true),
-        None => (text, false),
+/// Whether `byte` may be part of a library name.
+fn plain(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"_-+.".contains(&byte)
+}
+
+/// The library name ending at the end of `head` followed by `.so` and a
+/// NUL: the string's last part after a `/`, or the whole string (its
+/// start is a NUL, or the start of `head` when `head_starts_string`),
+/// made of letters, digits and `_-+.`, starting with `lib`, at most
+/// [`MAX_NAME`] bytes long and longer than `lib.so`.
+fn name_before(head: &[u8], head_starts_string: bool) -> Option<String> {
+    // A stem longer than this makes a name too long.
+    let longest = MAX_NAME - b".so".len();
+    let from = head.len().saturating_sub(longest + 1);
+    let window = &head[from..];
+    let stem = match window.iter().rposition(|&b| !plain(b)) {
+        Some(i) if matches!(window[i], 0 | b'/') => &window[i + 1..],
+        None if from == 0 && head_starts_string => window,
+        _ => return None,
     };
-    if !whole && !after_slash {
-        return None;
-    }
-    let plain = candidate
-        .iter()
-        .all(|&b| b.is_ascii_alphanumeric() || b"_-+.".contains(&b));
-    let shaped = candidate.len() > b"lib.so".len()
-        && candidate.len() <= MAX_NAME
-        && candidate.starts_with(b"lib")
-        && candidate.ends_with(b".so");
-    (plain && shaped).then(|| String::from_utf8_lossy(candidate).into_owned())
+    let shaped = stem.len() > b"lib".len() && stem.len() <= longest && stem.starts_with(b"lib");
+    shaped.then(|| format!("{}.so", String::from_utf8_lossy(stem)))
 }
 
 #[cfg(test)]
@@ -187,5 +183,58 @@ mod tests {
         data.extend(std::iter::repeat_n(b'z', CHUNK as usize));
         data.extend_from_slice(b"libnotwhole.so\0");
         assert_eq!(names(&data), ["libsplit.so", "libtail.so"]);
+    }
+
+    /// The rule read straight from its description, on the whole section.
+    fn names_by_definition(bytes: &[u8]) -> Vec<String> {
+        let mut strings: Vec<&[u8]> = bytes.split(|&b| b == 0).collect();
+        strings.pop(); // unterminated
+        let mut found = BTreeSet::new();
+        for text in strings {
+            let candidate = match text.iter().rposition(|&b| b == b'/') {
+                Some(slash) => &text[slash + 1..],
+                None => text,
+            };
+            if candidate.iter().all(|&b| plain(b))
+                && candidate.len() > b"lib.so".len()
+                && candidate.len() <= MAX_NAME
+                && candidate.starts_with(b"lib")
+                && candidate.ends_with(b".so")
+            {
+                found.insert(String::from_utf8_lossy(candidate).into_owned());
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    #[test]
+    fn the_scan_finds_what_the_definition_finds_across_chunks() {
+        // Two chunks and a bit of strings made of the letters that matter, names
+        // of every length around the limit, some cut by a chunk's end.
+        let alphabet = b"lib.so/ \0xLIB";
+        let mut state = 0x2545_f491_u64;
+        let mut data = Vec::new();
+        while data.len() < 2 * CHUNK as usize + 1000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            match (state >> 60) % 4 {
+                0 => {
+                    let stem = usize::try_from((state >> 20) % 300).unwrap();
+                    data.extend_from_slice(b"lib");
+                    data.extend(std::iter::repeat_n(b'a' + (stem % 26) as u8, stem));
+                    data.extend_from_slice(b".so\0");
+                }
+                _ => data.push(alphabet[usize::try_from((state >> 33) % 13).unwrap()]),
+            }
+        }
+        for shift in [0, 1, 3, 256] {
+            // Names ending at every offset around the chunk boundaries.
+            let mut shifted = vec![b'x'; shift];
+            shifted.extend_from_slice(&data);
+            let want = names_by_definition(&shifted);
+            assert!(want.len() > 100, "{}", want.len());
+            assert_eq!(names(&shifted), want, "shift {shift}");
+        }
     }
 }
