@@ -1,8 +1,11 @@
 //! `build --timings`: wall and CPU time per build step, per package and per
 //! phase of each package (docs/formats.md, docs/performance.md).
 //!
-//! Steps and packages run one after another, so their wall time is elapsed
-//! time and their CPU time is the whole process's over that interval.
+//! Steps run one after another, so their wall time is elapsed time and
+//! their CPU time is the whole process's over that interval. Packages are
+//! written several at once: a package's wall time is from its start to its
+//! end, and its CPU time that of the threads that worked on it (its
+//! phases).
 //! Phases run on many threads at once: their `busy` time is summed over
 //! the threads (it can exceed the package's wall time) and their CPU time
 //! is those threads' own (`wheel_writer::timings`).
@@ -51,6 +54,20 @@ pub(crate) struct PackageClock {
 }
 
 impl PackageClock {
+    /// The CPU time of every phase's threads: a package's own (packages
+    /// are written at once, so the process's CPU time over a package's
+    /// interval would count the others too).
+    pub(crate) fn cpu(&self) -> Duration {
+        self.elf_edit.total().cpu
+            + self.devel_tar.total().cpu
+            + self
+                .write
+                .totals()
+                .into_iter()
+                .map(|(_, total)| total.cpu)
+                .sum::<Duration>()
+    }
+
     /// The measured phases in pipeline order, as reported.
     fn phases(&self) -> Vec<PhaseTime> {
         let own = [
@@ -102,6 +119,9 @@ pub(crate) struct PackageTime {
     name: String,
     /// The file written, without directories.
     file: String,
+    /// When it began, from the start of the packages step (packages are
+    /// written several at once).
+    start: f64,
     wall: f64,
     cpu: f64,
     /// Empty for sdists, which are small and written in one step.
@@ -139,18 +159,20 @@ impl BuildTimings {
         });
     }
 
-    /// Records a package measured by `clock`, with its phases if any.
+    /// Records a package begun at `start` (from the packages step's
+    /// start) that took `wall` and `cpu`, with its phases if any.
     pub(crate) fn package(
         &mut self,
         name: &str,
         file: &str,
-        clock: &Stopwatch,
+        start: Duration,
+        (wall, cpu): (Duration, Duration),
         phases: Option<&PackageClock>,
     ) {
-        let (wall, cpu) = clock.read();
         self.packages.push(PackageTime {
             name: name.to_owned(),
             file: file.to_owned(),
+            start: seconds(start),
             wall: seconds(wall),
             cpu: seconds(cpu),
             phases: phases.map(PackageClock::phases).unwrap_or_default(),
@@ -174,7 +196,7 @@ impl BuildTimings {
     /// The table of the text report.
     pub(crate) fn to_text(&self) -> String {
         let mut out = String::from(
-            "timings (busy: summed over threads; cpu: process, or the phase's threads)\n",
+            "timings (busy: summed over threads; cpu: the threads of a package or phase, the process for a step)\n",
         );
         let _ = writeln!(
             out,

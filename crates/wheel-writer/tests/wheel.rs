@@ -9,7 +9,7 @@ use std::sync::Arc;
 use common::*;
 use wheel_writer::{
     Compression, CompressionCache, Error, MemorySink, ReaderSource, RecordProblem, WheelReader,
-    WriteOptions,
+    WorkerPool, WriteOptions,
 };
 
 /// 1 MiB chunks, so the sample's 3 MiB library is written in chunks.
@@ -186,6 +186,39 @@ fn counted_source(
         false,
         "a counted source",
     ))
+}
+
+#[test]
+fn wheels_written_at_once_on_one_pool_give_the_same_bytes_and_compress_a_large_member_once() {
+    let plain = tempfile::tempdir().unwrap();
+    let first = sample_wheel(&ALL)
+        .write(plain.path(), &options(), None)
+        .unwrap();
+    let cache = CompressionCache::new();
+    let pool = WorkerPool::new(&options(), 3).unwrap();
+    let shared = options().with_pool(pool);
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let written: Vec<_> = std::thread::scope(|threads| {
+        let writes: Vec<_> = dirs
+            .iter()
+            .map(|dir| {
+                let (shared, cache) = (&shared, &cache);
+                threads.spawn(move || {
+                    sample_wheel(&ALL)
+                        .write(dir.path(), shared, Some(cache))
+                        .unwrap()
+                })
+            })
+            .collect();
+        writes.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    for wheel in &written {
+        assert_eq!(read(&first.path), read(&wheel.path));
+    }
+    // However the three interleave, the 3 MiB library is compressed by
+    // the write that began first; the others wait for it and copy it.
+    let stats = cache.stats();
+    assert!(stats.bytes_reused >= 2 * 3 * 1024 * 1024, "{stats:?}");
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! at once whatever the size of the members or of the wheel.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
@@ -76,23 +77,41 @@ impl Piece {
 
 pub(crate) type Numbered = (usize, Result<Piece, Error>);
 
-/// A counting semaphore that can be closed to stop the producer; it also
-/// keeps the input buffers of compressed chunks for the next chunks (a
+/// The chunks in flight on one pool: a counting semaphore shared by every
+/// write on the pool (packages written at once share one memory bound),
+/// and the input buffers of compressed chunks kept for the next chunks (a
 /// fresh 4 MiB buffer per chunk cost a page fault and zeroing per 4 KiB,
 /// a third of the CPU of reading).
 #[derive(Debug)]
-pub(crate) struct Permits {
-    state: Mutex<(usize, bool)>,
+pub(crate) struct Window {
+    free: Mutex<usize>,
     changed: Condvar,
     spare: Mutex<Vec<Vec<u8>>>,
 }
 
-impl Permits {
+impl Window {
     pub(crate) fn new(count: usize) -> Self {
         Self {
-            state: Mutex::new((count, false)),
+            free: Mutex::new(count),
             changed: Condvar::new(),
             spare: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+/// One write's permits from a [`Window`]; closing them stops this write's
+/// producer only.
+#[derive(Debug)]
+pub(crate) struct Permits<'w> {
+    window: &'w Window,
+    closed: AtomicBool,
+}
+
+impl<'w> Permits<'w> {
+    pub(crate) fn new(window: &'w Window) -> Self {
+        Self {
+            window,
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -100,6 +119,7 @@ impl Permits {
     /// spare.
     fn buffer(&self, capacity: usize) -> Vec<u8> {
         let spare = self
+            .window
             .spare
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -116,9 +136,11 @@ impl Permits {
 
     /// Gives a chunk's input buffer back once it is compressed and
     /// hashed. A buffer is taken after a permit; the hasher may still hold
-    /// it after the permit was given back, at most `HASH_QUEUE` of them.
+    /// it after the permit was given back, at most `HASH_QUEUE` of them per
+    /// write.
     fn give_back(&self, buf: Vec<u8>) {
-        self.spare
+        self.window
+            .spare
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(buf);
@@ -126,32 +148,47 @@ impl Permits {
 
     /// Takes a permit; `false` once closed.
     fn acquire(&self) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut free = self
+            .window
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         loop {
-            if state.1 {
+            if self.closed.load(Ordering::Acquire) {
                 return false;
             }
-            if state.0 > 0 {
-                state.0 -= 1;
+            if *free > 0 {
+                *free -= 1;
                 return true;
             }
-            state = self
+            free = self
+                .window
                 .changed
-                .wait(state)
+                .wait(free)
                 .unwrap_or_else(PoisonError::into_inner);
         }
     }
 
     pub(crate) fn release(&self) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0 += 1;
-        self.changed.notify_all();
+        let mut free = self
+            .window
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *free += 1;
+        self.window.changed.notify_all();
     }
 
     pub(crate) fn close(&self) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.1 = true;
-        self.changed.notify_all();
+        self.closed.store(true, Ordering::Release);
+        // Under the lock, so a producer between its check and its wait
+        // cannot miss the wake-up.
+        let _free = self
+            .window
+            .free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.window.changed.notify_all();
     }
 }
 
@@ -163,7 +200,7 @@ pub(crate) fn produce<'s>(
     members: &'s [Member],
     plan: &[MemberPlan],
     codec: Codec,
-    permits: &'s Permits,
+    permits: &'s Permits<'s>,
     tx: &Sender<Numbered>,
     timings: Option<&'s WriteTimings>,
 ) {
@@ -239,7 +276,7 @@ fn produce_chunks<'s>(
     index: usize,
     member: &'s Member,
     codec: Codec,
-    permits: &'s Permits,
+    permits: &'s Permits<'s>,
     tx: &Sender<Numbered>,
     seq: &mut usize,
     timings: Option<&'s WriteTimings>,
@@ -333,7 +370,7 @@ fn read_chunks<'s>(
     member: &'s Member,
     reader: &mut (dyn Read + Send + '_),
     codec: Codec,
-    permits: &'s Permits,
+    permits: &'s Permits<'s>,
     tx: &Sender<Numbered>,
     seq: &mut usize,
     timings: Option<&'s WriteTimings>,
