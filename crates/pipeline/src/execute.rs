@@ -242,8 +242,7 @@ fn write_package(
     // Packages written at once may share a name (a legacy release's devel
     // package of each family): each has a scratch directory of its own.
     let scratch = staging.scratch().join(format!("package-{index}"));
-    fs::create_dir_all(&scratch)
-        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    fs::create_dir_all(&scratch).with_context(|| format!("cannot create {}", scratch.display()))?;
     let path = write_wheel(
         plan,
         package,
