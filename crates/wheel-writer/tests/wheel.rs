@@ -352,6 +352,39 @@ fn a_source_of_the_wrong_size_fails_and_leaves_nothing() {
 }
 
 #[test]
+fn a_failed_write_gives_its_chunks_in_flight_back_to_a_shared_pool() {
+    // One thread and a window of four 1 MiB chunks: if a failed write kept
+    // the places of the chunks it had in flight, the window would be gone
+    // after a few and the last write would wait forever.
+    let options = options().with_jobs(1);
+    let shared = options
+        .clone()
+        .with_pool(WorkerPool::new(&options, 1).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..4 {
+        let mut wheel = sample_wheel(&ALL);
+        let failing = ReaderSource::new(
+            || Err::<std::io::Empty, _>(std::io::Error::other("unreadable")),
+            10,
+            false,
+            "an unreadable file",
+        );
+        wheel.add_file("aaa/first.bin", Arc::new(failing)).unwrap();
+        wheel
+            .add_file("aab/large.bin", bytes(structured(12 << 20, 3), false))
+            .unwrap();
+        let err = wheel.write(dir.path(), &shared, None).unwrap_err();
+        assert!(err.to_string().contains("aaa/first.bin"), "{err}");
+    }
+    let plain = tempfile::tempdir().unwrap();
+    let first = sample_wheel(&ALL)
+        .write(plain.path(), &options, None)
+        .unwrap();
+    let after = sample_wheel(&ALL).write(dir.path(), &shared, None).unwrap();
+    assert_eq!(read(&first.path), read(&after.path));
+}
+
+#[test]
 fn an_unreadable_source_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let mut wheel = sample_wheel(&ALL);

@@ -330,7 +330,7 @@ impl ArchiveSink for ZipSink<'_> {
         let reuse = &reuse;
         let result = std::thread::scope(|threads| {
             let writer = threads.spawn(move || {
-                let result = out.consume(rx, members, reuse, codec, permits, timings);
+                let result = out.consume(rx, members, reuse, codec, timings);
                 if result.is_err() {
                     permits.close();
                 }

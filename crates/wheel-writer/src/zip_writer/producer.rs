@@ -47,13 +47,15 @@ impl Codec {
 
 /// A unit of output, numbered by the producer in archive order.
 #[derive(Debug)]
-pub(crate) enum Piece {
+pub(crate) enum Piece<'w> {
     /// A whole small member.
     Whole {
         member: usize,
         data: Vec<u8>,
         crc32: Crc,
         digest: MemberDigest,
+        /// Given back once the piece is written (or dropped unwritten).
+        _permit: Permit<'w>,
     },
     /// One chunk of a large member.
     Chunk {
@@ -61,6 +63,7 @@ pub(crate) enum Piece {
         index: u64,
         data: Vec<u8>,
         crc32: Crc,
+        _permit: Permit<'w>,
     },
     /// The end of a large member: its hash and size.
     End { member: usize, digest: MemberDigest },
@@ -68,14 +71,7 @@ pub(crate) enum Piece {
     Reuse { member: usize },
 }
 
-impl Piece {
-    /// Whether the piece holds a permit (carries data).
-    pub(crate) fn holds_permit(&self) -> bool {
-        matches!(self, Self::Whole { .. } | Self::Chunk { .. })
-    }
-}
-
-pub(crate) type Numbered = (usize, Result<Piece, Error>);
+pub(crate) type Numbered<'w> = (usize, Result<Piece<'w>, Error>);
 
 /// The chunks in flight on one pool: a counting semaphore shared by every
 /// write on the pool (packages written at once share one memory bound),
@@ -96,6 +92,24 @@ impl Window {
             changed: Condvar::new(),
             spare: Mutex::new(Vec::new()),
         }
+    }
+
+    fn release(&self) {
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        *free += 1;
+        self.changed.notify_all();
+    }
+}
+
+/// A chunk's place in a [`Window`], given back when dropped: once its
+/// piece is written, or with the piece when a write stops early, so a
+/// failed write leaves the window whole for the others.
+#[derive(Debug)]
+pub(crate) struct Permit<'w>(&'w Window);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.0.release();
     }
 }
 
@@ -146,8 +160,8 @@ impl<'w> Permits<'w> {
             .push(buf);
     }
 
-    /// Takes a permit; `false` once closed.
-    fn acquire(&self) -> bool {
+    /// Takes a permit; `None` once closed.
+    fn acquire(&self) -> Option<Permit<'w>> {
         let mut free = self
             .window
             .free
@@ -155,11 +169,11 @@ impl<'w> Permits<'w> {
             .unwrap_or_else(PoisonError::into_inner);
         loop {
             if self.closed.load(Ordering::Acquire) {
-                return false;
+                return None;
             }
             if *free > 0 {
                 *free -= 1;
-                return true;
+                return Some(Permit(self.window));
             }
             free = self
                 .window
@@ -167,16 +181,6 @@ impl<'w> Permits<'w> {
                 .wait(free)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-    }
-
-    pub(crate) fn release(&self) {
-        let mut free = self
-            .window
-            .free
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        *free += 1;
-        self.window.changed.notify_all();
     }
 
     pub(crate) fn close(&self) {
@@ -201,7 +205,7 @@ pub(crate) fn produce<'s>(
     plan: &[MemberPlan],
     codec: Codec,
     permits: &'s Permits<'s>,
-    tx: &Sender<Numbered>,
+    tx: &Sender<Numbered<'s>>,
     timings: Option<&'s WriteTimings>,
 ) {
     let mut seq = 0;
@@ -212,13 +216,16 @@ pub(crate) fn produce<'s>(
             continue;
         }
         if member.source().size() <= codec.chunk {
-            if !permits.acquire() {
+            let Some(permit) = permits.acquire() else {
                 return;
-            }
+            };
             let tx = tx.clone();
             let number = seq;
             scope.spawn(move |_| {
-                let _ = tx.send((number, compress_whole(index, member, codec, timings)));
+                let _ = tx.send((
+                    number,
+                    compress_whole(index, member, codec, permit, timings),
+                ));
             });
             seq += 1;
         } else if !produce_chunks(scope, index, member, codec, permits, tx, &mut seq, timings) {
@@ -227,12 +234,13 @@ pub(crate) fn produce<'s>(
     }
 }
 
-fn compress_whole(
+fn compress_whole<'w>(
     index: usize,
     member: &Member,
     codec: Codec,
+    permit: Permit<'w>,
     timings: Option<&WriteTimings>,
-) -> Result<Piece, Error> {
+) -> Result<Piece<'w>, Error> {
     let mut read = span(timings, WritePhase::Read);
     let bytes = read_member(member)?;
     let size = bytes.len() as u64;
@@ -262,6 +270,7 @@ fn compress_whole(
         data,
         crc32,
         digest,
+        _permit: permit,
     })
 }
 
@@ -277,7 +286,7 @@ fn produce_chunks<'s>(
     member: &'s Member,
     codec: Codec,
     permits: &'s Permits<'s>,
-    tx: &Sender<Numbered>,
+    tx: &Sender<Numbered<'s>>,
     seq: &mut usize,
     timings: Option<&'s WriteTimings>,
 ) -> bool {
@@ -371,7 +380,7 @@ fn read_chunks<'s>(
     reader: &mut (dyn Read + Send + '_),
     codec: Codec,
     permits: &'s Permits<'s>,
-    tx: &Sender<Numbered>,
+    tx: &Sender<Numbered<'s>>,
     seq: &mut usize,
     timings: Option<&'s WriteTimings>,
     to_hash: &std::sync::mpsc::SyncSender<Arc<Vec<u8>>>,
@@ -387,14 +396,13 @@ fn read_chunks<'s>(
     let mut dictionary: Vec<u8> = Vec::new();
     let mut read_total = 0;
     for chunk in 0..chunks {
-        if !permits.acquire() {
+        let Some(permit) = permits.acquire() else {
             return Err(None);
-        }
+        };
         let want = codec.chunk.min(size - read_total);
         let mut buf = permits.buffer(want as usize);
         let mut read = span(timings, WritePhase::Read);
         if let Err(e) = (&mut *reader).take(want).read_to_end(&mut buf) {
-            permits.release();
             return Err(Some(io_error(e)));
         }
         if let Some(read) = read.as_mut() {
@@ -403,10 +411,9 @@ fn read_chunks<'s>(
         drop(read);
         read_total += buf.len() as u64;
         if buf.len() as u64 != want {
-            permits.release();
             return Err(Some(size_error(member, read_total)));
         }
-        let dict = if codec.primes() {
+        let dictionary = if codec.primes() {
             let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
             std::mem::replace(&mut dictionary, next_dictionary)
         } else {
@@ -414,39 +421,89 @@ fn read_chunks<'s>(
         };
         let buf = Arc::new(buf);
         let _ = to_hash.send(Arc::clone(&buf));
-        let last = chunk + 1 == chunks;
-        let tx = tx.clone();
+        let job = ChunkJob {
+            member_index: index,
+            member,
+            chunk,
+            last: chunk + 1 == chunks,
+            dictionary,
+            buf,
+            permit,
+        };
         let number = *seq;
-        scope.spawn(move |_| {
-            let hash = span(timings, WritePhase::Hash);
-            let mut crc32 = Crc::new();
-            crc32.update(&buf);
-            drop(hash);
-            let mut compress = span(timings, WritePhase::Compress);
-            let piece = codec
-                .encode_member(member, &dict, &buf, last)
-                .inspect(|_| {
-                    if let Some(compress) = compress.as_mut() {
-                        compress.add_bytes(buf.len() as u64);
-                    }
-                })
-                .map(|data| Piece::Chunk {
-                    member: index,
-                    index: chunk,
-                    data,
-                    crc32,
-                });
-            drop(compress);
-            // Whichever of this task and the hasher is done last keeps
-            // the buffer for the next chunk.
-            if let Some(buf) = Arc::into_inner(buf) {
-                permits.give_back(buf);
-            }
-            let _ = tx.send((number, piece));
-        });
         *seq += 1;
+        // Mostly runs (a kpack library's zeroed device code): encoded
+        // here, so the member goes at the speed of reading and hashing
+        // rather than waiting for the pool behind other packages' chunks.
+        if codec.is_cheap(&job.buf) {
+            let _ = tx.send((number, job.run(codec, permits, timings)));
+        } else {
+            let tx = tx.clone();
+            scope.spawn(move |_| {
+                let _ = tx.send((number, job.run(codec, permits, timings)));
+            });
+        }
     }
     Ok(read_total)
+}
+
+/// One chunk of a large member, read and waiting to be encoded.
+struct ChunkJob<'s, 'w> {
+    member_index: usize,
+    member: &'s Member,
+    chunk: u64,
+    last: bool,
+    /// The previous chunk's end, for an engine that primes.
+    dictionary: Vec<u8>,
+    buf: Arc<Vec<u8>>,
+    permit: Permit<'w>,
+}
+
+impl<'w> ChunkJob<'_, 'w> {
+    /// CRC-32 and deflate of the chunk; its input buffer goes back to
+    /// `permits` if the hasher is done with it.
+    fn run(
+        self,
+        codec: Codec,
+        permits: &Permits<'w>,
+        timings: Option<&WriteTimings>,
+    ) -> Result<Piece<'w>, Error> {
+        let Self {
+            member_index,
+            member,
+            chunk,
+            last,
+            dictionary,
+            buf,
+            permit,
+        } = self;
+        let hash = span(timings, WritePhase::Hash);
+        let mut crc32 = Crc::new();
+        crc32.update(&buf);
+        drop(hash);
+        let mut compress = span(timings, WritePhase::Compress);
+        let piece = codec
+            .encode_member(member, &dictionary, &buf, last)
+            .inspect(|_| {
+                if let Some(compress) = compress.as_mut() {
+                    compress.add_bytes(buf.len() as u64);
+                }
+            })
+            .map(|data| Piece::Chunk {
+                member: member_index,
+                index: chunk,
+                data,
+                crc32,
+                _permit: permit,
+            });
+        drop(compress);
+        // Whichever of this job and the hasher is done last keeps the
+        // buffer for the next chunk.
+        if let Some(buf) = Arc::into_inner(buf) {
+            permits.give_back(buf);
+        }
+        piece
+    }
 }
 
 fn size_error(member: &Member, actual: u64) -> Error {

@@ -14,7 +14,7 @@ use flate2::Crc;
 use super::cache::Blob;
 use super::deflate::Codec;
 use super::format::{DosDateTime, EntryHeader, end_records, needs_zip64};
-use super::producer::{Numbered, Permits, Piece};
+use super::producer::{Numbered, Piece};
 use crate::positioned::{read_exact_at, write_all_at};
 use crate::timings::{WritePhase, WriteTimings, span};
 use crate::{Error, Member, MemberDigest};
@@ -142,11 +142,10 @@ impl ZipOutput {
     /// the digest of every member of the batch.
     pub(crate) fn consume(
         &mut self,
-        rx: Receiver<Numbered>,
+        rx: Receiver<Numbered<'_>>,
         members: &[Member],
         reuse: &[Option<Reused>],
         codec: Codec,
-        permits: &Permits,
         timings: Option<&WriteTimings>,
     ) -> Result<Vec<MemberDigest>, Error> {
         let base = self.entries.len();
@@ -158,8 +157,9 @@ impl ZipOutput {
             pending.insert(seq, piece);
             while let Some(piece) = pending.remove(&next) {
                 next += 1;
+                // A piece's permit goes back when the piece is dropped,
+                // written or not.
                 let piece = piece?;
-                let holds_permit = piece.holds_permit();
                 let mut write = span(timings, WritePhase::Write);
                 let start = self.pos;
                 match piece {
@@ -168,6 +168,7 @@ impl ZipOutput {
                         data,
                         crc32,
                         digest,
+                        _permit: _,
                     } => {
                         let mut header = Self::header(&members[member], codec, self.pos)?;
                         header.crc32 = crc32.sum();
@@ -183,6 +184,7 @@ impl ZipOutput {
                         index,
                         data,
                         crc32,
+                        _permit: _,
                     } => {
                         if index == 0 {
                             let header = Self::header(&members[member], codec, self.pos)?;
@@ -242,9 +244,6 @@ impl ZipOutput {
                     write.add_bytes(self.pos - start);
                 }
                 drop(write);
-                if holds_permit {
-                    permits.release();
-                }
             }
         }
         digests
