@@ -147,6 +147,9 @@ impl CacheOffer<'_> {
 pub(crate) struct ZipSink<'c> {
     out: ZipOutput,
     workers: Arc<Workers>,
+    /// This write's place among those on the same pool (earlier ones get
+    /// chunk places first).
+    write: u64,
     codec: Codec,
     cache: Option<&'c CompressionCache>,
     /// Members compressed by this sink, offered to the cache once the
@@ -188,6 +191,7 @@ impl<'c> ZipSink<'c> {
         let dos = DosDateTime::from_unix(options.timestamp());
         Ok(Self {
             out: ZipOutput::new(Arc::new(file), path, dos),
+            write: workers.window.begin(),
             workers,
             codec,
             cache,
@@ -320,7 +324,7 @@ impl ArchiveSink for ZipSink<'_> {
             digests: expected,
         } = self.plan(members)?;
         let workers = Arc::clone(&self.workers);
-        let permits = &Permits::new(&workers.window);
+        let permits = &Permits::new(&workers.window, self.write);
         let (tx, rx) = mpsc::channel();
         let codec = self.codec;
         let timings = self.timings;

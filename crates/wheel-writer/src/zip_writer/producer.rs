@@ -6,12 +6,12 @@
 //! at most `window` chunks (≤ one chunk in, about as much out each) exist
 //! at once whatever the size of the members or of the wheel.
 
+use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use flate2::Crc;
 use sha2::{Digest as _, Sha256};
 
 use super::deflate::{Codec, WINDOW};
@@ -42,6 +42,26 @@ impl Codec {
                 member: member.path().to_owned(),
                 message,
             })
+    }
+}
+
+/// The CRC-32 of a member or chunk and the bytes it covers.
+///
+/// libdeflate's CRC-32 (it picks PCLMULQDQ or VPCLMULQDQ where the CPU
+/// has them: several times faster than flate2's, which zlib-rs computes
+/// without them); chunks are combined by `crc32fast`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Crc {
+    pub(crate) value: u32,
+    pub(crate) len: u64,
+}
+
+impl Crc {
+    pub(crate) fn of(bytes: &[u8]) -> Self {
+        Self {
+            value: libdeflater::crc32(bytes),
+            len: bytes.len() as u64,
+        }
     }
 }
 
@@ -78,25 +98,52 @@ pub(crate) type Numbered<'w> = (usize, Result<Piece<'w>, Error>);
 /// and the input buffers of compressed chunks kept for the next chunks (a
 /// fresh 4 MiB buffer per chunk cost a page fault and zeroing per 4 KiB,
 /// a third of the CPU of reading).
+///
+/// A free place goes to the write that began first among those waiting:
+/// the package started first (the largest) finishes first, and the others
+/// take what it leaves (while it reads and hashes, for one). Shared
+/// equally, a package that is cheap to compress but slow to hash would
+/// wait behind the others' chunks and end last, alone on one core.
 #[derive(Debug)]
 pub(crate) struct Window {
-    free: Mutex<usize>,
+    state: Mutex<WindowState>,
     changed: Condvar,
     spare: Mutex<Vec<Vec<u8>>>,
+    /// Numbers the writes in the order they began.
+    next_write: AtomicU64,
+}
+
+#[derive(Debug)]
+struct WindowState {
+    free: usize,
+    /// How many producers of each write wait for a place.
+    waiting: BTreeMap<u64, usize>,
 }
 
 impl Window {
     pub(crate) fn new(count: usize) -> Self {
         Self {
-            free: Mutex::new(count),
+            state: Mutex::new(WindowState {
+                free: count,
+                waiting: BTreeMap::new(),
+            }),
             changed: Condvar::new(),
             spare: Mutex::new(Vec::new()),
+            next_write: AtomicU64::new(0),
         }
     }
 
+    /// Numbers a write that begins now: its place among the writes.
+    pub(crate) fn begin(&self) -> u64 {
+        self.next_write.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WindowState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn release(&self) {
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        *free += 1;
+        self.lock().free += 1;
         self.changed.notify_all();
     }
 }
@@ -118,13 +165,17 @@ impl Drop for Permit<'_> {
 #[derive(Debug)]
 pub(crate) struct Permits<'w> {
     window: &'w Window,
+    /// The write's place in the order writes began.
+    write: u64,
     closed: AtomicBool,
 }
 
 impl<'w> Permits<'w> {
-    pub(crate) fn new(window: &'w Window) -> Self {
+    /// The permits of the write numbered `write` by [`Window::begin`].
+    pub(crate) fn new(window: &'w Window, write: u64) -> Self {
         Self {
             window,
+            write,
             closed: AtomicBool::new(false),
         }
     }
@@ -160,38 +211,42 @@ impl<'w> Permits<'w> {
             .push(buf);
     }
 
-    /// Takes a permit; `None` once closed.
+    /// Takes a permit, once no write that began earlier waits for one;
+    /// `None` once closed.
     fn acquire(&self) -> Option<Permit<'w>> {
-        let mut free = self
-            .window
-            .free
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        loop {
+        let mut state = self.window.lock();
+        *state.waiting.entry(self.write).or_default() += 1;
+        let permit = loop {
             if self.closed.load(Ordering::Acquire) {
-                return None;
+                break None;
             }
-            if *free > 0 {
-                *free -= 1;
-                return Some(Permit(self.window));
+            if state.free > 0 && state.waiting.range(..self.write).next().is_none() {
+                state.free -= 1;
+                break Some(Permit(self.window));
             }
-            free = self
+            state = self
                 .window
                 .changed
-                .wait(free)
+                .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+        };
+        if let Some(count) = state.waiting.get_mut(&self.write) {
+            *count -= 1;
+            if *count == 0 {
+                state.waiting.remove(&self.write);
+            }
         }
+        drop(state);
+        // A later write may be next now.
+        self.window.changed.notify_all();
+        permit
     }
 
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         // Under the lock, so a producer between its check and its wait
         // cannot miss the wake-up.
-        let _free = self
-            .window
-            .free
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let _state = self.window.lock();
         self.window.changed.notify_all();
     }
 }
@@ -249,8 +304,7 @@ fn compress_whole<'w>(
     }
     drop(read);
     let mut hash = span(timings, WritePhase::Hash);
-    let mut crc32 = Crc::new();
-    crc32.update(&bytes);
+    let crc32 = Crc::of(&bytes);
     let digest = MemberDigest {
         sha256: Sha256::digest(&bytes).into(),
         size,
@@ -478,8 +532,7 @@ impl<'w> ChunkJob<'_, 'w> {
             permit,
         } = self;
         let hash = span(timings, WritePhase::Hash);
-        let mut crc32 = Crc::new();
-        crc32.update(&buf);
+        let crc32 = Crc::of(&buf);
         drop(hash);
         let mut compress = span(timings, WritePhase::Compress);
         let piece = codec

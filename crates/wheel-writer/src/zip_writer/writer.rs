@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 
-use flate2::Crc;
+use crc32fast::Hasher as Crc;
 
 use super::cache::Blob;
 use super::deflate::Codec;
@@ -171,7 +171,7 @@ impl ZipOutput {
                         _permit: _,
                     } => {
                         let mut header = Self::header(&members[member], codec, self.pos)?;
-                        header.crc32 = crc32.sum();
+                        header.crc32 = crc32.value;
                         header.compressed_size = data.len() as u64;
                         Self::check_fits(&header)?;
                         self.write(&header.local(self.dos))?;
@@ -195,14 +195,16 @@ impl ZipOutput {
                             });
                         }
                         let current = open.as_mut().expect("a chunk follows its member's start");
-                        current.crc32.combine(&crc32);
+                        current
+                            .crc32
+                            .combine(&Crc::new_with_initial_len(crc32.value, crc32.len));
                         current.header.compressed_size += data.len() as u64;
                         self.write(&data)?;
                     }
                     Piece::End { member, digest } => {
                         let Open { mut header, crc32 } =
                             open.take().expect("a member ends after its chunks");
-                        header.crc32 = crc32.sum();
+                        header.crc32 = crc32.finalize();
                         Self::check_fits(&header)?;
                         self.flush()?;
                         for (at, bytes) in header.local_patches() {
