@@ -6,6 +6,7 @@
 
 mod ci;
 mod cmd;
+mod compare;
 mod example;
 mod fuzz;
 mod man;
@@ -43,6 +44,11 @@ const TASKS: &[(&str, Task, &str)] = &[
         "scale",
         scale::scale,
         "build a synthetic full release at two sizes, 1 and 2 jobs [--gb N] [--mode kpack|legacy|both]",
+    ),
+    (
+        "compare",
+        compare::compare,
+        "two therock-package binaries on real trees, interleaved: --baseline BIN [--new BIN] [--runs N] [--cold] TREE...",
     ),
     (
         "example",

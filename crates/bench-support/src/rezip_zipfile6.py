@@ -1,11 +1,13 @@
-# For each wheel in a directory: its size, and the size of the same members
+# For each wheel in a directory and its subdirectories (a legacy release
+# keeps each family's devel wheel in a folder of its own): its size, and the size of the same members
 # (same names, order and attributes) zipped again by Python's zipfile at
 # zlib level 6, the way the reference writes wheels. Prints one
 # tab-separated line per wheel: name, our bytes, zipfile bytes, and the
 # same two sums over the members' compressed data alone.
 import os, pathlib, shutil, sys, tempfile, zipfile
 
-for wheel in sorted(pathlib.Path(sys.argv[1]).glob("*.whl")):
+root = pathlib.Path(sys.argv[1])
+for wheel in sorted(root.rglob("*.whl")):
     with zipfile.ZipFile(wheel) as ours, tempfile.TemporaryFile() as out:
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as theirs:
             for info in ours.infolist():
@@ -19,4 +21,4 @@ for wheel in sorted(pathlib.Path(sys.argv[1]).glob("*.whl")):
             theirs_data = sum(i.compress_size for i in theirs.infolist())
         theirs_bytes = out.tell()
         ours_data = sum(i.compress_size for i in ours.infolist())
-    print(wheel.name, wheel.stat().st_size, theirs_bytes, ours_data, theirs_data, sep="\t")
+    print(wheel.relative_to(root).as_posix(), wheel.stat().st_size, theirs_bytes, ours_data, theirs_data, sep="\t")

@@ -13,9 +13,6 @@ use crate::source::{ReadAt, Source};
 const CHUNK: u64 = 1 << 20;
 /// The longest name a file system takes; longer pieces hold no name.
 const MAX_NAME: usize = 255;
-/// Bytes of the previous chunk kept before the next: enough to hold a
-/// name, its `.so\0` and the byte before it.
-const CONTEXT: usize = MAX_NAME + 4;
 /// The section-name table is small in every real file.
 const MAX_SECTION_NAMES: u64 = 1 << 20;
 
@@ -70,72 +67,71 @@ fn section_name(table: &[u8], at: u32) -> &[u8] {
     &rest[..end]
 }
 
-/// Adds the names of the section at `offset..offset+size` to `found`.
-///
-/// A name ends in `.so` and a NUL, so the scan looks only for `.so\0`
-/// (`memmem`) and reads back from each to the string's start or its last
-/// `/`, at most [`MAX_NAME`] bytes: the section is read in bounded chunks,
-/// each after the last bytes of the one before, so a name cut by a chunk's
-/// end is still whole.
+/// Adds the names of the section at `offset..offset+size` to `found`,
+/// reading it in chunks. Only a string ending in `.so` can hold a name, so
+/// the scan looks for `.so\0` (a vectorised search) and walks back from
+/// each one to the `/` or NUL before the name; the last bytes of a chunk
+/// are kept in front of the next, so a name cut by a chunk's end is found.
 fn scan_section(
     src: &mut impl ReadAt,
     offset: u64,
     size: u64,
     found: &mut BTreeSet<String>,
 ) -> Result<()> {
+    const END: &[u8] = b".so\0";
     if offset.checked_add(size).is_none_or(|end| end > src.len()) {
         return Err(crate::error::truncated(format!(
             "a .rodata section (bytes {offset:#x}..+{size:#x})"
         )));
     }
-    let finder = memchr::memmem::Finder::new(b".so\0");
+    let finder = memchr::memmem::Finder::new(END);
     let mut buf: Vec<u8> = Vec::new();
     let mut at = 0;
     while at < size {
         let n = CHUNK.min(size - at);
-        // Keep the last CONTEXT bytes read; the section's start is a
-        // string's start (`at == 0`: nothing kept).
-        let keep = buf.len().min(CONTEXT);
-        buf.drain(..buf.len() - keep);
-        let len = usize::try_from(n).map_err(|_| malformed("a .rodata section is too large"))?;
-        buf.resize(keep + len, 0);
-        src.read_exact_at(offset + at, &mut buf[keep..])?;
-        let starts_section = at == 0;
+        let chunk = src.read_vec(offset + at, n, ".rodata")?;
+        // The end of what was read before: a name ending in this chunk
+        // may start there (a longer piece is no name).
+        let carried = buf.len().min(MAX_NAME + END.len());
+        buf.drain(..buf.len() - carried);
+        let starts_section = at == carried as u64;
+        buf.extend_from_slice(&chunk);
         at += n;
-        for end in finder.find_iter(&buf).map(|m| m + 3) {
-            if end <= keep {
-                continue; // found in the chunk before
-            }
-            if let Some(name) = library_name(&buf[..end], starts_section) {
+        for dot in finder.find_iter(&buf) {
+            // An end inside the carried bytes was seen with the chunk before.
+            if dot + END.len() > carried
+                && let Some(name) = name_before(&buf[..dot], starts_section)
+            {
                 found.insert(name);
             }
         }
     }
-    // A string the section ends without terminating is no C literal: the
-    // scan only ever matches a terminated `.so`.
+    // A string the section ends without terminating is no C literal.
     Ok(())
 }
 
-/// The library name ending at the end of `before` (a `.so` whose NUL
-/// follows): the whole string, or the part after its last `/`, made of
-/// letters, digits and `_-+.`, at most [`MAX_NAME`] bytes. `at_start`:
-/// the first byte of `before` starts a string.
-fn library_name(before: &[u8], at_start: bool) -> Option<String> {
-    let window = &before[before.len().saturating_sub(MAX_NAME + 1)..];
-    let candidate = match window.iter().rposition(|&b| b == 0 || b == b'/') {
-        Some(boundary) => &window[boundary + 1..],
-        None if at_start && window.len() == before.len() => window,
-        // The string runs back past a name's length.
-        None => return None,
+/// Whether `byte` may be part of a library name.
+fn plain(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"_-+.".contains(&byte)
+}
+
+/// The library name ending at the end of `head` followed by `.so` and a
+/// NUL: the string's last part after a `/`, or the whole string (its
+/// start is a NUL, or the start of `head` when `head_starts_string`),
+/// made of letters, digits and `_-+.`, starting with `lib`, at most
+/// [`MAX_NAME`] bytes long and longer than `lib.so`.
+fn name_before(head: &[u8], head_starts_string: bool) -> Option<String> {
+    // A stem longer than this makes a name too long.
+    let longest = MAX_NAME - b".so".len();
+    let from = head.len().saturating_sub(longest + 1);
+    let window = &head[from..];
+    let stem = match window.iter().rposition(|&b| !plain(b)) {
+        Some(i) if matches!(window[i], 0 | b'/') => &window[i + 1..],
+        None if from == 0 && head_starts_string => window,
+        _ => return None,
     };
-    let plain = candidate
-        .iter()
-        .all(|&b| b.is_ascii_alphanumeric() || b"_-+.".contains(&b));
-    let shaped = candidate.len() > b"lib.so".len()
-        && candidate.len() <= MAX_NAME
-        && candidate.starts_with(b"lib")
-        && candidate.ends_with(b".so");
-    (plain && shaped).then(|| String::from_utf8_lossy(candidate).into_owned())
+    let shaped = stem.len() > b"lib".len() && stem.len() <= longest && stem.starts_with(b"lib");
+    shaped.then(|| format!("{}.so", String::from_utf8_lossy(stem)))
 }
 
 #[cfg(test)]
@@ -189,13 +185,56 @@ mod tests {
         assert_eq!(names(&data), ["libsplit.so", "libtail.so"]);
     }
 
+    /// The rule read straight from its description, on the whole section.
+    fn names_by_definition(bytes: &[u8]) -> Vec<String> {
+        let mut strings: Vec<&[u8]> = bytes.split(|&b| b == 0).collect();
+        strings.pop(); // unterminated
+        let mut found = BTreeSet::new();
+        for text in strings {
+            let candidate = match text.iter().rposition(|&b| b == b'/') {
+                Some(slash) => &text[slash + 1..],
+                None => text,
+            };
+            if candidate.iter().all(|&b| plain(b))
+                && candidate.len() > b"lib.so".len()
+                && candidate.len() <= MAX_NAME
+                && candidate.starts_with(b"lib")
+                && candidate.ends_with(b".so")
+            {
+                found.insert(String::from_utf8_lossy(candidate).into_owned());
+            }
+        }
+        found.into_iter().collect()
+    }
+
     #[test]
-    fn a_name_whose_suffix_a_chunk_cuts_is_found_once() {
-        // `.s` ends the first chunk, `o\0` starts the second.
-        let mut data = b"libfirst.so\0".to_vec();
-        data.resize(CHUNK as usize - b"libedge.s".len(), b'x');
-        data.push(0);
-        data.extend_from_slice(b"libedge.so\0libedge.so\0");
-        assert_eq!(names(&data), ["libedge.so", "libfirst.so"]);
+    fn the_scan_finds_what_the_definition_finds_across_chunks() {
+        // Two chunks and a bit of strings made of the letters that matter, names
+        // of every length around the limit, some cut by a chunk's end.
+        let alphabet = b"lib.so/ \0xLIB";
+        let mut state = 0x2545_f491_u64;
+        let mut data = Vec::new();
+        while data.len() < 2 * CHUNK as usize + 1000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            match (state >> 60) % 4 {
+                0 => {
+                    let stem = usize::try_from((state >> 20) % 300).unwrap();
+                    data.extend_from_slice(b"lib");
+                    data.extend(std::iter::repeat_n(b'a' + (stem % 26) as u8, stem));
+                    data.extend_from_slice(b".so\0");
+                }
+                _ => data.push(alphabet[usize::try_from((state >> 33) % 13).unwrap()]),
+            }
+        }
+        for shift in [0, 1, 3, 256] {
+            // Names ending at every offset around the chunk boundaries.
+            let mut shifted = vec![b'x'; shift];
+            shifted.extend_from_slice(&data);
+            let want = names_by_definition(&shifted);
+            assert!(want.len() > 100, "{}", want.len());
+            assert_eq!(names(&shifted), want, "shift {shift}");
+        }
     }
 }

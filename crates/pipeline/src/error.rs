@@ -291,6 +291,13 @@ pub enum ErrorKind {
     /// cannot be written (the error names the member or file).
     #[error(transparent)]
     Package(#[from] wheel_writer::Error),
+    /// The threads that compress packages written at once cannot start.
+    #[error("cannot start the compression threads")]
+    CompressionThreads(#[source] wheel_writer::Error),
+    /// A package is not written because one before it in the plan failed
+    /// (never reported: that earlier failure is the build's error).
+    #[error("not written: an earlier package failed")]
+    EarlierPackageFailed,
     /// A wheel cannot be written.
     #[error("cannot write the {package} wheel")]
     WriteWheel {

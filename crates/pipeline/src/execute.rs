@@ -3,10 +3,13 @@
 //! and published into `--dest-dir/dist` at once when every package was
 //! written (`staging.rs`).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use artifacts::EntrySource;
 use devel_tar::{DevelTarWriter, TarOptions, TreeNames};
@@ -69,6 +72,7 @@ pub(crate) fn execute(
     let mut timings = options.timings.then(BuildTimings::default);
     let packages_clock = Stopwatch::start();
     let cache = CompressionCache::new();
+    let stop = Arc::new(AtomicUsize::new(usize::MAX));
     let first_bytes = Arc::new(FirstBytes {
         gate: staging.first_bytes_gate(),
         once: std::sync::Once::new(),
@@ -80,44 +84,94 @@ pub(crate) fn execute(
         (plan.packages.len() + plan.selectors.len()) as u64,
         inputs.iter().sum(),
     );
-    for (package, input) in plan.packages.iter().zip(inputs) {
-        progress.package_started(&package.dist_name, input);
-        tracing::debug!(
-            "writing {}: {} files, {} devel entries, {input} bytes of input",
-            package.dist_name,
-            package.files.len(),
-            package.devel_tree.len()
-        );
-        let clock = Stopwatch::start();
-        let phases = options.timings.then(PackageClock::default);
-        let dir = staging.dir(&package.subdir)?;
-        let path = write_wheel(
-            plan,
-            package,
-            &dir,
-            &staging.scratch(),
-            options,
-            &cache,
-            phases.as_ref(),
-            built_links::is_checked(package.kind).then_some(elves),
-            &Counter {
-                progress: Arc::clone(progress),
-                first: Arc::clone(&first_bytes),
-            },
-        )?;
-        if let Some(timings) = timings.as_mut() {
-            timings.package(
-                &package.dist_name,
-                &file_name(&path),
-                &clock,
-                phases.as_ref(),
-            );
+    // Several packages are written at once on one compression pool, the
+    // largest first (docs/performance.md, "Packages at once").
+    let lanes = lanes(options.wheel.effective_jobs(), plan.packages.len());
+    let pool = wheel_writer::WorkerPool::new(&options.wheel, lanes)
+        .map_err(ErrorKind::CompressionThreads)?;
+    let shared = ExecuteOptions {
+        wheel: options.wheel.clone().with_pool(pool),
+        ..options.clone()
+    };
+    let order = largest_first(&inputs);
+    let next = AtomicUsize::new(0);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Result<Done>)>();
+    let outcome = std::thread::scope(|threads| {
+        for _ in 0..lanes {
+            let done_tx = done_tx.clone();
+            let (order, next, stop, shared, cache) = (&order, &next, &stop, &shared, &cache);
+            let packages_clock = &packages_clock;
+            let (staging, first_bytes, progress) = (&staging, &first_bytes, &progress);
+            threads.spawn(move || {
+                while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    // A package after one that failed is not written: its
+                    // error could not be the one reported.
+                    let result = if stop.load(Ordering::Acquire) < index {
+                        Err(ErrorKind::EarlierPackageFailed.into())
+                    } else {
+                        let package = &plan.packages[index];
+                        let counter = Counter {
+                            progress: Arc::clone(progress),
+                            first: Arc::clone(first_bytes),
+                            index,
+                            stop: Arc::clone(stop),
+                        };
+                        let started = packages_clock.read().0;
+                        let result = write_package(
+                            plan, package, staging, shared, cache, elves, &counter, started,
+                        );
+                        if result.is_err() {
+                            stop.fetch_min(index, Ordering::AcqRel);
+                        }
+                        result
+                    };
+                    if done_tx.send((index, result)).is_err() {
+                        break;
+                    }
+                }
+            });
         }
-        progress.package_written(&shown_name(&package.subdir, &path), size_of(&path)?);
-        staged.push(path);
-    }
+        drop(done_tx);
+        // Reported in plan order, whatever order they finish in; the
+        // first failure in plan order is the error.
+        let mut finished = BTreeMap::new();
+        let mut shown = 0;
+        if let Some(package) = plan.packages.first() {
+            progress.package_started(&package.dist_name, inputs[0]);
+        }
+        for (index, result) in done_rx {
+            finished.insert(index, result);
+            while let Some(result) = finished.remove(&shown) {
+                let package = &plan.packages[shown];
+                let done = result?;
+                if let Some(timings) = timings.as_mut() {
+                    timings.package(
+                        &package.dist_name,
+                        &file_name(&done.path),
+                        done.start,
+                        (
+                            done.wall,
+                            done.phases
+                                .as_ref()
+                                .map_or(Duration::ZERO, PackageClock::cpu),
+                        ),
+                        done.phases.as_ref(),
+                    );
+                }
+                progress.package_written(&shown_name(&package.subdir, &done.path), done.size);
+                staged.push(done.path);
+                shown += 1;
+                if let Some(package) = plan.packages.get(shown) {
+                    progress.package_started(&package.dist_name, inputs[shown]);
+                }
+            }
+        }
+        Ok::<_, Error>(())
+    });
+    outcome?;
     for selector in &plan.selectors {
         progress.package_started("rocm (sdist)", 0);
+        let start = packages_clock.read().0;
         let clock = Stopwatch::start();
         let dir = staging.dir(&selector.subdir)?;
         let path = write_sdist(
@@ -129,7 +183,7 @@ pub(crate) fn execute(
             &options.wheel,
         )?;
         if let Some(timings) = timings.as_mut() {
-            timings.package("rocm", &file_name(&path), &clock, None);
+            timings.package("rocm", &file_name(&path), start, clock.read(), None);
         }
         progress.package_written(&shown_name(&selector.subdir, &path), size_of(&path)?);
         staged.push(path);
@@ -151,6 +205,78 @@ pub(crate) fn execute(
         timings.step("commit", &clock);
     }
     Ok((written, timings))
+}
+
+/// A package written: its staged file, size, start (from the packages
+/// step's), wall time and phases.
+struct Done {
+    path: PathBuf,
+    size: u64,
+    start: Duration,
+    wall: Duration,
+    phases: Option<PackageClock>,
+}
+
+/// Writes one package (on a lane's thread).
+#[allow(clippy::too_many_arguments)] // one call site; each argument is a concern
+fn write_package(
+    plan: &Plan,
+    package: &PackagePlan,
+    staging: &Staging,
+    options: &ExecuteOptions,
+    cache: &CompressionCache,
+    elves: &BuiltElves,
+    counter: &Counter,
+    start: Duration,
+) -> Result<Done> {
+    let index = counter.index;
+    tracing::debug!(
+        "writing {}: {} files, {} devel entries",
+        package.dist_name,
+        package.files.len(),
+        package.devel_tree.len()
+    );
+    let clock = Stopwatch::start();
+    let phases = options.timings.then(PackageClock::default);
+    let dir = staging.dir(&package.subdir)?;
+    // Packages written at once may share a name (a legacy release's devel
+    // package of each family): each has a scratch directory of its own.
+    let scratch = staging.scratch().join(format!("package-{index}"));
+    fs::create_dir_all(&scratch).map_err(Error::io(IoAction::Create, &scratch))?;
+    let path = write_wheel(
+        plan,
+        package,
+        &dir,
+        &scratch,
+        options,
+        cache,
+        phases.as_ref(),
+        built_links::is_checked(package.kind).then_some(elves),
+        counter,
+    )?;
+    Ok(Done {
+        size: size_of(&path)?,
+        path,
+        start,
+        wall: clock.read().0,
+        phases,
+    })
+}
+
+/// How many packages are written at once with `jobs` threads: enough
+/// that one package's sequential part (reading and hashing a large member,
+/// writing the devel tarball, the last chunks) overlaps another's
+/// compression; each package's reader feeds several threads.
+fn lanes(jobs: usize, packages: usize) -> usize {
+    (2 + jobs / 8).min(packages).max(1)
+}
+
+/// Package indices, the most input first (ties in plan order): a large
+/// package started last would leave cores idle at the end.
+fn largest_first(inputs: &[u64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&index| std::cmp::Reverse(inputs[index]));
+    order
 }
 
 fn size_of(path: &Path) -> Result<u64> {
@@ -558,6 +684,10 @@ struct Counted {
 struct Counter {
     progress: Arc<dyn BuildProgress>,
     first: Arc<FirstBytes>,
+    /// The package's index in the plan.
+    index: usize,
+    /// The lowest index of a package that failed: a later package stops.
+    stop: Arc<AtomicUsize>,
 }
 
 #[derive(Debug)]
@@ -608,6 +738,9 @@ struct CountingReader<'a> {
 
 impl Read for CountingReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.counter.stop.load(Ordering::Relaxed) < self.counter.index {
+            return Err(io::Error::other("stopped: an earlier package failed"));
+        }
         let n = self.inner.read(buf)?;
         self.counter.add(n as u64);
         Ok(n)

@@ -1,8 +1,11 @@
 //! `build --timings`: wall and CPU time per build step, per package and per
 //! phase of each package (docs/formats.md, docs/performance.md).
 //!
-//! Steps and packages run one after another, so their wall time is elapsed
-//! time and their CPU time is the whole process's over that interval.
+//! Steps run one after another, so their wall time is elapsed time and
+//! their CPU time is the whole process's over that interval. Packages are
+//! written several at once: a package's wall time is from its start to its
+//! end, and its CPU time that of the threads that worked on it (its
+//! phases).
 //! Phases run on many threads at once: their `busy` time is summed over
 //! the threads (it can exceed the package's wall time) and their CPU time
 //! is those threads' own (`wheel_writer::timings`).
@@ -50,6 +53,20 @@ pub(crate) struct PackageClock {
 }
 
 impl PackageClock {
+    /// The CPU time of every phase's threads: a package's own (packages
+    /// are written at once, so the process's CPU time over a package's
+    /// interval would count the others too).
+    pub(crate) fn cpu(&self) -> Duration {
+        self.elf_edit.total().cpu
+            + self.devel_tar.total().cpu
+            + self
+                .write
+                .totals()
+                .into_iter()
+                .map(|(_, total)| total.cpu)
+                .sum::<Duration>()
+    }
+
     /// The measured phases in pipeline order, as reported.
     fn phases(&self) -> Vec<PhaseTime> {
         let own = [
@@ -104,9 +121,12 @@ pub struct PackageTime {
     pub name: String,
     /// The file written, without directories.
     pub file: String,
+    /// When it began, in seconds from the start of the packages step
+    /// (packages are written several at once).
+    pub start: f64,
     /// Elapsed seconds.
     pub wall: f64,
-    /// The process's CPU seconds over that time.
+    /// The CPU seconds of the threads that worked on it.
     pub cpu: f64,
     /// Empty for sdists, which are small and written in one step.
     pub phases: Vec<PhaseTime>,
@@ -149,18 +169,20 @@ impl BuildTimings {
         });
     }
 
-    /// Records a package measured by `clock`, with its phases if any.
+    /// Records a package begun at `start` (from the packages step's
+    /// start) that took `wall` and `cpu`, with its phases if any.
     pub(crate) fn package(
         &mut self,
         name: &str,
         file: &str,
-        clock: &Stopwatch,
+        start: Duration,
+        (wall, cpu): (Duration, Duration),
         phases: Option<&PackageClock>,
     ) {
-        let (wall, cpu) = clock.read();
         self.packages.push(PackageTime {
             name: name.to_owned(),
             file: file.to_owned(),
+            start: seconds(start),
             wall: seconds(wall),
             cpu: seconds(cpu),
             phases: phases.map(PackageClock::phases).unwrap_or_default(),

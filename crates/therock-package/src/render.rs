@@ -201,8 +201,9 @@ pub(crate) fn build(r: &BuildReport, per_file: bool) -> String {
 
 /// The table of `build --timings`.
 fn build_timings(t: &BuildTimings) -> String {
-    let mut out =
-        String::from("timings (busy: summed over threads; cpu: process, or the phase's threads)\n");
+    let mut out = String::from(
+        "timings (busy: summed over threads; cpu: the threads of a package or phase, the process for a step)\n",
+    );
     let _ = writeln!(
         out,
         "  {:<44} {:>9} {:>9} {:>11}",

@@ -76,4 +76,4 @@ pub use sdist::SdistBuilder;
 pub use sink::{ArchiveSink, MemoryMember, MemorySink};
 pub use source::{BytesSource, FileSource, Member, MemberSource, ReaderSource};
 pub use wheel::{DEFAULT_GENERATOR, WheelBuilder, WrittenPackage};
-pub use zip_writer::{CacheStats, CompressionCache};
+pub use zip_writer::{CacheStats, CompressionCache, WorkerPool};

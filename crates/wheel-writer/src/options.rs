@@ -64,6 +64,8 @@ pub const CHUNK_SIZES: std::ops::RangeInclusive<u64> = (64 << 10)..=(64 << 20);
 
 pub use pypa_formats::epoch::ZIP_EPOCH;
 
+use crate::zip_writer::WorkerPool;
+
 /// The most compression threads per core a run starts, whatever was asked.
 pub const MAX_JOBS_PER_CORE: usize = 4;
 
@@ -86,6 +88,7 @@ pub struct WriteOptions {
     chunk_size: u64,
     jobs: usize,
     source_date_epoch: Option<u64>,
+    pool: Option<WorkerPool>,
 }
 
 impl Default for WriteOptions {
@@ -96,6 +99,7 @@ impl Default for WriteOptions {
             chunk_size: DEFAULT_CHUNK_SIZE,
             jobs: 0,
             source_date_epoch: None,
+            pool: None,
         }
     }
 }
@@ -141,6 +145,21 @@ impl WriteOptions {
     pub fn with_source_date_epoch(mut self, epoch: Option<u64>) -> Self {
         self.source_date_epoch = epoch;
         self
+    }
+
+    /// Compresses on `pool`'s threads, shared with the other writes given
+    /// it, instead of a pool of this write's own (see [`WorkerPool`]);
+    /// `jobs` then only sizes pools made without one. The bytes written
+    /// are the same either way.
+    #[must_use]
+    pub fn with_pool(mut self, pool: WorkerPool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The shared pool, if any.
+    pub fn pool(&self) -> Option<&WorkerPool> {
+        self.pool.as_ref()
     }
 
     /// The codec.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use common::*;
 use wheel_writer::{
     Compression, CompressionCache, Error, MemorySink, ReaderSource, RecordProblem, WheelReader,
-    WriteOptions,
+    WorkerPool, WriteOptions,
 };
 
 /// 1 MiB chunks, so the sample's 3 MiB library is written in chunks.
@@ -189,6 +189,39 @@ fn counted_source(
 }
 
 #[test]
+fn wheels_written_at_once_on_one_pool_give_the_same_bytes_and_compress_a_large_member_once() {
+    let plain = tempfile::tempdir().unwrap();
+    let first = sample_wheel(&ALL)
+        .write(plain.path(), &options(), None)
+        .unwrap();
+    let cache = CompressionCache::new();
+    let pool = WorkerPool::new(&options(), 3).unwrap();
+    let shared = options().with_pool(pool);
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let written: Vec<_> = std::thread::scope(|threads| {
+        let writes: Vec<_> = dirs
+            .iter()
+            .map(|dir| {
+                let (shared, cache) = (&shared, &cache);
+                threads.spawn(move || {
+                    sample_wheel(&ALL)
+                        .write(dir.path(), shared, Some(cache))
+                        .unwrap()
+                })
+            })
+            .collect();
+        writes.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    for wheel in &written {
+        assert_eq!(read(&first.path), read(&wheel.path));
+    }
+    // However the three interleave, the 3 MiB library is compressed by
+    // the write that began first; the others wait for it and copy it.
+    let stats = cache.stats();
+    assert!(stats.bytes_reused >= 2 * 3 * 1024 * 1024, "{stats:?}");
+}
+
+#[test]
 fn only_members_that_could_be_reused_are_read_before_compressing() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let dir = tempfile::tempdir().unwrap();
@@ -316,6 +349,39 @@ fn a_source_of_the_wrong_size_fails_and_leaves_nothing() {
         assert!(err.to_string().contains("pkg/changing.bin"), "{err}");
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_failed_write_gives_its_chunks_in_flight_back_to_a_shared_pool() {
+    // One thread and a window of four 1 MiB chunks: if a failed write kept
+    // the places of the chunks it had in flight, the window would be gone
+    // after a few and the last write would wait forever.
+    let options = options().with_jobs(1);
+    let shared = options
+        .clone()
+        .with_pool(WorkerPool::new(&options, 1).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..4 {
+        let mut wheel = sample_wheel(&ALL);
+        let failing = ReaderSource::new(
+            || Err::<std::io::Empty, _>(std::io::Error::other("unreadable")),
+            10,
+            false,
+            "an unreadable file",
+        );
+        wheel.add_file("aaa/first.bin", Arc::new(failing)).unwrap();
+        wheel
+            .add_file("aab/large.bin", bytes(structured(12 << 20, 3), false))
+            .unwrap();
+        let err = wheel.write(dir.path(), &shared, None).unwrap_err();
+        assert!(err.to_string().contains("aaa/first.bin"), "{err}");
+    }
+    let plain = tempfile::tempdir().unwrap();
+    let first = sample_wheel(&ALL)
+        .write(plain.path(), &options, None)
+        .unwrap();
+    let after = sample_wheel(&ALL).write(dir.path(), &shared, None).unwrap();
+    assert_eq!(read(&first.path), read(&after.path));
 }
 
 #[test]

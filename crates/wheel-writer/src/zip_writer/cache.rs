@@ -1,9 +1,9 @@
 //! Content-keyed reuse of compressed members across wheels.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use super::deflate::Codec;
 
@@ -34,6 +34,30 @@ struct Blobs {
     /// `(size, codec)` of every key: a member of another size cannot be in
     /// the cache, so it need not be hashed before it is compressed.
     sizes: HashSet<(u64, Codec)>,
+    /// The writes in progress, in the order they began, with the sizes of
+    /// their members of at least [`AWAITED_SIZE`] bytes.
+    writing: BTreeMap<u64, HashSet<(u64, Codec)>>,
+    next_write: u64,
+}
+
+/// Members of at least this size are worth waiting for: a write that
+/// began later and has a member of the same size waits for the earlier
+/// one to finish (see [`CompressionCache::wait_for_earlier`]) rather than
+/// compress it a second time. Smaller members are compressed again.
+pub(crate) const AWAITED_SIZE: u64 = 1 << 20;
+
+/// A write in progress, known to the cache until it is dropped.
+#[derive(Debug)]
+pub(crate) struct Ticket<'c> {
+    cache: &'c CompressionCache,
+    id: u64,
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.cache.lock().writing.remove(&self.id);
+        self.cache.finished.notify_all();
+    }
 }
 
 /// Compressed members shared between wheel writes, keyed by content hash.
@@ -47,6 +71,8 @@ struct Blobs {
 #[derive(Debug, Default)]
 pub struct CompressionCache {
     blobs: Mutex<Blobs>,
+    /// Signalled when a write in progress ends.
+    finished: Condvar,
     hits: AtomicU64,
     bytes_reused: AtomicU64,
 }
@@ -97,6 +123,52 @@ impl CompressionCache {
         for (key, blob) in blobs {
             map.sizes.insert((key.size, key.codec));
             map.by_key.entry(key).or_insert(blob);
+        }
+    }
+
+    /// Notes a write that begins, with the sizes of its members; it is
+    /// known until the ticket is dropped (once its members are in the
+    /// cache, or it failed).
+    pub(crate) fn begin(&self, sizes: impl IntoIterator<Item = (u64, Codec)>) -> Ticket<'_> {
+        let sizes = sizes
+            .into_iter()
+            .filter(|(size, _)| *size >= AWAITED_SIZE)
+            .collect();
+        let mut map = self.lock();
+        let id = map.next_write;
+        map.next_write += 1;
+        map.writing.insert(id, sizes);
+        Ticket { cache: self, id }
+    }
+
+    /// Whether a write that began before `ticket`'s and is still going
+    /// has a member of `size` bytes by `codec` (always `false` below
+    /// [`AWAITED_SIZE`]).
+    pub(crate) fn written_before(&self, ticket: &Ticket<'_>, size: u64, codec: Codec) -> bool {
+        self.lock()
+            .writing
+            .range(..ticket.id)
+            .any(|(_, sizes)| sizes.contains(&(size, codec)))
+    }
+
+    /// Waits until no write that began before `ticket`'s and has a member
+    /// of one of `sizes` is still going, so its members are in the cache
+    /// (or it failed). Writes only wait for earlier ones, so they never
+    /// wait for each other in a circle.
+    pub(crate) fn wait_for_earlier(&self, ticket: &Ticket<'_>, sizes: &HashSet<(u64, Codec)>) {
+        if sizes.is_empty() {
+            return;
+        }
+        let mut map = self.lock();
+        while map
+            .writing
+            .range(..ticket.id)
+            .any(|(_, theirs)| !theirs.is_disjoint(sizes))
+        {
+            map = self
+                .finished
+                .wait(map)
+                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 

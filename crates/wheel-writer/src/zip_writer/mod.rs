@@ -14,11 +14,11 @@ use std::sync::{Arc, mpsc};
 
 use rayon::prelude::*;
 
-use cache::{Blob, BlobKey};
+use cache::{AWAITED_SIZE, Blob, BlobKey, Ticket};
 pub use cache::{CacheStats, CompressionCache};
 use deflate::Codec;
 use format::DosDateTime;
-use producer::{MemberPlan, Permits, hash_member};
+use producer::{MemberPlan, Permits, Window, hash_member};
 use writer::{Reuse, Reused, ZipOutput};
 
 use crate::options::WriteOptions;
@@ -32,6 +32,84 @@ const WINDOW_PER_JOB: usize = 2;
 /// Upper bound of chunk input in flight on very large machines (as much
 /// again is held compressed).
 const MAX_WINDOW_BYTES: u64 = 512 << 20;
+
+/// The chunks in flight for `jobs` threads writing `writers` archives at
+/// once, in chunks of `chunk` bytes.
+fn window_chunks(jobs: usize, writers: usize, chunk: u64) -> usize {
+    let most = usize::try_from(MAX_WINDOW_BYTES / chunk).unwrap_or(usize::MAX);
+    (jobs * WINDOW_PER_JOB + 2 * writers.max(1)).min(most.max(2))
+}
+
+/// Compression threads and the window of chunks in flight on them.
+#[derive(Debug)]
+struct Workers {
+    pool: rayon::ThreadPool,
+    window: Window,
+    jobs: usize,
+}
+
+impl Workers {
+    fn new(jobs: usize, window: usize) -> Result<Self, Error> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(jobs)
+            .thread_name(|i| format!("wheel-deflate-{i}"))
+            .build()
+            .map_err(|e| Error::ThreadPool {
+                jobs,
+                message: e.to_string(),
+            })?;
+        Ok(Self {
+            pool,
+            window: Window::new(window),
+            jobs,
+        })
+    }
+}
+
+/// Compression threads shared by wheel writes that run at the same time
+/// (set with [`WriteOptions::with_pool`]): packages written at once
+/// compress on the same cores, so one package's sequential part (reading
+/// and hashing a large member, its last chunks) leaves no core idle while
+/// another has work, and the chunks in flight of all of them stay within
+/// one memory bound. Without one, each write makes a pool of its own.
+///
+/// Call the writes from threads outside the pool.
+#[derive(Clone)]
+pub struct WorkerPool(Arc<Workers>);
+
+impl WorkerPool {
+    /// A pool of `options`' threads ([`WriteOptions::effective_jobs`])
+    /// for up to `writers` writes at once: the window of chunks in flight
+    /// is `2 × threads + 2 × writers` chunks of `options`' chunk size (at
+    /// most 512 MiB of input), shared by the writes.
+    pub fn new(options: &WriteOptions, writers: usize) -> Result<Self, Error> {
+        let jobs = options.effective_jobs();
+        let window = window_chunks(jobs, writers, options.chunk_size());
+        Ok(Self(Arc::new(Workers::new(jobs, window)?)))
+    }
+
+    /// Its threads.
+    pub fn jobs(&self) -> usize {
+        self.0.jobs
+    }
+}
+
+impl std::fmt::Debug for WorkerPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkerPool")
+            .field("jobs", &self.0.jobs)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The same pool, not an equal one.
+impl PartialEq for WorkerPool {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for WorkerPool {}
 
 /// How the members of one `write_members` call are obtained, index by index.
 #[derive(Debug)]
@@ -50,6 +128,9 @@ struct MemberPlans {
 pub(crate) struct CacheOffer<'c> {
     cache: Option<&'c CompressionCache>,
     blobs: Vec<(BlobKey, Blob)>,
+    /// Dropped once the blobs are in, so a write waiting for this one
+    /// finds them (dropped without them when the archive was not kept).
+    ticket: Option<Ticket<'c>>,
 }
 
 impl CacheOffer<'_> {
@@ -58,19 +139,24 @@ impl CacheOffer<'_> {
         if let Some(cache) = self.cache {
             cache.insert_all(self.blobs);
         }
+        drop(self.ticket);
     }
 }
 
 /// A zip file being written; `finish` writes the central directory.
 pub(crate) struct ZipSink<'c> {
     out: ZipOutput,
-    pool: rayon::ThreadPool,
-    jobs: usize,
+    workers: Arc<Workers>,
+    /// This write's place among those on the same pool (earlier ones get
+    /// chunk places first).
+    write: u64,
     codec: Codec,
     cache: Option<&'c CompressionCache>,
     /// Members compressed by this sink, offered to the cache once the
     /// archive is complete.
     new_blobs: Vec<(BlobKey, Blob)>,
+    /// This write, known to the cache from its first members on.
+    ticket: Option<Ticket<'c>>,
     timings: Option<&'c WriteTimings>,
 }
 
@@ -78,7 +164,7 @@ impl std::fmt::Debug for ZipSink<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZipSink")
             .field("path", &self.out.path())
-            .field("jobs", &self.jobs)
+            .field("jobs", &self.workers.jobs)
             .finish_non_exhaustive()
     }
 }
@@ -92,24 +178,25 @@ impl<'c> ZipSink<'c> {
         options: &WriteOptions,
         cache: Option<&'c CompressionCache>,
     ) -> Result<Self, Error> {
-        let jobs = options.effective_jobs();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs)
-            .thread_name(|i| format!("wheel-deflate-{i}"))
-            .build()
-            .map_err(|e| Error::ThreadPool {
+        let workers = if let Some(pool) = options.pool() {
+            Arc::clone(&pool.0)
+        } else {
+            let jobs = options.effective_jobs();
+            Arc::new(Workers::new(
                 jobs,
-                message: e.to_string(),
-            })?;
+                window_chunks(jobs, 1, options.chunk_size()),
+            )?)
+        };
         let codec = Codec::new(options);
         let dos = DosDateTime::from_unix(options.timestamp());
         Ok(Self {
             out: ZipOutput::new(Arc::new(file), path, dos),
-            pool,
-            jobs,
+            write: workers.window.begin(),
+            workers,
             codec,
             cache,
             new_blobs: Vec::new(),
+            ticket: None,
             timings: None,
         })
     }
@@ -131,6 +218,7 @@ impl<'c> ZipSink<'c> {
         Ok(CacheOffer {
             cache: self.cache,
             blobs: self.new_blobs,
+            ticket: self.ticket,
         })
     }
 
@@ -145,9 +233,11 @@ impl<'c> ZipSink<'c> {
     /// With a cache: hash first (in parallel) every member that could be
     /// copied, and decide which ones are; identical members in one archive
     /// are compressed once. A member can only be copied if the cache holds
-    /// one of its size or another member of the archive has its size;
-    /// every other member is compressed without the extra read. Without a
-    /// cache: compress everything.
+    /// one of its size, another member of the archive has its size, or a
+    /// write that began earlier and is still going has a member of its
+    /// size (of at least [`AWAITED_SIZE`] bytes: this write then waits for
+    /// that one before deciding); every other member is compressed without
+    /// the extra read. Without a cache: compress everything.
     fn plan(&mut self, members: &[Member]) -> Result<MemberPlans, Error> {
         let Some(cache) = self.cache else {
             return Ok(MemberPlans {
@@ -161,12 +251,20 @@ impl<'c> ZipSink<'c> {
             *members_of_size.entry(member.source().size()).or_default() += 1;
         }
         let codec = self.codec;
+        let ticket = self
+            .ticket
+            .get_or_insert_with(|| cache.begin(members.iter().map(|m| (m.source().size(), codec))));
+        let ticket = &*ticket;
+        let awaited = |member: &Member| {
+            let size = member.source().size();
+            size >= AWAITED_SIZE && cache.written_before(ticket, size, codec)
+        };
         let candidate = |member: &Member| {
             let size = member.source().size();
-            members_of_size[&size] > 1 || cache.may_hold(size, codec)
+            members_of_size[&size] > 1 || cache.may_hold(size, codec) || awaited(member)
         };
         let timings = self.timings;
-        let digests = self.pool.install(|| {
+        let digests = self.workers.pool.install(|| {
             members
                 .par_iter()
                 .map(|member| {
@@ -176,6 +274,12 @@ impl<'c> ZipSink<'c> {
                 })
                 .collect::<Result<Vec<_>, _>>()
         })?;
+        let sizes = members
+            .iter()
+            .filter(|member| awaited(member))
+            .map(|member| (member.source().size(), codec))
+            .collect();
+        cache.wait_for_earlier(ticket, &sizes);
         let mut plans = Vec::with_capacity(members.len());
         let mut reused = Vec::with_capacity(members.len());
         let mut first_in_archive = HashMap::new();
@@ -219,18 +323,18 @@ impl ArchiveSink for ZipSink<'_> {
             reused: reuse,
             digests: expected,
         } = self.plan(members)?;
-        let most = usize::try_from(MAX_WINDOW_BYTES / self.codec.chunk).unwrap_or(usize::MAX);
-        let window = (self.jobs * WINDOW_PER_JOB + 2).min(most.max(2));
-        let permits = &Permits::new(window);
+        let workers = Arc::clone(&self.workers);
+        let permits = &Permits::new(&workers.window, self.write);
         let (tx, rx) = mpsc::channel();
         let codec = self.codec;
         let timings = self.timings;
-        let Self { out, pool, .. } = self;
+        let Self { out, .. } = self;
+        let pool = &workers.pool;
         let first_member = out.entry_count();
         let reuse = &reuse;
         let result = std::thread::scope(|threads| {
             let writer = threads.spawn(move || {
-                let result = out.consume(rx, members, reuse, codec, permits, timings);
+                let result = out.consume(rx, members, reuse, codec, timings);
                 if result.is_err() {
                     permits.close();
                 }

@@ -6,11 +6,12 @@
 //! at most `window` chunks (≤ one chunk in, about as much out each) exist
 //! at once whatever the size of the members or of the wheel.
 
+use std::collections::BTreeMap;
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use flate2::Crc;
 use sha2::{Digest as _, Sha256};
 
 use super::deflate::{Codec, WINDOW};
@@ -44,15 +45,37 @@ impl Codec {
     }
 }
 
+/// The CRC-32 of a member or chunk and the bytes it covers.
+///
+/// libdeflate's CRC-32 (it picks PCLMULQDQ or VPCLMULQDQ where the CPU
+/// has them: several times faster than flate2's, which zlib-rs computes
+/// without them); chunks are combined by `crc32fast`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Crc {
+    pub(crate) value: u32,
+    pub(crate) len: u64,
+}
+
+impl Crc {
+    pub(crate) fn of(bytes: &[u8]) -> Self {
+        Self {
+            value: libdeflater::crc32(bytes),
+            len: bytes.len() as u64,
+        }
+    }
+}
+
 /// A unit of output, numbered by the producer in archive order.
 #[derive(Debug)]
-pub(crate) enum Piece {
+pub(crate) enum Piece<'w> {
     /// A whole small member.
     Whole {
         member: usize,
         data: Vec<u8>,
         crc32: Crc,
         digest: MemberDigest,
+        /// Given back once the piece is written (or dropped unwritten).
+        _permit: Permit<'w>,
     },
     /// One chunk of a large member.
     Chunk {
@@ -60,6 +83,7 @@ pub(crate) enum Piece {
         index: u64,
         data: Vec<u8>,
         crc32: Crc,
+        _permit: Permit<'w>,
     },
     /// The end of a large member: its hash and size.
     End { member: usize, digest: MemberDigest },
@@ -67,91 +91,159 @@ pub(crate) enum Piece {
     Reuse { member: usize },
 }
 
-impl Piece {
-    /// Whether the piece holds a permit (carries data).
-    pub(crate) fn holds_permit(&self) -> bool {
-        matches!(self, Self::Whole { .. } | Self::Chunk { .. })
-    }
-}
+pub(crate) type Numbered<'w> = (usize, Result<Piece<'w>, Error>);
 
-pub(crate) type Numbered = (usize, Result<Piece, Error>);
-
-/// A counting semaphore that can be closed to stop the producer; it also
-/// keeps the input buffers of compressed chunks for the next chunks (a
+/// The chunks in flight on one pool: a counting semaphore shared by every
+/// write on the pool (packages written at once share one memory bound),
+/// and the input buffers of compressed chunks kept for the next chunks (a
 /// fresh 4 MiB buffer per chunk cost a page fault and zeroing per 4 KiB,
 /// a third of the CPU of reading).
+///
+/// A free place goes to the write that began first among those waiting:
+/// the package started first (the largest) finishes first, and the others
+/// take what it leaves (while it reads and hashes, for one). Shared
+/// equally, a package that is cheap to compress but slow to hash would
+/// wait behind the others' chunks and end last, alone on one core.
 #[derive(Debug)]
-pub(crate) struct Permits {
-    state: Mutex<(usize, bool)>,
+pub(crate) struct Window {
+    state: Mutex<WindowState>,
     changed: Condvar,
     spare: Mutex<Vec<Vec<u8>>>,
+    /// Numbers the writes in the order they began.
+    next_write: AtomicU64,
 }
 
-impl Permits {
+#[derive(Debug)]
+struct WindowState {
+    free: usize,
+    /// How many producers of each write wait for a place.
+    waiting: BTreeMap<u64, usize>,
+}
+
+impl Window {
     pub(crate) fn new(count: usize) -> Self {
         Self {
-            state: Mutex::new((count, false)),
+            state: Mutex::new(WindowState {
+                free: count,
+                waiting: BTreeMap::new(),
+            }),
             changed: Condvar::new(),
             spare: Mutex::new(Vec::new()),
+            next_write: AtomicU64::new(0),
         }
     }
 
-    /// An empty buffer that can hold `capacity` bytes, reused when one is
-    /// spare.
-    fn buffer(&self, capacity: usize) -> Vec<u8> {
+    /// Numbers a write that begins now: its place among the writes.
+    pub(crate) fn begin(&self) -> u64 {
+        self.next_write.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WindowState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn release(&self) {
+        self.lock().free += 1;
+        self.changed.notify_all();
+    }
+}
+
+/// A chunk's place in a [`Window`], given back when dropped: once its
+/// piece is written, or with the piece when a write stops early, so a
+/// failed write leaves the window whole for the others.
+#[derive(Debug)]
+pub(crate) struct Permit<'w>(&'w Window);
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// One write's permits from a [`Window`]; closing them stops this write's
+/// producer only.
+#[derive(Debug)]
+pub(crate) struct Permits<'w> {
+    window: &'w Window,
+    /// The write's place in the order writes began.
+    write: u64,
+    closed: AtomicBool,
+}
+
+impl<'w> Permits<'w> {
+    /// The permits of the write numbered `write` by [`Window::begin`].
+    pub(crate) fn new(window: &'w Window, write: u64) -> Self {
+        Self {
+            window,
+            write,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// A buffer of `len` bytes, reused when one is spare. Its bytes are
+    /// whatever it held (they are read over): zeroing 4 MiB per chunk
+    /// (what `read_to_end` does to spare capacity) was 1 % of a build.
+    fn buffer(&self, len: usize) -> Vec<u8> {
         let spare = self
+            .window
             .spare
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
-        match spare {
-            Some(mut buf) => {
-                buf.clear();
-                buf.reserve(capacity);
-                buf
-            }
-            None => Vec::with_capacity(capacity),
-        }
+        let mut buf = spare.unwrap_or_default();
+        buf.resize(len, 0);
+        buf
     }
 
     /// Gives a chunk's input buffer back once it is compressed and
     /// hashed. A buffer is taken after a permit; the hasher may still hold
-    /// it after the permit was given back, at most `HASH_QUEUE` of them.
+    /// it after the permit was given back, at most `HASH_QUEUE` of them per
+    /// write.
     fn give_back(&self, buf: Vec<u8>) {
-        self.spare
+        self.window
+            .spare
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(buf);
     }
 
-    /// Takes a permit; `false` once closed.
-    fn acquire(&self) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if state.1 {
-                return false;
+    /// Takes a permit, once no write that began earlier waits for one;
+    /// `None` once closed.
+    fn acquire(&self) -> Option<Permit<'w>> {
+        let mut state = self.window.lock();
+        *state.waiting.entry(self.write).or_default() += 1;
+        let permit = loop {
+            if self.closed.load(Ordering::Acquire) {
+                break None;
             }
-            if state.0 > 0 {
-                state.0 -= 1;
-                return true;
+            if state.free > 0 && state.waiting.range(..self.write).next().is_none() {
+                state.free -= 1;
+                break Some(Permit(self.window));
             }
             state = self
+                .window
                 .changed
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
+        };
+        if let Some(count) = state.waiting.get_mut(&self.write) {
+            *count -= 1;
+            if *count == 0 {
+                state.waiting.remove(&self.write);
+            }
         }
-    }
-
-    pub(crate) fn release(&self) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.0 += 1;
-        self.changed.notify_all();
+        drop(state);
+        // A later write may be next now.
+        self.window.changed.notify_all();
+        permit
     }
 
     pub(crate) fn close(&self) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.1 = true;
-        self.changed.notify_all();
+        self.closed.store(true, Ordering::Release);
+        // Under the lock, so a producer between its check and its wait
+        // cannot miss the wake-up.
+        let _state = self.window.lock();
+        self.window.changed.notify_all();
     }
 }
 
@@ -163,8 +255,8 @@ pub(crate) fn produce<'s>(
     members: &'s [Member],
     plan: &[MemberPlan],
     codec: Codec,
-    permits: &'s Permits,
-    tx: &Sender<Numbered>,
+    permits: &'s Permits<'s>,
+    tx: &Sender<Numbered<'s>>,
     timings: Option<&'s WriteTimings>,
 ) {
     let mut seq = 0;
@@ -175,13 +267,16 @@ pub(crate) fn produce<'s>(
             continue;
         }
         if member.source().size() <= codec.chunk {
-            if !permits.acquire() {
+            let Some(permit) = permits.acquire() else {
                 return;
-            }
+            };
             let tx = tx.clone();
             let number = seq;
             scope.spawn(move |_| {
-                let _ = tx.send((number, compress_whole(index, member, codec, timings)));
+                let _ = tx.send((
+                    number,
+                    compress_whole(index, member, codec, permit, timings),
+                ));
             });
             seq += 1;
         } else if !produce_chunks(scope, index, member, codec, permits, tx, &mut seq, timings) {
@@ -190,12 +285,13 @@ pub(crate) fn produce<'s>(
     }
 }
 
-fn compress_whole(
+fn compress_whole<'w>(
     index: usize,
     member: &Member,
     codec: Codec,
+    permit: Permit<'w>,
     timings: Option<&WriteTimings>,
-) -> Result<Piece, Error> {
+) -> Result<Piece<'w>, Error> {
     let mut read = span(timings, WritePhase::Read);
     let bytes = read_member(member)?;
     let size = bytes.len() as u64;
@@ -204,8 +300,7 @@ fn compress_whole(
     }
     drop(read);
     let mut hash = span(timings, WritePhase::Hash);
-    let mut crc32 = Crc::new();
-    crc32.update(&bytes);
+    let crc32 = Crc::of(&bytes);
     let digest = MemberDigest {
         sha256: Sha256::digest(&bytes).into(),
         size,
@@ -225,6 +320,7 @@ fn compress_whole(
         data,
         crc32,
         digest,
+        _permit: permit,
     })
 }
 
@@ -239,8 +335,8 @@ fn produce_chunks<'s>(
     index: usize,
     member: &'s Member,
     codec: Codec,
-    permits: &'s Permits,
-    tx: &Sender<Numbered>,
+    permits: &'s Permits<'s>,
+    tx: &Sender<Numbered<'s>>,
     seq: &mut usize,
     timings: Option<&'s WriteTimings>,
 ) -> bool {
@@ -333,8 +429,8 @@ fn read_chunks<'s>(
     member: &'s Member,
     reader: &mut (dyn Read + Send + '_),
     codec: Codec,
-    permits: &'s Permits,
-    tx: &Sender<Numbered>,
+    permits: &'s Permits<'s>,
+    tx: &Sender<Numbered<'s>>,
     seq: &mut usize,
     timings: Option<&'s WriteTimings>,
     to_hash: &std::sync::mpsc::SyncSender<Arc<Vec<u8>>>,
@@ -350,26 +446,25 @@ fn read_chunks<'s>(
     let mut dictionary: Vec<u8> = Vec::new();
     let mut read_total = 0;
     for chunk in 0..chunks {
-        if !permits.acquire() {
+        let Some(permit) = permits.acquire() else {
             return Err(None);
-        }
+        };
         let want = codec.chunk.min(size - read_total);
         let mut buf = permits.buffer(want as usize);
         let mut read = span(timings, WritePhase::Read);
-        if let Err(e) = (&mut *reader).take(want).read_to_end(&mut buf) {
-            permits.release();
-            return Err(Some(io_error(e)));
-        }
+        let got = match read_full(&mut *reader, &mut buf) {
+            Ok(got) => got,
+            Err(e) => return Err(Some(io_error(e))),
+        };
         if let Some(read) = read.as_mut() {
-            read.add_bytes(buf.len() as u64);
+            read.add_bytes(got as u64);
         }
         drop(read);
-        read_total += buf.len() as u64;
-        if buf.len() as u64 != want {
-            permits.release();
+        read_total += got as u64;
+        if got != buf.len() {
             return Err(Some(size_error(member, read_total)));
         }
-        let dict = if codec.primes() {
+        let dictionary = if codec.primes() {
             let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
             std::mem::replace(&mut dictionary, next_dictionary)
         } else {
@@ -377,39 +472,102 @@ fn read_chunks<'s>(
         };
         let buf = Arc::new(buf);
         let _ = to_hash.send(Arc::clone(&buf));
-        let last = chunk + 1 == chunks;
-        let tx = tx.clone();
+        let job = ChunkJob {
+            member_index: index,
+            member,
+            chunk,
+            last: chunk + 1 == chunks,
+            dictionary,
+            buf,
+            permit,
+        };
         let number = *seq;
-        scope.spawn(move |_| {
-            let hash = span(timings, WritePhase::Hash);
-            let mut crc32 = Crc::new();
-            crc32.update(&buf);
-            drop(hash);
-            let mut compress = span(timings, WritePhase::Compress);
-            let piece = codec
-                .encode_member(member, &dict, &buf, last)
-                .inspect(|_| {
-                    if let Some(compress) = compress.as_mut() {
-                        compress.add_bytes(buf.len() as u64);
-                    }
-                })
-                .map(|data| Piece::Chunk {
-                    member: index,
-                    index: chunk,
-                    data,
-                    crc32,
-                });
-            drop(compress);
-            // Whichever of this task and the hasher is done last keeps
-            // the buffer for the next chunk.
-            if let Some(buf) = Arc::into_inner(buf) {
-                permits.give_back(buf);
-            }
-            let _ = tx.send((number, piece));
-        });
         *seq += 1;
+        // Mostly runs (a kpack library's zeroed device code): encoded
+        // here, so the member goes at the speed of reading and hashing
+        // rather than waiting for the pool behind other packages' chunks.
+        if codec.is_cheap(&job.buf) {
+            let _ = tx.send((number, job.run(codec, permits, timings)));
+        } else {
+            let tx = tx.clone();
+            scope.spawn(move |_| {
+                let _ = tx.send((number, job.run(codec, permits, timings)));
+            });
+        }
     }
     Ok(read_total)
+}
+
+/// One chunk of a large member, read and waiting to be encoded.
+struct ChunkJob<'s, 'w> {
+    member_index: usize,
+    member: &'s Member,
+    chunk: u64,
+    last: bool,
+    /// The previous chunk's end, for an engine that primes.
+    dictionary: Vec<u8>,
+    buf: Arc<Vec<u8>>,
+    permit: Permit<'w>,
+}
+
+impl<'w> ChunkJob<'_, 'w> {
+    /// CRC-32 and deflate of the chunk; its input buffer goes back to
+    /// `permits` if the hasher is done with it.
+    fn run(
+        self,
+        codec: Codec,
+        permits: &Permits<'w>,
+        timings: Option<&WriteTimings>,
+    ) -> Result<Piece<'w>, Error> {
+        let Self {
+            member_index,
+            member,
+            chunk,
+            last,
+            dictionary,
+            buf,
+            permit,
+        } = self;
+        let hash = span(timings, WritePhase::Hash);
+        let crc32 = Crc::of(&buf);
+        drop(hash);
+        let mut compress = span(timings, WritePhase::Compress);
+        let piece = codec
+            .encode_member(member, &dictionary, &buf, last)
+            .inspect(|_| {
+                if let Some(compress) = compress.as_mut() {
+                    compress.add_bytes(buf.len() as u64);
+                }
+            })
+            .map(|data| Piece::Chunk {
+                member: member_index,
+                index: chunk,
+                data,
+                crc32,
+                _permit: permit,
+            });
+        drop(compress);
+        // Whichever of this job and the hasher is done last keeps the
+        // buffer for the next chunk.
+        if let Some(buf) = Arc::into_inner(buf) {
+            permits.give_back(buf);
+        }
+        piece
+    }
+}
+
+/// Reads until `buf` is full or the reader ends; the bytes read.
+fn read_full(reader: &mut (dyn Read + Send + '_), buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 fn size_error(member: &Member, actual: u64) -> Error {

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::Receiver;
 
-use flate2::Crc;
+use crc32fast::Hasher as Crc;
 
 use super::cache::Blob;
 use super::deflate::Codec;
 use super::format::{DosDateTime, EntryHeader, end_records, needs_zip64};
-use super::producer::{Numbered, Permits, Piece};
+use super::producer::{Numbered, Piece};
 use crate::positioned::{read_exact_at, write_all_at};
 use crate::timings::{WritePhase, WriteTimings, span};
 use crate::{Error, Member, MemberDigest};
@@ -142,11 +142,10 @@ impl ZipOutput {
     /// the digest of every member of the batch.
     pub(crate) fn consume(
         &mut self,
-        rx: Receiver<Numbered>,
+        rx: Receiver<Numbered<'_>>,
         members: &[Member],
         reuse: &[Option<Reused>],
         codec: Codec,
-        permits: &Permits,
         timings: Option<&WriteTimings>,
     ) -> Result<Vec<MemberDigest>, Error> {
         let base = self.entries.len();
@@ -158,8 +157,9 @@ impl ZipOutput {
             pending.insert(seq, piece);
             while let Some(piece) = pending.remove(&next) {
                 next += 1;
+                // A piece's permit goes back when the piece is dropped,
+                // written or not.
                 let piece = piece?;
-                let holds_permit = piece.holds_permit();
                 let mut write = span(timings, WritePhase::Write);
                 let start = self.pos;
                 match piece {
@@ -168,9 +168,10 @@ impl ZipOutput {
                         data,
                         crc32,
                         digest,
+                        _permit: _,
                     } => {
                         let mut header = Self::header(&members[member], codec, self.pos)?;
-                        header.crc32 = crc32.sum();
+                        header.crc32 = crc32.value;
                         header.compressed_size = data.len() as u64;
                         Self::check_fits(&header)?;
                         self.write(&header.local(self.dos))?;
@@ -183,6 +184,7 @@ impl ZipOutput {
                         index,
                         data,
                         crc32,
+                        _permit: _,
                     } => {
                         if index == 0 {
                             let header = Self::header(&members[member], codec, self.pos)?;
@@ -193,14 +195,16 @@ impl ZipOutput {
                             });
                         }
                         let current = open.as_mut().expect("a chunk follows its member's start");
-                        current.crc32.combine(&crc32);
+                        current
+                            .crc32
+                            .combine(&Crc::new_with_initial_len(crc32.value, crc32.len));
                         current.header.compressed_size += data.len() as u64;
                         self.write(&data)?;
                     }
                     Piece::End { member, digest } => {
                         let Open { mut header, crc32 } =
                             open.take().expect("a member ends after its chunks");
-                        header.crc32 = crc32.sum();
+                        header.crc32 = crc32.finalize();
                         Self::check_fits(&header)?;
                         self.flush()?;
                         for (at, bytes) in header.local_patches() {
@@ -242,9 +246,6 @@ impl ZipOutput {
                     write.add_bytes(self.pos - start);
                 }
                 drop(write);
-                if holds_permit {
-                    permits.release();
-                }
             }
         }
         digests

@@ -20,6 +20,10 @@ use super::format::{METHOD_DEFLATE, METHOD_STORED};
 /// for an engine that can be primed.
 pub(crate) const WINDOW: usize = 32 * 1024;
 
+/// At most this many bytes of a chunk outside its long runs leave it
+/// cheap to encode ([`Codec::is_cheap`]).
+const CHEAP_DATA: usize = 64 * 1024;
+
 /// Everything that decides the compressed bytes of a member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct Codec {
@@ -75,6 +79,17 @@ impl Codec {
             DeflateEngine::Libdeflate => libdeflate::deflate(self.level, input, last),
             DeflateEngine::ZlibRs => zlib_rs::deflate(self.level, dictionary, input, last),
         }
+    }
+
+    /// Whether encoding `input` costs little next to reading and hashing
+    /// it: stored, or with libdeflate mostly long runs of one byte (the
+    /// run coder writes them without a search). Such a chunk is encoded
+    /// by the thread that read it instead of queueing for the pool.
+    pub(crate) fn is_cheap(self, input: &[u8]) -> bool {
+        if self.method != METHOD_DEFLATE {
+            return true;
+        }
+        self.engine == DeflateEngine::Libdeflate && runs::data_len(input) <= CHEAP_DATA
     }
 
     /// The largest the encoded member of `size` bytes can be, whatever

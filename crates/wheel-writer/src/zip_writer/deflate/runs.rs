@@ -94,6 +94,18 @@ pub(crate) fn segments(input: &[u8]) -> Vec<Segment<'_>> {
     out
 }
 
+/// The bytes of `input` outside its runs of at least [`MIN_RUN`] bytes:
+/// what [`segments`] leaves to the engine.
+pub(crate) fn data_len(input: &[u8]) -> usize {
+    segments(input)
+        .iter()
+        .map(|segment| match segment {
+            Segment::Data(data) => data.len(),
+            Segment::Run { .. } => 0,
+        })
+        .sum()
+}
+
 /// The byte every byte of `piece` is, if they are all equal.
 fn constant(piece: &[u8]) -> Option<u8> {
     let first = *piece.first()?;
