@@ -29,10 +29,13 @@
 //! let console = Console::detect(Verbosity { verbose: 0, quiet: false });
 //! console.init_logging(&[]);
 //! let progress = console.progress("packages", 2, Some(4096));
-//! progress.start("a.whl", 2048);
-//! progress.counter().add(1024); // from any thread, as bytes are written
+//! let bytes = progress.counter(); // cloned into the writer's threads
+//! progress.start("a.whl");
+//! bytes.add(2048); // a.whl's input, as it is read
+//! bytes.add(1024); // b.whl's, read at the same time
 //! progress.item_done("a.whl", 1024);
-//! progress.start("b.whl", 2048);
+//! progress.start("b.whl");
+//! bytes.add(1024);
 //! progress.item_done("b.whl", 1024);
 //! progress.finish();
 //! ```
@@ -258,7 +261,6 @@ impl Console {
             noun,
             items,
             done: Mutex::new(0),
-            current: Arc::default(),
             by_bytes: bytes.is_some(),
             active: Arc::clone(&self.active),
         }
@@ -303,38 +305,24 @@ pub struct Progress {
     noun: &'static str,
     items: u64,
     done: Mutex<u64>,
-    /// The item being worked on: its input bytes and those credited so far.
-    current: Arc<Mutex<Current>>,
     by_bytes: bool,
     active: Arc<Mutex<Option<ProgressBar>>>,
 }
 
-#[derive(Debug, Default)]
-struct Current {
-    input: u64,
-    credited: u64,
-}
-
-/// Credits bytes of the current item to the display as they are written
-/// (cloned into writer threads). Never more than the item's input is
-/// credited, so a source read twice or a reused member cannot run ahead;
-/// what is left is credited when the item is done.
+/// Credits input bytes to the display as they are read (cloned into the
+/// writer's threads; several items may be in progress at once). The
+/// caller credits each item's input once in all, by the time the item is
+/// done: the display only adds them up.
 #[derive(Debug, Clone)]
 pub struct ByteCounter {
     bar: Option<ProgressBar>,
-    current: Arc<Mutex<Current>>,
 }
 
 impl ByteCounter {
-    /// `bytes` more of the current item are written.
+    /// `bytes` more input bytes were read.
     pub fn add(&self, bytes: u64) {
-        let Some(bar) = &self.bar else { return };
-        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        let step = bytes.min(current.input - current.credited);
-        current.credited += step;
-        drop(current);
-        if step > 0 {
-            bar.inc(step);
+        if let Some(bar) = &self.bar {
+            bar.inc(bytes);
         }
     }
 }
@@ -349,11 +337,9 @@ impl std::fmt::Debug for Progress {
 }
 
 impl Progress {
-    /// `name`, of `input` bytes, is being worked on now (shown on a
-    /// terminal only).
-    pub fn start(&self, name: &str, input: u64) {
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
-            Current { input, credited: 0 };
+    /// `name` is the item shown as being worked on now (on a terminal
+    /// only).
+    pub fn start(&self, name: &str) {
         if let Mode::Live(bar) = &self.mode {
             let done = *self.done.lock().unwrap_or_else(PoisonError::into_inner);
             bar.set_prefix(format!("{done}/{} {}", self.items, self.noun));
@@ -361,28 +347,22 @@ impl Progress {
         }
     }
 
-    /// The counter of the bytes of the current item; a no-op unless a live
-    /// display counts bytes.
+    /// The counter of the input bytes read; a no-op unless a live display
+    /// counts bytes.
     pub fn counter(&self) -> ByteCounter {
         ByteCounter {
             bar: match &self.mode {
                 Mode::Live(bar) if self.by_bytes => Some(bar.clone()),
                 _ => None,
             },
-            current: Arc::clone(&self.current),
         }
     }
 
-    /// The current item is finished: `name` (what was written) and its size
-    /// `written` (printed). Its input bytes not credited yet are now. Off a
-    /// terminal this prints one line: `[done/items] size  name`.
+    /// An item is finished: `name` (what was written) and its size
+    /// `written` (printed). A display by bytes has had its input from the
+    /// [`ByteCounter`]. Off a terminal this prints one line:
+    /// `[done/items] size  name`.
     pub fn item_done(&self, name: &str, written: u64) {
-        let rest = {
-            let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-            let rest = current.input - current.credited;
-            current.credited = current.input;
-            rest
-        };
         let done = {
             let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
             *done += 1;
@@ -399,7 +379,9 @@ impl Progress {
             }
             Mode::Live(bar) => {
                 bar.set_prefix(format!("{done}/{} {}", self.items, self.noun));
-                bar.inc(if self.by_bytes { rest } else { 1 });
+                if !self.by_bytes {
+                    bar.inc(1);
+                }
             }
         }
     }

@@ -852,7 +852,13 @@ mod tests {
             events.contains(&"written rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl".to_owned()),
             "{events:#?}"
         );
-        // The bytes read are the sources of the packages: more than nothing.
-        assert!(heard.bytes.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        // The bytes read add up to the packages' input, each package's once
+        // (packages are written at once; a member read twice counts once).
+        let input: u64 = events[0].rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(input > 0);
+        assert_eq!(
+            heard.bytes.load(std::sync::atomic::Ordering::Relaxed),
+            input
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use artifacts::EntrySource;
@@ -102,6 +102,7 @@ pub(crate) fn execute(
             let (order, next, stop, shared, cache) = (&order, &next, &stop, &shared, &cache);
             let packages_clock = &packages_clock;
             let (staging, first_bytes, progress) = (&staging, &first_bytes, &progress);
+            let inputs = &inputs;
             threads.spawn(move || {
                 while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                     // A package after one that failed is not written: its
@@ -115,6 +116,8 @@ pub(crate) fn execute(
                             first: Arc::clone(first_bytes),
                             index,
                             stop: Arc::clone(stop),
+                            input: inputs[index],
+                            credited: Arc::new(AtomicU64::new(0)),
                         };
                         let started = packages_clock.read().0;
                         let result = write_package(
@@ -254,6 +257,7 @@ fn write_package(
         built_links::is_checked(package.kind).then_some(elves),
         counter,
     )?;
+    counter.finish();
     Ok(Done {
         size: size_of(&path)?,
         path,
@@ -678,8 +682,12 @@ struct Counted {
     counter: Counter,
 }
 
-/// Who hears of the bytes read, and the test hook that holds the build
-/// right after its first bytes were credited (docs/pipeline.md).
+/// Who hears of the bytes one package reads, and the test hook that
+/// holds the build right after its first bytes were credited
+/// (docs/pipeline.md). Packages are written at once, so each credits its
+/// own bytes, never more than its input (a member read twice, for the
+/// compression cache and to compress it, counts once), and the rest of
+/// its input when it is written.
 #[derive(Debug, Clone)]
 struct Counter {
     progress: Arc<dyn BuildProgress>,
@@ -688,6 +696,10 @@ struct Counter {
     index: usize,
     /// The lowest index of a package that failed: a later package stops.
     stop: Arc<AtomicUsize>,
+    /// The package's input bytes ([`input_bytes`]).
+    input: u64,
+    /// How many of them were credited so far.
+    credited: Arc<AtomicU64>,
 }
 
 #[derive(Debug)]
@@ -698,7 +710,16 @@ struct FirstBytes {
 
 impl Counter {
     fn add(&self, bytes: u64) {
-        self.progress.bytes_read(bytes);
+        let before = self
+            .credited
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |done| {
+                Some((done + bytes).min(self.input))
+            })
+            .unwrap_or_else(|done| done);
+        let step = (before + bytes).min(self.input) - before;
+        if step > 0 {
+            self.progress.bytes_read(step);
+        }
         if bytes > 0
             && let Some(gate) = &self.first.gate
         {
@@ -706,6 +727,17 @@ impl Counter {
             self.first.once.call_once(|| {
                 let _ = fs::read(gate);
             });
+        }
+    }
+}
+
+impl Counter {
+    /// Credits what the package's input holds beyond what its reads
+    /// credited (launchers, members taken from the cache).
+    fn finish(&self) {
+        let before = self.credited.swap(self.input, Ordering::AcqRel);
+        if self.input > before {
+            self.progress.bytes_read(self.input - before);
         }
     }
 }

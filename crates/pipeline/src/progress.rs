@@ -7,11 +7,14 @@
 /// method has an empty default; [`NoProgress`] hears nothing.
 ///
 /// The calls come in this order: [`start`](Self::start) once, then for each
-/// package [`package_started`](Self::package_started), any number of
-/// [`bytes_read`](Self::bytes_read) (from the writer's threads, while the
-/// package is written) and [`package_written`](Self::package_written); then
-/// [`finish`](Self::finish). A build that fails stops where it is, without
-/// `finish`.
+/// package, in plan order, [`package_started`](Self::package_started) and
+/// [`package_written`](Self::package_written); then
+/// [`finish`](Self::finish). [`bytes_read`](Self::bytes_read) comes from the
+/// writer's threads at any time in between: several packages are written
+/// at once, so the bytes may be those of a package not started in this
+/// order yet. They add up to every package's input bytes, each package's
+/// in full by the time it is written. A build that fails stops where it
+/// is, without `finish`.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,8 +43,8 @@ pub trait BuildProgress: Send + Sync + std::fmt::Debug {
         let _ = (name, input_bytes);
     }
 
-    /// `bytes` more bytes of the current package were read (called from
-    /// any thread; a source read twice counts twice).
+    /// `bytes` more bytes of the packages' input were read (called from
+    /// any thread; a package never credits more than its input).
     fn bytes_read(&self, bytes: u64) {
         let _ = bytes;
     }

@@ -47,9 +47,9 @@ impl BuildProgress for ConsoleProgress {
         *self.lock() = Some(display);
     }
 
-    fn package_started(&self, name: &str, input_bytes: u64) {
+    fn package_started(&self, name: &str, _input_bytes: u64) {
         if let Some(display) = self.lock().as_ref() {
-            display.start(name, input_bytes);
+            display.start(name);
         }
     }
 
