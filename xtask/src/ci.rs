@@ -51,6 +51,14 @@ const CI_FUZZ_SECONDS: u64 = 20;
 
 /// Exactly what `.ci/run` runs; each step's wall time is printed at the
 /// end (and when a step fails), so a slow step is visible in every log.
+/// The manifests whose lock files CI builds with `--locked`: the
+/// workspace, the example program outside it, the fuzz targets.
+const LOCKED_MANIFESTS: [&str; 3] = [
+    "Cargo.toml",
+    "examples/package-a-release/Cargo.toml",
+    "fuzz/Cargo.toml",
+];
+
 pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
     let mut steps = Steps::default();
     let result = ci_steps(&mut steps);
@@ -60,6 +68,13 @@ pub(crate) fn ci(_args: &[String]) -> Result<(), String> {
 
 fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     steps.time("setup", || setup(&[]))?;
+    // Every lock file is current: a stale one otherwise fails its step
+    // (the example program, fuzz) only after the tests, twenty minutes in.
+    steps.time("lock files", || {
+        LOCKED_MANIFESTS
+            .iter()
+            .try_for_each(|manifest| check_lock_file(manifest))
+    })?;
     steps.time("fmt", || {
         run("cargo", &["fmt", "--all", "--check"])?;
         run(
@@ -159,6 +174,33 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
             crate::fuzz::Build::Quick,
         )
     })
+}
+
+/// `cargo metadata --locked` of `manifest`: fails when its lock file would
+/// change. Its JSON goes nowhere; its errors go to the log.
+fn check_lock_file(manifest: &str) -> Result<(), String> {
+    let args = [
+        "metadata",
+        "--locked",
+        "--format-version",
+        "1",
+        "--manifest-path",
+        manifest,
+    ];
+    eprintln!("+ cargo {}", args.join(" "));
+    let status = std::process::Command::new("cargo")
+        .args(args)
+        .current_dir(crate::cmd::root())
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot start `cargo metadata`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{manifest}: its lock file is not current: {status}"
+        ))
+    }
 }
 
 /// The wall time of each step run so far.
