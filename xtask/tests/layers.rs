@@ -1,9 +1,14 @@
-//! The library crates take options values, not command lines: no library
-//! but `cli-output` (the binaries' terminal helper) builds clap, directly or
-//! not, and `pipeline` draws no terminal (docs/architecture.md, "Layers";
-//! docs/using-the-crates.md). This reads what `cargo tree -e normal`
-//! resolves for each of them alone, so a feature another crate of the
-//! workspace enables does not count.
+//! The crates keep to their layers (docs/architecture.md, "Layers"; docs/
+//! using-the-crates.md), read from what `cargo tree -e normal` resolves
+//! for each crate alone, so a feature another crate of the workspace
+//! enables does not count:
+//!
+//! - the library crates take options values, not command lines: no library
+//!   but `cli-output` (the binaries' terminal helper) builds clap, directly
+//!   or not, and `pipeline` draws no terminal;
+//! - the mechanism crates know ELF and launchers, not what a ROCm package
+//!   is: `elf-surgery`, `trampoline-gen` and `link-check` build neither
+//!   the model (`dist-info`) nor serde.
 
 use std::path::Path;
 use std::process::Command;
@@ -100,4 +105,44 @@ fn pipeline_draws_no_terminal() {
         .filter(|d| ["indicatif", "console", "tracing-subscriber", TERMINAL].contains(&d.as_str()))
         .collect();
     assert!(drawing.is_empty(), "pipeline builds {drawing:?}");
+}
+
+/// The crates of the mechanism layer that must stay free of the model.
+const MECHANISMS: &[&str] = &["elf-surgery", "trampoline-gen", "link-check"];
+
+/// Packages none of them may build: the model, and serde in any part.
+fn forbidden(package: &str) -> bool {
+    package == "dist-info" || package == "serde" || package.starts_with("serde_")
+}
+
+#[test]
+fn elf_surgery_trampoline_gen_and_link_check_build_neither_the_model_nor_serde() {
+    for package in MECHANISMS {
+        let dependencies = normal_dependencies(package);
+        assert_eq!(
+            dependencies.first().map(String::as_str),
+            Some(*package),
+            "the tree starts at the package itself"
+        );
+        assert!(
+            dependencies.iter().any(|d| d == "fs-helpers"),
+            "{package}: the tree lists its dependencies"
+        );
+        let bad: Vec<&String> = dependencies.iter().filter(|d| forbidden(d)).collect();
+        assert!(
+            bad.is_empty(),
+            "{package} depends (directly or not) on {bad:?}; keep the mechanism free of \
+             the ROCm model and of serde (docs/architecture.md, \"Layers\")"
+        );
+    }
+}
+
+#[test]
+fn the_check_sees_serde_where_it_is() {
+    // link-check with its `serde` feature, as release-check enables it.
+    let dependencies = normal_dependencies("release-check");
+    assert!(
+        dependencies.iter().any(|d| forbidden(d)),
+        "{dependencies:?}"
+    );
 }
