@@ -672,21 +672,25 @@ mod tests {
 
     /// Plans the build of `artifacts`, lets `change` alter the tree, then
     /// executes the plan made before: what execution says.
-    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> crate::Result<()> {
-        let dest = tempfile::tempdir().unwrap();
-        // This library carries no rocm-sdk: a real static program, the
-        // launcher image, stands in for it (docs/testing.md).
+    /// This library carries no rocm-sdk: a real static program, the
+    /// launcher image, stands in for it (docs/testing.md).
+    fn stand_in_programs() -> NativePrograms {
         let launcher =
             trampoline_gen::Launcher::for_target(trampoline_gen::Platform::LinuxX86_64, "rocm-sdk")
                 .unwrap();
+        NativePrograms::new().with_bytes(
+            Platform::Linux,
+            "the launcher image",
+            launcher.into_bytes(),
+        )
+    }
+
+    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> crate::Result<()> {
+        let dest = tempfile::tempdir().unwrap();
         let args = BuildOptions {
             plan: PlanOptions {
                 artifact_dir: artifacts.to_owned(),
-                native_programs: NativePrograms::new().with_bytes(
-                    Platform::Linux,
-                    "the launcher image",
-                    launcher.into_bytes(),
-                ),
+                native_programs: stand_in_programs(),
                 ..PlanOptions::default()
             },
             dest_dir: dest.path().to_owned(),
@@ -815,18 +819,11 @@ mod tests {
     fn the_progress_hears_every_package_between_start_and_finish() {
         let copy = example_copy();
         let dest = tempfile::tempdir().unwrap();
-        let launcher =
-            trampoline_gen::Launcher::for_target(trampoline_gen::Platform::LinuxX86_64, "rocm-sdk")
-                .unwrap();
         let options = BuildOptions {
             plan: PlanOptions {
                 artifact_dir: copy.path().to_owned(),
                 platform_tag: Some("linux_x86_64".parse().unwrap()),
-                native_programs: NativePrograms::new().with_bytes(
-                    Platform::Linux,
-                    "the launcher image",
-                    launcher.into_bytes(),
-                ),
+                native_programs: stand_in_programs(),
                 ..PlanOptions::default()
             },
             dest_dir: dest.path().to_owned(),
