@@ -179,28 +179,14 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
 /// `cargo metadata --locked` of `manifest`: fails when its lock file would
 /// change. Its JSON goes nowhere; its errors go to the log.
 fn check_lock_file(manifest: &str) -> Result<(), String> {
-    let args = [
-        "metadata",
-        "--locked",
-        "--format-version",
-        "1",
-        "--manifest-path",
-        manifest,
-    ];
-    eprintln!("+ cargo {}", args.join(" "));
-    let status = std::process::Command::new("cargo")
-        .args(args)
-        .current_dir(crate::cmd::root())
-        .stdout(std::process::Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot start `cargo metadata`: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{manifest}: its lock file is not current: {status}"
-        ))
-    }
+    crate::cmd::traced(
+        std::process::Command::new("cargo")
+            .args(["metadata", "--locked", "--format-version", "1"])
+            .args(["--manifest-path", manifest])
+            .current_dir(crate::cmd::root())
+            .stdout(std::process::Stdio::null()),
+    )
+    .map_err(|e| format!("{e}: {manifest}'s lock file is not current"))
 }
 
 /// The wall time of each step run so far.

@@ -85,7 +85,7 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
         }
         println!();
         let dest = example.root().join(mode.dir_name());
-        run_checked(
+        crate::cmd::status(
             Command::new(&binary)
                 .args(["build", "--artifact-dir"])
                 .arg(example.artifact_dir(mode, fixtures::Layout::Tree))
@@ -96,7 +96,7 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
     if windows {
         let tree = fixtures::generate_windows(example.root()).map_err(|e| e.to_string())?;
         println!("== windows ({}) ==", tree.display());
-        run_checked(
+        crate::cmd::status(
             Command::new(&binary)
                 .args(["build", "--platform-tag", "win_amd64", "--artifact-dir"])
                 .arg(&tree)
@@ -117,12 +117,12 @@ fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(),
         std::fs::remove_dir_all(venv)
             .map_err(|e| format!("cannot remove {}: {e}", venv.display()))?;
     }
-    run_checked(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+    crate::cmd::status(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
     let bin = venv.join("bin");
     // pip caches the `rocm` wheel it builds from the sdist under the sdist's
     // path; a rebuilt example keeps both path and version, so without
     // `--no-cache-dir` the venv would get the previous build's `rocm_sdk`.
-    run_checked(
+    crate::cmd::status(
         Command::new(bin.join("pip"))
             .args([
                 "install",
@@ -143,7 +143,7 @@ fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(),
         ("rocm-sdk", &["test"][..]),
     ] {
         println!("$ {program} {}", args.join(" "));
-        run_checked(Command::new(bin.join(program)).args(args))?;
+        crate::cmd::status(Command::new(bin.join(program)).args(args))?;
     }
     println!(
         "\ninstalled into {}; try {}/rocm-sdk --help",
@@ -151,17 +151,4 @@ fn install_and_use(dist: &std::path::Path, venv: &std::path::Path) -> Result<(),
         bin.display()
     );
     Ok(())
-}
-
-/// Runs a command, letting it print; a failure is an error naming it.
-fn run_checked(command: &mut Command) -> Result<(), String> {
-    let shown = format!("{command:?}");
-    let status = command
-        .status()
-        .map_err(|e| format!("cannot run {shown}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{shown} failed: {status}"))
-    }
 }

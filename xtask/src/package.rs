@@ -168,18 +168,7 @@ fn cargo() -> std::ffi::OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
-/// Runs a command in the workspace root, letting it print; a failure is an
-/// error naming it.
+/// Runs a command in the workspace root, tracing it.
 fn run_in(command: &mut Command) -> Result<(), String> {
-    let shown = format!("{command:?}");
-    eprintln!("+ {shown}");
-    let status = command
-        .current_dir(root())
-        .status()
-        .map_err(|e| format!("cannot run {shown}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{shown} failed: {status}"))
-    }
+    crate::cmd::traced(command.current_dir(root()))
 }

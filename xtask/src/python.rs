@@ -146,19 +146,5 @@ fn tools_venv() -> Result<PathBuf, String> {
 }
 
 fn run_in(dir: &Path, program: &Path, args: &[&str]) -> Result<(), String> {
-    eprintln!("+ {} {}", program.display(), args.join(" "));
-    let status = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .status()
-        .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{} {}` failed: {status}",
-            program.display(),
-            args.join(" ")
-        ))
-    }
+    crate::cmd::traced(Command::new(program).args(args).current_dir(dir))
 }
