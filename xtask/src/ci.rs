@@ -126,6 +126,9 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
     // and unpacks its devel tree (docs/using-the-crates.md). After the
     // tests, it reuses their dependencies and their native rocm-sdk.
     steps.time("example program", || crate::package::example_program(&[]))?;
+    // The README's main job works on a clean clone (the build it needs is
+    // the tests' own).
+    steps.time("demo", || crate::example::demo(&[]))?;
     // The API documentation builds without a warning (broken links, bad
     // code blocks): each library is documented for other programs.
     steps.time("doc", || {

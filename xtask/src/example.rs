@@ -27,11 +27,12 @@ pub(crate) fn example(args: &[String]) -> Result<(), String> {
 /// `cargo xtask demo [--windows]`: generates the example into `example/`,
 /// runs `therock-package inspect` on both modes (checking that the archives
 /// give the same report as the extracted tree), builds both modes' packages
-/// into `example/{mode}/dist`, installs the kpack set into `example/venv`
+/// into `example/out/{mode}/dist` (outside the artifact directories, which a
+/// build refuses to write around), installs the kpack set into `example/venv`
 /// with pip, and uses it: `rocm-sdk init`, `path`, `hipconfig --rocmpath`,
 /// `rocm-sdk test`. Linux only unless `--windows`, which also installs the
 /// Windows tools (mingw-w64, Wine) and builds the Windows example's
-/// `win_amd64` packages into `example/windows-dist`.
+/// `win_amd64` packages into `example/out/windows/dist`.
 pub(crate) fn demo(args: &[String]) -> Result<(), String> {
     let windows = match args {
         [] => false,
@@ -84,7 +85,7 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
             );
         }
         println!();
-        let dest = example.root().join(mode.dir_name());
+        let dest = example.root().join("out").join(mode.dir_name());
         crate::cmd::status(
             Command::new(&binary)
                 .args(["build", "--artifact-dir"])
@@ -101,11 +102,11 @@ pub(crate) fn demo(args: &[String]) -> Result<(), String> {
                 .args(["build", "--platform-tag", "win_amd64", "--artifact-dir"])
                 .arg(&tree)
                 .arg("--dest-dir")
-                .arg(example.root().join("windows-dist")),
+                .arg(example.root().join("out/windows")),
         )?;
     }
     install_and_use(
-        &example.root().join("kpack/dist"),
+        &example.root().join("out/kpack/dist"),
         &example.root().join("venv"),
     )
 }
