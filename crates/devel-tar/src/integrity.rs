@@ -8,9 +8,8 @@ use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use sha2::{Digest as _, Sha256};
-
 use pypa_formats::installer::InstallCommand;
+use sha2::{Digest as _, Sha256};
 
 use crate::error::Error;
 use crate::record;

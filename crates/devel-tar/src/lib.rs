@@ -54,7 +54,7 @@ pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
 pub use reconcile::{ReconcileReport, reconcile_device_links};
 pub use relink::{LinkState, RUNTIME_LINKS, RuntimeLink, repair_runtime_links, runtime_links};
-pub use site::install_command;
+pub use site::{install_command, read_installer};
 pub use stamp::{DEVICE_LINKS_STAMP, device_links_stamp_is_current, expected_stamp};
 pub use tree_names::{
     COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,

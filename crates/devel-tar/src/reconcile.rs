@@ -12,10 +12,9 @@ use std::path::Path;
 use dist_info::devel_links::{DevelLinks, DevelLinksError};
 use dist_info::devel_tree::device_link_source;
 use fs_helpers::atomic_write::write_atomic_via;
+use pypa_formats::installer::InstallCommand;
 use pypa_formats::member::check_relpath;
 use serde::{Deserialize, Serialize};
-
-use pypa_formats::installer::InstallCommand;
 
 use crate::error::Error;
 use crate::lock::SiteLock;

@@ -7,9 +7,8 @@ use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
-use pypa_formats::record::{RecordEntry, parse_record, push_row, uses_crlf};
-
 use pypa_formats::installer::InstallCommand;
+use pypa_formats::record::{RecordEntry, parse_record, push_row, uses_crlf};
 
 use crate::error::Error;
 

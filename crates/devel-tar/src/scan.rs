@@ -10,7 +10,6 @@ use std::path::Path;
 
 use dist_info::devel_tree::{self, HardLinkNode, check_link_text};
 use dist_info::windows_names;
-
 use pypa_formats::installer::InstallCommand;
 
 use crate::compression::{READ_BUFFER, TarCodec};

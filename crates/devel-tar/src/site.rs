@@ -6,7 +6,7 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use pypa_formats::filename::DistInfoDir;
-use pypa_formats::installer::InstallCommand;
+use pypa_formats::installer::{InstallCommand, installer_name};
 
 use crate::compression::TarCodec;
 use crate::error::Error;
@@ -36,15 +36,25 @@ pub fn install_command(root: &Path) -> InstallCommand {
             let name = names
                 .iter()
                 .find(|n| n.starts_with(prefix) && n.ends_with(DistInfoDir::SUFFIX))?;
-            let mut text = String::new();
-            std::fs::File::open(root.join(name).join("INSTALLER"))
-                .ok()?
-                .take(256)
-                .read_to_string(&mut text)
-                .ok()?;
-            Some(InstallCommand::from_installer_file(&text))
+            read_installer(&root.join(name))
         })
-        .unwrap_or_default()
+        .map_or_else(InstallCommand::default, |tool| {
+            InstallCommand::from_installer_file(&tool)
+        })
+}
+
+/// The tool the `INSTALLER` file of the installed distribution at
+/// `dist_info` names ([`installer_name`]); `None` when it is missing or
+/// names none.
+pub fn read_installer(dist_info: &Path) -> Option<String> {
+    let mut text = String::new();
+    std::fs::File::open(dist_info.join("INSTALLER"))
+        .ok()?
+        // A tool's name is a few bytes; the file is untrusted.
+        .take(256)
+        .read_to_string(&mut text)
+        .ok()?;
+    installer_name(&text).map(str::to_owned)
 }
 
 /// The devel distribution as installed in one site-packages.

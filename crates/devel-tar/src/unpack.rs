@@ -14,7 +14,6 @@ use std::io::Write as _;
 use std::path::Path;
 
 use dist_info::devel_tree::{Resolved, resolve_link};
-
 use pypa_formats::installer::InstallCommand;
 
 use crate::error::Error;

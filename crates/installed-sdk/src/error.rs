@@ -1,9 +1,10 @@
 //! The one error type of the library: every variant names the file involved
 //! and what the user can do next.
 
-use pypa_formats::installer::InstallCommand;
 use std::io;
 use std::path::PathBuf;
+
+use pypa_formats::installer::InstallCommand;
 
 use crate::site::BINARY_RELPATH;
 

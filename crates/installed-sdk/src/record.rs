@@ -1,7 +1,6 @@
 //! A distribution's `RECORD` (the wheel spec's CSV: `path,sha256=…,size`)
 //! and its verification against the files on disk.
 
-use pypa_formats::installer::InstallCommand;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -9,6 +8,7 @@ use rayon::prelude::*;
 
 use dist_info::windows_names;
 use fs_helpers::file_hash::sha256_file;
+use pypa_formats::installer::InstallCommand;
 use pypa_formats::record::{RecordEntry, parse_record};
 
 use crate::error::Error;

@@ -2,12 +2,12 @@
 //! binary's own location, the `_dist_info.json` it ships, and where each
 //! package lives in it.
 
-use pypa_formats::installer::InstallCommand;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use dist_info::document::{DistInfo, FILE_NAME};
 use dist_info::package::PackageKind;
+use pypa_formats::installer::InstallCommand;
 
 use crate::error::Error;
 

@@ -3,10 +3,10 @@
 //! (docs/behaviour.md#build-flags), read with the one reader of that
 //! document ([`dist_info::dist_targets`]), the one the build checked it with.
 
-use pypa_formats::installer::InstallCommand;
 use std::path::{Path, PathBuf};
 
 use fs_helpers::error_chain::Chain;
+use pypa_formats::installer::InstallCommand;
 
 pub use dist_info::dist_targets::DistTargets;
 

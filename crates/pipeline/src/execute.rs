@@ -729,9 +729,7 @@ impl Counter {
             });
         }
     }
-}
 
-impl Counter {
     /// Credits what the package's input holds beyond what its reads
     /// credited (launchers, members taken from the cache).
     fn finish(&self) {

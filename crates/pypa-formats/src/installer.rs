@@ -17,10 +17,18 @@ pub enum InstallCommand {
     UvPip,
 }
 
+/// The tool an `INSTALLER` file holding `text` names (`pip`, `uv`): its
+/// first line, trimmed, when that is a short word of printable ASCII.
+pub fn installer_name(text: &str) -> Option<&str> {
+    let name = text.lines().next()?.trim();
+    (!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_graphic()))
+        .then_some(name)
+}
+
 impl InstallCommand {
     /// The command for an `INSTALLER` file holding `text`.
     pub fn from_installer_file(text: &str) -> Self {
-        match text.lines().next().map(str::trim) {
+        match installer_name(text) {
             Some("uv") => Self::UvPip,
             _ => Self::Pip,
         }
@@ -38,7 +46,7 @@ impl fmt::Display for InstallCommand {
 
 #[cfg(test)]
 mod tests {
-    use super::InstallCommand;
+    use super::{InstallCommand, installer_name};
 
     #[test]
     fn uv_s_installer_file_gives_uv_s_command_and_anything_else_pip_s() {
@@ -54,5 +62,15 @@ mod tests {
             let got = InstallCommand::from_installer_file(text).to_string();
             assert_eq!(got, command, "{text:?}");
         }
+    }
+
+    #[test]
+    fn the_installer_is_a_short_printable_first_line() {
+        assert_eq!(installer_name("uv\nmore\n"), Some("uv"));
+        assert_eq!(installer_name("  pip \r\n"), Some("pip"));
+        assert_eq!(installer_name(""), None);
+        assert_eq!(installer_name("\n"), None);
+        assert_eq!(installer_name("two words\n"), None);
+        assert_eq!(installer_name(&"x".repeat(65)), None);
     }
 }

@@ -123,8 +123,8 @@ fn devel_problems(
                 (None, Some(rpath)) => ("RPATH", rpath),
                 (None, None) => continue,
             };
-            for entry in search.split(':').filter(|e| e.starts_with('/')) {
-                problems.push(problem(&path, origin, tag, entry));
+            for dir in search.split(':').filter(|d| d.starts_with('/')) {
+                problems.push(problem(&path, origin, tag, dir));
             }
         }
         Ok(())

@@ -3,7 +3,6 @@
 //! report answers a maintainer's first questions.
 
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -86,21 +85,8 @@ pub(super) fn complete(env: &mut Environment, cx: &Context<'_>, selected: Option
         .collect();
     env.installer = cx
         .one(PackageKind::Core)
-        .and_then(|d| installer(&d.dist_info));
+        .and_then(|d| devel_tar::read_installer(&d.dist_info));
     env.gpu_targets = Some(gpu_targets(cx.site, cx, selected));
-}
-
-/// The first line of `INSTALLER` (`pip`, `uv`), when it is short text.
-fn installer(dist_info: &Path) -> Option<String> {
-    let mut text = String::new();
-    std::fs::File::open(dist_info.join("INSTALLER"))
-        .ok()?
-        .take(256)
-        .read_to_string(&mut text)
-        .ok()?;
-    let name = text.lines().next()?.trim();
-    (!name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_graphic()))
-        .then(|| name.to_owned())
 }
 
 fn gpu_targets(site: &Site, cx: &Context<'_>, selected: Option<&Selected>) -> String {

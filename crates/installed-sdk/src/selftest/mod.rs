@@ -25,12 +25,12 @@ mod selection;
 mod tools;
 mod versions;
 
-use pypa_formats::installer::InstallCommand;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dist_info::document::DistInfo;
 use dist_info::package::PackageKind;
+use pypa_formats::installer::InstallCommand;
 
 use crate::distributions::{self, Distribution};
 use crate::probe::PythonProbe;

@@ -8,7 +8,6 @@
 //! recorded entry whose file is missing, a record that is missing or
 //! unreadable, and an API call that raises are failures.
 
-use pypa_formats::installer::InstallCommand;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -16,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use dist_info::libraries_record::{self, LibrariesRecord};
 use dist_info::package::PackageKind;
+use pypa_formats::installer::InstallCommand;
 
 use super::Context;
 use crate::distributions::Distribution;
