@@ -8,37 +8,47 @@
 //!   or not, and `pipeline` draws no terminal;
 //! - the mechanism crates know ELF and launchers, not what a ROCm package
 //!   is: `elf-surgery`, `trampoline-gen` and `link-check` build neither
-//!   the model (`dist-info`) nor serde.
+//!   the model (`dist-info`) nor serde;
+//! - no library builds through a second cargo: whatever links `pipeline`
+//!   (or any other library crate) builds with one `cargo build` and no
+//!   cross linker (docs/pipeline.md, "The native rocm-sdk"). Binaries may
+//!   (`therock-package` builds the `rocm-sdk` it embeds).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The library crate that may build clap: the binaries' man pages and
 /// errors are its `clap` feature.
 const TERMINAL: &str = "cli-output";
 
-/// The package names of the normal-dependency tree of `package`.
-fn normal_dependencies(package: &str) -> Vec<String> {
+/// The standard output of `cargo ARGS --offline` on the workspace.
+fn cargo(args: &[&str]) -> String {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let manifest = workspace().join("Cargo.toml");
     let out = Command::new(cargo)
-        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
-        .args(["--format", "{p}", "-p", package])
+        .args(args)
+        .arg("--offline")
         .arg("--manifest-path")
-        .arg(manifest)
+        .arg(workspace().join("Cargo.toml"))
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "cargo tree -p {package}: {}",
+        "cargo {}: {}",
+        args.join(" "),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .map(str::to_owned)
-        .collect()
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The package names of the normal-dependency tree of `package`.
+fn normal_dependencies(package: &str) -> Vec<String> {
+    cargo(&[
+        "tree", "-e", "normal", "--prefix", "none", "--format", "{p}", "-p", package,
+    ])
+    .lines()
+    .filter_map(|line| line.split_whitespace().next())
+    .map(str::to_owned)
+    .collect()
 }
 
 fn workspace() -> &'static Path {
@@ -145,4 +155,81 @@ fn the_check_sees_serde_where_it_is() {
         dependencies.iter().any(|d| forbidden(d)),
         "{dependencies:?}"
     );
+}
+
+/// The Rust files of a build script: its file, and the files of its own
+/// directory when it is a `build/main.rs`.
+fn script_sources(script: &Path) -> Vec<PathBuf> {
+    let dir = script.parent().unwrap();
+    if dir.file_name().is_some_and(|n| n == "build") {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![script.to_owned()]
+    }
+}
+
+/// A build script finds the cargo running it through `CARGO`; one that
+/// names it, or runs `cargo` by name, starts a second cargo.
+fn starts_cargo(source: &str) -> bool {
+    source.contains("\"CARGO\"") || source.contains("Command::new(\"cargo\")")
+}
+
+#[test]
+fn no_library_crate_has_a_build_script_that_runs_cargo() {
+    let metadata: serde_json::Value =
+        serde_json::from_str(&cargo(&["metadata", "--format-version", "1", "--no-deps"])).unwrap();
+    let mut offenders = Vec::new();
+    let mut libraries = Vec::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap();
+        let targets = package["targets"].as_array().unwrap();
+        let has_kind = |kind: &str| {
+            targets.iter().any(|t| {
+                t["kind"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|k| k.as_str() == Some(kind))
+            })
+        };
+        if !has_kind("lib") {
+            continue;
+        }
+        libraries.push(name.to_owned());
+        for target in targets {
+            if !target["kind"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k == "custom-build")
+            {
+                continue;
+            }
+            let script = PathBuf::from(target["src_path"].as_str().unwrap());
+            for file in script_sources(&script) {
+                if starts_cargo(&std::fs::read_to_string(&file).unwrap()) {
+                    offenders.push(format!("{name}: {}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(libraries.iter().any(|n| n == "pipeline"), "{libraries:?}");
+    assert!(
+        offenders.is_empty(),
+        "build scripts that run cargo: {offenders:?}"
+    );
+}
+
+#[test]
+fn the_binary_build_script_is_recognised_as_running_cargo() {
+    // The check above can fail: therock-package's script (a binary's,
+    // allowed) is one it would flag.
+    let script = workspace().join("crates/therock-package/build.rs");
+    assert!(starts_cargo(&std::fs::read_to_string(script).unwrap()));
 }
