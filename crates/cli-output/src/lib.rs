@@ -6,7 +6,7 @@
 //! - **Log level** from `-v`/`-q`: errors only with `-q`, warnings by
 //!   default, `-v` info, `-vv` debug, `-vvv` trace. A non-empty `RUST_LOG`
 //!   (or the binary's own variable, checked first) overrides the flags
-//!   with a full `tracing` filter.
+//!   with a `tracing` target filter.
 //! - **Colour** only when stderr is a terminal and `NO_COLOR` is unset or
 //!   empty (<https://no-color.org>).
 //! - **Progress**: on a terminal a live display (items done/total, bytes
@@ -54,8 +54,10 @@ use std::time::Duration;
 use indicatif::{
     HumanBytes, HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle,
 };
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// The environment variable that overrides `-v`/`-q` in both binaries.
 pub const RUST_LOG: &str = "RUST_LOG";
@@ -70,14 +72,14 @@ pub struct Verbosity {
 }
 
 impl Verbosity {
-    /// The `tracing` level directive the flags ask for.
-    pub fn level(self) -> &'static str {
+    /// The `tracing` level the flags ask for.
+    pub fn level(self) -> tracing::Level {
         match (self.quiet, self.verbose) {
-            (true, _) => "error",
-            (false, 0) => "warn",
-            (false, 1) => "info",
-            (false, 2) => "debug",
-            (false, _) => "trace",
+            (true, _) => tracing::Level::ERROR,
+            (false, 0) => tracing::Level::WARN,
+            (false, 1) => tracing::Level::INFO,
+            (false, 2) => tracing::Level::DEBUG,
+            (false, _) => tracing::Level::TRACE,
         }
     }
 }
@@ -200,7 +202,12 @@ impl Console {
     /// The log filter: the first non-empty variable of `env_vars` and then
     /// `RUST_LOG`, else the level of `-v`/`-q`. A variable that does not
     /// parse is reported once and the flags decide.
-    pub fn filter(&self, env_vars: &[&str]) -> (EnvFilter, Option<String>) {
+    ///
+    /// The syntax is `tracing`'s target filter (`warn`,
+    /// `pipeline=debug,info`): span and field directives would need a
+    /// regular-expression engine in both binaries, for logs nobody asked
+    /// to filter by span.
+    pub fn filter(&self, env_vars: &[&str]) -> (Targets, Option<String>) {
         for var in env_vars.iter().chain(&[RUST_LOG]) {
             let Ok(value) = std::env::var(var) else {
                 continue;
@@ -208,17 +215,22 @@ impl Console {
             if value.trim().is_empty() {
                 continue;
             }
-            match EnvFilter::try_new(&value) {
+            match value.parse::<Targets>() {
                 Ok(filter) => return (filter, None),
                 Err(e) => {
                     return (
-                        EnvFilter::new(self.verbosity.level()),
+                        self.verbosity_filter(),
                         Some(format!("ignoring {var}={value}: {e}")),
                     );
                 }
             }
         }
-        (EnvFilter::new(self.verbosity.level()), None)
+        (self.verbosity_filter(), None)
+    }
+
+    /// Every target at the level of `-v`/`-q`.
+    fn verbosity_filter(&self) -> Targets {
+        Targets::new().with_default(self.verbosity.level())
     }
 
     /// Installs the `tracing` subscriber: stderr, no timestamps, colour as
@@ -226,13 +238,16 @@ impl Console {
     pub fn init_logging(&self, env_vars: &[&str]) {
         let (filter, problem) = self.filter(env_vars);
         tracing_subscriber::fmt()
-            .with_env_filter(filter)
+            // The builder's own ceiling is INFO: the filter decides.
+            .with_max_level(tracing::level_filters::LevelFilter::TRACE)
             .with_writer(AboveProgress {
                 active: Arc::clone(&self.active),
             })
             .with_ansi(self.colour)
             .without_time()
             .with_target(false)
+            .finish()
+            .with(filter)
             .init();
         if let Some(problem) = problem {
             tracing::warn!("{problem}");
@@ -461,11 +476,11 @@ mod tests {
     #[test]
     fn flags_choose_the_level() {
         let level = |verbose, quiet| Verbosity { verbose, quiet }.level();
-        assert_eq!(level(0, false), "warn");
-        assert_eq!(level(1, false), "info");
-        assert_eq!(level(2, false), "debug");
-        assert_eq!(level(5, false), "trace");
-        assert_eq!(level(0, true), "error");
+        assert_eq!(level(0, false), tracing::Level::WARN);
+        assert_eq!(level(1, false), tracing::Level::INFO);
+        assert_eq!(level(2, false), tracing::Level::DEBUG);
+        assert_eq!(level(5, false), tracing::Level::TRACE);
+        assert_eq!(level(0, true), tracing::Level::ERROR);
     }
 
     #[test]

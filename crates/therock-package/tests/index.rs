@@ -461,20 +461,14 @@ fn uv_resolves_from_metadata_files_without_downloading_a_wheel() {
 fn pip_installs_through_the_simple_tree() {
     let dir = &published().1;
     let venv = Venv::new();
-    ok(&venv.run(
-        "python",
-        &[
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--no-cache-dir",
-            "--index-url",
-            &format!("file://{}/simple/", dir.display()),
-            "rocm[device-gfx942]",
-        ],
-    ));
+    ok(&venv.pip(&[
+        "install",
+        "-q",
+        "--no-cache-dir",
+        "--index-url",
+        &format!("file://{}/simple/", dir.display()),
+        "rocm[device-gfx942]",
+    ]));
     let files = venv.site_files();
     for (_, file) in DEVICE_CHAIN {
         let dist_info = format!("{file}-7.1.0.dist-info");

@@ -205,16 +205,7 @@ fn check_python_api(venv: &Venv) {
 }
 
 fn check_uninstall_leaves_nothing(venv: &Venv, before: &[String]) {
-    let installed = ok(&venv.run(
-        "python",
-        &[
-            "-m",
-            "pip",
-            "list",
-            "--format=freeze",
-            "--disable-pip-version-check",
-        ],
-    ));
+    let installed = ok(&venv.pip(&["list", "--format=freeze"]));
     let names: Vec<&str> = installed
         .lines()
         .filter_map(|l| l.split("==").next())
@@ -222,18 +213,7 @@ fn check_uninstall_leaves_nothing(venv: &Venv, before: &[String]) {
         .collect();
     assert!(names.len() >= 5, "{names:?}");
     for name in names {
-        ok(&venv.run(
-            "python",
-            &[
-                "-m",
-                "pip",
-                "uninstall",
-                "-y",
-                "-q",
-                "--disable-pip-version-check",
-                name,
-            ],
-        ));
+        ok(&venv.pip(&["uninstall", "-y", "-q", name]));
     }
     let after = venv.site_files();
     let left: Vec<&String> = after.iter().filter(|f| !before.contains(f)).collect();

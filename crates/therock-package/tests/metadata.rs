@@ -135,18 +135,7 @@ device = "Example device code for {target}"
     // `pip show` of the installed core wheel.
     let venv = Venv::new();
     let wheel = fixtures::files::entry_starting_with(&build.dist(), "rocm_sdk_core-");
-    ok(&venv.run(
-        "python",
-        &[
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--disable-pip-version-check",
-            wheel.to_str().unwrap(),
-        ],
-    ));
+    ok(&venv.pip(&["install", "-q", "--no-deps", wheel.to_str().unwrap()]));
     let shown = ok(&Command::new(common::pinned_pip_python())
         .args(["-m", "pip", "--python"])
         .arg(venv.bin("python"))

@@ -39,9 +39,7 @@ fn full(mode: ExampleMode) -> &'static [&'static str] {
 }
 
 fn pip(venv: &Venv, links: &[PathBuf], args: &[&str]) -> Output {
-    let mut all: Vec<String> = ["-m", "pip", "--disable-pip-version-check", "-q"]
-        .map(str::to_owned)
-        .to_vec();
+    let mut all = vec!["-q".to_owned()];
     all.extend(args.iter().map(|a| (*a).to_owned()));
     if args.first() == Some(&"install") {
         all.push("--no-index".to_owned());
@@ -51,7 +49,7 @@ fn pip(venv: &Venv, links: &[PathBuf], args: &[&str]) -> Output {
         }
     }
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    venv.run("python", &all)
+    venv.pip(&all)
 }
 
 /// A fresh venv with `requirements` installed from the example's build.

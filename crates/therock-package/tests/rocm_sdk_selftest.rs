@@ -98,24 +98,27 @@ fn real_build() -> &'static Build {
     BUILD.get_or_init(|| Build::from_artifacts(real_shaped_artifacts(), &[]))
 }
 
-/// `python -m pip install --no-index --find-links DIST args… REQUIREMENT`
-/// with the interpreter of `venv`.
+/// `pip install --no-index --find-links DIST args… REQUIREMENT` into the
+/// interpreter of `venv`.
 fn pip_install(venv: &Path, dist: &Path, args: &[&str], env: &[(&str, &Path)]) {
-    let mut command = Command::new(venv.join("bin/python"));
-    command.args([
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--disable-pip-version-check",
-        "--no-index",
-        "--find-links",
-    ]);
+    let mut command = pip(venv);
+    command.args(["install", "--no-index", "--find-links"]);
     command.arg(dist).args(args).arg(REQUIREMENT);
     for (key, value) in env {
         command.env(key, value);
     }
     ok(&command.env_remove("PYTHONPATH").output().unwrap());
+}
+
+/// The pip of [`common::pip_python`] into the interpreter of `venv` (made
+/// without pip), quiet.
+fn pip(venv: &Path) -> Command {
+    let mut command = Command::new(common::pip_python());
+    command
+        .args(["-m", "pip", "--python"])
+        .arg(venv.join("bin/python"))
+        .args(["-q", "--disable-pip-version-check"]);
+    command
 }
 
 /// `uv pip install --offline --no-index` with the interpreter of `venv`.
@@ -618,17 +621,8 @@ fn find_libraries_failing_for_an_installed_package_fails_naming_the_cause() {
     let build = Build::new(ExampleMode::Legacy, &[]);
     let (_dir, venv) = venv(false);
     let family_dist = build.dist().join("gfx94X-dcgpu");
-    let mut command = Command::new(venv.join("bin/python"));
-    ok(&command
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--no-index",
-            "--find-links",
-        ])
+    ok(&pip(&venv)
+        .args(["install", "--no-index", "--find-links"])
         .arg(&family_dist)
         .arg("--find-links")
         .arg(build.dist())
@@ -713,9 +707,9 @@ fn separated_install() -> (Venv, PathBuf, [PathBuf; 2], &'static str) {
         "one file, mapped once"
     );
 
-    let mut reinstall = Command::new(venv.join("bin/python"));
+    let mut reinstall = pip(&venv);
     reinstall
-        .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+        .arg("install")
         .args([
             "--no-index",
             "--force-reinstall",

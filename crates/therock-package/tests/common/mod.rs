@@ -119,8 +119,8 @@ pub struct Venv {
 }
 
 impl Venv {
-    /// `python3 -m venv` in a temporary directory (pip comes from the
-    /// interpreter's bundled copy, no network).
+    /// `python3 -m venv --without-pip` in a temporary directory: pip runs
+    /// from [`pip_python`] into it ([`Venv::pip`]).
     pub fn new() -> Self {
         Self::create(&[])
     }
@@ -134,7 +134,7 @@ impl Venv {
     fn create(flags: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         ok(&Command::new("python3")
-            .args(["-m", "venv"])
+            .args(["-m", "venv", "--without-pip"])
             .args(flags)
             .arg(dir.path().join("venv"))
             .output()
@@ -165,19 +165,40 @@ impl Venv {
 
     /// Runs a program of the venv with `PATH` starting at its `bin/`.
     pub fn run(&self, program: &str, args: &[&str]) -> Output {
+        self.command(&self.bin(program))
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("{program}: {e}"))
+    }
+
+    /// `program` in this venv's environment: `PATH` starting at its
+    /// `bin/`, no `PYTHONPATH` or `LD_LIBRARY_PATH`.
+    fn command(&self, program: &Path) -> Command {
         let path = format!(
             "{}:{}",
             self.root().join("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        Command::new(self.bin(program))
-            .args(args)
+        let mut command = Command::new(program);
+        command
             .env("PATH", path)
             .env("VIRTUAL_ENV", self.root())
             .env_remove("PYTHONPATH")
-            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("LD_LIBRARY_PATH");
+        command
+    }
+
+    /// `pip ARGS` into this venv: the pip of [`pip_python`] with
+    /// `--python` this venv's interpreter, run as [`Venv::run`] runs
+    /// programs.
+    pub fn pip(&self, args: &[&str]) -> Output {
+        self.command(&pip_python())
+            .args(["-m", "pip", "--python"])
+            .arg(self.bin("python"))
+            .arg("--disable-pip-version-check")
+            .args(args)
             .output()
-            .unwrap_or_else(|e| panic!("{program}: {e}"))
+            .unwrap_or_else(|e| panic!("pip: {e}"))
     }
 
     /// `pip install --no-index --find-links DIST requirements…`.
@@ -293,26 +314,45 @@ pub fn pinned_pip_python() -> PathBuf {
         .clone()
 }
 
+/// The `python` of a venv with the interpreter's bundled pip, made once
+/// under the cargo target directory (no network). Test venvs are made
+/// without pip and this pip installs into them (`pip --python`): the same
+/// pip, without ensurepip's several seconds per venv.
+pub fn pip_python() -> PathBuf {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tools-bundled-pip");
+            let python = tools.join("bin").join("python");
+            if !tools.exists() {
+                // Made aside and renamed into place: another test binary
+                // never sees half a venv.
+                let staging = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+                let venv = staging.path().join("venv");
+                ok(&Command::new("python3")
+                    .args(["-m", "venv"])
+                    .arg(&venv)
+                    .output()
+                    .unwrap());
+                // Lost to another process: theirs is as good.
+                let _ = fs::rename(&venv, &tools);
+            }
+            python
+        })
+        .clone()
+}
+
 impl Venv {
     /// `pip install --no-index` with several `--find-links` directories.
     pub fn pip_install_from(&self, dists: &[PathBuf], requirements: &[&str]) -> Output {
-        let mut args: Vec<String> = [
-            "-m",
-            "pip",
-            "install",
-            "--no-index",
-            "--disable-pip-version-check",
-            "-q",
-        ]
-        .map(str::to_owned)
-        .to_vec();
+        let mut args: Vec<String> = vec!["install".into(), "-q".into(), "--no-index".into()];
         for dist in dists {
             args.push("--find-links".into());
             args.push(dist.display().to_string());
         }
         args.extend(requirements.iter().map(|r| (*r).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        self.run("python", &args)
+        self.pip(&args)
     }
 
     /// `uv pip install --offline` with several `--find-links` directories.
