@@ -42,6 +42,10 @@ const WINDOWS_PACKAGES: &[&str] = &["gcc-mingw-w64-x86-64", "wine64"];
 /// The Rust target of the Windows program and the Windows check.
 const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
 
+/// The profile of CI's Windows build and of the Wine tests'
+/// `therock-package.exe` (the workspace's `Cargo.toml`).
+const WINDOWS_PROFILE: &str = "windows-test";
+
 /// The Wine loader of Debian's `wine64` package.
 const WINE64: &str = "/usr/lib/wine/wine64";
 
@@ -114,6 +118,8 @@ fn ci_steps(steps: &mut Steps) -> Result<(), String> {
                 "--locked",
                 "--target",
                 WINDOWS_TARGET,
+                "--profile",
+                WINDOWS_PROFILE,
             ],
         )
     })?;

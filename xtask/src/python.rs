@@ -44,29 +44,67 @@ pub(crate) fn pytest(_args: &[String]) -> Result<(), String> {
     if let Err(e) = run_in(&root(), &uv, &install) {
         eprintln!("xtask pytest: {e}; looking for installed interpreters instead");
     }
-    for version in PYTHONS {
-        let interpreter = find_python(&uv, version).ok_or_else(|| {
-            format!(
-                "no Python {version} on this machine and `uv python install {version}` failed; \
-                 install Python {version} (pyenv, the distribution's package) and run again"
-            )
-        })?;
-        run_in(
-            &root(),
-            &interpreter,
-            &[
-                "-m",
-                "unittest",
-                "discover",
-                "-s",
-                "python/tests",
-                "-t",
-                "python",
-            ],
-        )?;
+    let interpreters = PYTHONS
+        .iter()
+        .map(|version| {
+            find_python(&uv, version).ok_or_else(|| {
+                format!(
+                    "no Python {version} on this machine and `uv python install {version}` \
+                     failed; install Python {version} (pyenv, the distribution's package) and \
+                     run again"
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // One interpreter per core at a time: each run is one process, and the
+    // two are independent. Their output is printed whole, one after the
+    // other.
+    let runs: Vec<Result<std::process::Output, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = interpreters
+            .iter()
+            .map(|interpreter| {
+                let mut command = Command::new(interpreter);
+                command.args(UNITTEST).current_dir(root());
+                eprintln!("+ {} {}", interpreter.display(), UNITTEST.join(" "));
+                scope.spawn(move || {
+                    command
+                        .output()
+                        .map_err(|e| format!("cannot start {}: {e}", interpreter.display()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("the thread only waits"))
+            .collect()
+    });
+    let mut failed = Vec::new();
+    for (interpreter, run) in interpreters.iter().zip(runs) {
+        let out = run?;
+        eprintln!("== {} ==", interpreter.display());
+        eprint!("{}", String::from_utf8_lossy(&out.stdout));
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            failed.push(format!("{}: {}", interpreter.display(), out.status));
+        }
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("the Python tests failed on {}", failed.join(", ")))
+    }
 }
+
+/// The unit tests of `python/tests`, run from the repository root.
+const UNITTEST: &[&str] = &[
+    "-m",
+    "unittest",
+    "discover",
+    "-s",
+    "python/tests",
+    "-t",
+    "python",
+];
 
 /// An interpreter of `version` (`3.9`) that runs: uv's managed one, else
 /// pyenv's newest `version.*`, else the system's `pythonX.Y`.

@@ -10,6 +10,10 @@ use std::sync::OnceLock;
 /// The Rust target of the Windows programs.
 pub const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
 
+/// The profile `therock-package.exe` is built with, CI's Windows build's
+/// (the workspace's `Cargo.toml`: nothing optimised).
+pub const WINDOWS_PROFILE: &str = "windows-test";
+
 /// Where Debian's `wine64` package puts the loader.
 const DEBIAN_WINE64: &str = "/usr/lib/wine/wine64";
 
@@ -155,6 +159,8 @@ pub fn therock_package_exe() -> &'static Path {
                 "therock-package",
                 "--target",
                 WINDOWS_TARGET,
+                "--profile",
+                WINDOWS_PROFILE,
             ])
             .arg("--target-dir")
             .arg(&target_dir)
@@ -167,7 +173,7 @@ pub fn therock_package_exe() -> &'static Path {
         );
         target_dir
             .join(WINDOWS_TARGET)
-            .join("debug")
+            .join(WINDOWS_PROFILE)
             .join("therock-package.exe")
     })
 }
