@@ -11,8 +11,8 @@ use crate::cmd::{have, run};
 /// wheel-writer's tests `pip install` wheels into a venv; `libtinfo6` (with
 /// `libncurses-dev` to link against) is the host-only system library
 /// `rocm-sdk test` must report as a warning; `gcc-mingw-w64-x86-64` links
-/// the Windows `rocm-sdk.exe` that win_amd64 wheels carry and the workspace's
-/// Windows check.
+/// the Windows `rocm-sdk.exe` that win_amd64 wheels carry and the
+/// workspace's Windows build.
 const TEST_PACKAGES: &[&str] = &[
     "binutils",
     "gcc",
@@ -39,7 +39,7 @@ const TEST_PACKAGES: &[&str] = &[
 /// Linux-only `cargo xtask demo` leaves them out.
 const WINDOWS_PACKAGES: &[&str] = &["gcc-mingw-w64-x86-64", "wine64"];
 
-/// The Rust target of the Windows program and the Windows check.
+/// The Rust target of the Windows program and the Windows build.
 const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
 
 /// The profile of CI's Windows build and of the Wine tests'

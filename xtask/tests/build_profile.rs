@@ -6,13 +6,12 @@
 //! program outside the workspace keeps the same profile, so CI's build of
 //! it reuses what the tests compiled.
 
+mod common;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::Path;
 use std::process::Command;
 
-fn workspace() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
-}
+use common::{cargo, has_kind, workspace};
 
 /// The platform the proc macros run on: rustc's host.
 fn host() -> String {
@@ -34,20 +33,18 @@ const MANIFESTS: [&str; 2] = ["Cargo.toml", "examples/package-a-release/Cargo.to
 /// proc macros and every package reached from its members solely through
 /// them, on this platform.
 fn host_only_packages(manifest: &str) -> BTreeSet<String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline"])
-        .args(["--filter-platform", &host()])
-        .arg("--manifest-path")
-        .arg(workspace().join(manifest))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo metadata of {manifest}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let host = host();
+    let metadata: serde_json::Value = serde_json::from_str(&cargo(
+        manifest,
+        &[
+            "metadata",
+            "--format-version",
+            "1",
+            "--filter-platform",
+            &host,
+        ],
+    ))
+    .unwrap();
     let ids = |values: &serde_json::Value| -> Vec<String> {
         values
             .as_array()
@@ -64,13 +61,7 @@ fn host_only_packages(manifest: &str) -> BTreeSet<String> {
         .collect();
     let proc_macros: HashSet<String> = packages
         .iter()
-        .filter(|p| {
-            p["targets"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|t| ids(&t["kind"]).iter().any(|k| k == "proc-macro"))
-        })
+        .filter(|p| has_kind(p, "proc-macro"))
         .map(|p| p["id"].as_str().unwrap().to_owned())
         .collect();
     let deps: HashMap<String, Vec<String>> = metadata["resolve"]["nodes"]

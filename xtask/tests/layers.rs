@@ -14,8 +14,11 @@
 //!   cross linker (docs/pipeline.md, "The native rocm-sdk"). Binaries may
 //!   (`therock-package` builds the `rocm-sdk` it embeds).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use common::{has_kind, is_kind, workspace};
 
 /// The library crate that may build clap: the binaries' man pages and
 /// errors are its `clap` feature.
@@ -23,21 +26,7 @@ const TERMINAL: &str = "cli-output";
 
 /// The standard output of `cargo ARGS --offline` on the workspace.
 fn cargo(args: &[&str]) -> String {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(args)
-        .arg("--offline")
-        .arg("--manifest-path")
-        .arg(workspace().join("Cargo.toml"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "cargo {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    common::cargo("Cargo.toml", args)
 }
 
 /// The package names of the normal-dependency tree of `package`.
@@ -49,10 +38,6 @@ fn normal_dependencies(package: &str) -> Vec<String> {
     .filter_map(|line| line.split_whitespace().next())
     .map(str::to_owned)
     .collect()
-}
-
-fn workspace() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
 /// Every crate of `crates/` with a library (`src/lib.rs`), by its package
@@ -188,29 +173,12 @@ fn no_library_crate_has_a_build_script_that_runs_cargo() {
     let mut libraries = Vec::new();
     for package in metadata["packages"].as_array().unwrap() {
         let name = package["name"].as_str().unwrap();
-        let targets = package["targets"].as_array().unwrap();
-        let has_kind = |kind: &str| {
-            targets.iter().any(|t| {
-                t["kind"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .any(|k| k.as_str() == Some(kind))
-            })
-        };
-        if !has_kind("lib") {
+        if !has_kind(package, "lib") {
             continue;
         }
         libraries.push(name.to_owned());
-        for target in targets {
-            if !target["kind"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|k| k == "custom-build")
-            {
-                continue;
-            }
+        let targets = package["targets"].as_array().unwrap();
+        for target in targets.iter().filter(|t| is_kind(t, "custom-build")) {
             let script = PathBuf::from(target["src_path"].as_str().unwrap());
             for file in script_sources(&script) {
                 if starts_cargo(&std::fs::read_to_string(&file).unwrap()) {

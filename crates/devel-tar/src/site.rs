@@ -38,9 +38,8 @@ pub fn install_command(root: &Path) -> InstallCommand {
                 .find(|n| n.starts_with(prefix) && n.ends_with(DistInfoDir::SUFFIX))?;
             read_installer(&root.join(name))
         })
-        .map_or_else(InstallCommand::default, |tool| {
-            InstallCommand::from_installer_file(&tool)
-        })
+        .map(|tool| InstallCommand::from_installer_file(&tool))
+        .unwrap_or_default()
 }
 
 /// The tool the `INSTALLER` file of the installed distribution at

@@ -110,14 +110,11 @@ fn pip_install(venv: &Path, dist: &Path, args: &[&str], env: &[(&str, &Path)]) {
     ok(&command.env_remove("PYTHONPATH").output().unwrap());
 }
 
-/// The pip of [`common::pip_python`] into the interpreter of `venv` (made
-/// without pip), quiet.
+/// [`common::pip_into`] the interpreter of `venv` (made without pip),
+/// quiet.
 fn pip(venv: &Path) -> Command {
-    let mut command = Command::new(common::pip_python());
-    command
-        .args(["-m", "pip", "--python"])
-        .arg(venv.join("bin/python"))
-        .args(["-q", "--disable-pip-version-check"]);
+    let mut command = common::pip_into(&venv.join("bin/python"));
+    command.arg("-q");
     command
 }
 

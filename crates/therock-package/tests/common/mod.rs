@@ -165,40 +165,35 @@ impl Venv {
 
     /// Runs a program of the venv with `PATH` starting at its `bin/`.
     pub fn run(&self, program: &str, args: &[&str]) -> Output {
-        self.command(&self.bin(program))
+        self.in_env(Command::new(self.bin(program)))
             .args(args)
             .output()
             .unwrap_or_else(|e| panic!("{program}: {e}"))
     }
 
-    /// `program` in this venv's environment: `PATH` starting at its
+    /// `pip ARGS` into this venv ([`pip_into`] its interpreter), run as
+    /// [`Venv::run`] runs programs.
+    pub fn pip(&self, args: &[&str]) -> Output {
+        self.in_env(pip_into(&self.bin("python")))
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("pip: {e}"))
+    }
+
+    /// `command` in this venv's environment: `PATH` starting at its
     /// `bin/`, no `PYTHONPATH` or `LD_LIBRARY_PATH`.
-    fn command(&self, program: &Path) -> Command {
+    fn in_env(&self, mut command: Command) -> Command {
         let path = format!(
             "{}:{}",
             self.root().join("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let mut command = Command::new(program);
         command
             .env("PATH", path)
             .env("VIRTUAL_ENV", self.root())
             .env_remove("PYTHONPATH")
             .env_remove("LD_LIBRARY_PATH");
         command
-    }
-
-    /// `pip ARGS` into this venv: the pip of [`pip_python`] with
-    /// `--python` this venv's interpreter, run as [`Venv::run`] runs
-    /// programs.
-    pub fn pip(&self, args: &[&str]) -> Output {
-        self.command(&pip_python())
-            .args(["-m", "pip", "--python"])
-            .arg(self.bin("python"))
-            .arg("--disable-pip-version-check")
-            .args(args)
-            .output()
-            .unwrap_or_else(|e| panic!("pip: {e}"))
     }
 
     /// `pip install --no-index --find-links DIST requirements…`.
@@ -340,6 +335,17 @@ pub fn pip_python() -> PathBuf {
             python
         })
         .clone()
+}
+
+/// `pip` of [`pip_python`] installing into the environment of the
+/// interpreter `python` (`pip --python`), without its version check.
+pub fn pip_into(python: &Path) -> Command {
+    let mut command = Command::new(pip_python());
+    command
+        .args(["-m", "pip", "--python"])
+        .arg(python)
+        .arg("--disable-pip-version-check");
+    command
 }
 
 impl Venv {
