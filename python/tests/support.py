@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -119,22 +120,34 @@ class SiteTest(TempDirTest):
 
 def tool_from_pypi(package: str, program: str) -> Path:
     """`program` from PyPI's `package`, installed once into a venv under the
-    workspace's `target/` (git-ignored), so tests run the real tool."""
+    workspace's `target/` (git-ignored), so tests run the real tool.
+
+    The suites of two interpreters run side by side (`cargo xtask pytest`):
+    one installs under a lock while the other waits, and a marker written
+    last says the install finished, so neither runs a half-installed tool.
+    """
     venv = REPO_ROOT / "target" / "python-tools" / package
     path = venv / "bin" / program
-    if not path.exists():
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-        subprocess.run(
-            [
-                str(venv / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                package,
-            ],
-            check=True,
-            timeout=600,
-        )
+    installed = venv.with_name(f"{package}.installed")
+    if installed.exists():
+        return path
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.with_name(f"{package}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not installed.exists():
+            subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+            subprocess.run(
+                [
+                    str(venv / "bin" / "python"),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    package,
+                ],
+                check=True,
+                timeout=600,
+            )
+            installed.touch()
     return path
