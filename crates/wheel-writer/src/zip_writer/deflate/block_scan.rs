@@ -69,6 +69,13 @@ const MAX_CODE_LEN: usize = 15;
 /// Finds the final block of the raw deflate stream `stream`, which must
 /// end with that block (at most padding bits after it).
 pub(crate) fn final_block(stream: &[u8]) -> Result<FinalBlock, ScanError> {
+    walk(stream, skip_symbols)
+}
+
+/// How the symbols of a Huffman-coded block are skipped.
+type SkipSymbols = fn(&mut BitReader<'_>, &Table, &Table) -> Result<(), ScanError>;
+
+fn walk(stream: &[u8], skip_symbols: SkipSymbols) -> Result<FinalBlock, ScanError> {
     let mut bits = BitReader::new(stream);
     let mut litlen = Table::default();
     let mut distance = Table::default();
@@ -421,11 +428,97 @@ fn dynamic_tables(
 
 /// Skips the symbols of one block up to and including its end-of-block.
 ///
-/// The walk is bound by the latency of one lookup after another, so the
-/// reader's state lives in locals here (not behind `&mut`), and whether a
-/// literal or a length came, which the data decides, is not branched on:
-/// the distance is looked up either way and consumed only after a length.
+/// The walk is bound by the latency of one lookup after another (a tenth
+/// of a build's CPU went to it), so the reader's state lives in locals in
+/// both loops (not behind `&mut`).
 fn skip_symbols(
+    bits: &mut BitReader<'_>,
+    litlen: &Table,
+    distance: &Table,
+) -> Result<(), ScanError> {
+    match skip_symbols_fast(bits, litlen, distance) {
+        Some(result) => result,
+        None => skip_symbols_near_end(bits, litlen, distance),
+    }
+}
+
+/// [`skip_symbols`] while at least eight bytes follow the buffered ones,
+/// so a refill needs no check for the end of the data and leaves 56 bits
+/// or more. That covers a match with its extra bits (48), or three
+/// literals (15 each) while the next lookup still sees 15 bits, so the
+/// refill, a load in the chain of one symbol after the next, is done once
+/// per match or per three literals. `None` when the walk reached the last
+/// bytes, the reader's state saved.
+#[inline]
+fn skip_symbols_fast(
+    bits: &mut BitReader<'_>,
+    litlen: &Table,
+    distance: &Table,
+) -> Option<Result<(), ScanError>> {
+    let data = bits.data;
+    let last_refill = data.len().checked_sub(8)?;
+    let (mut next, mut buffer, mut count) = (bits.next, bits.buffer, bits.count);
+    macro_rules! refill_or_stop {
+        () => {
+            if next > last_refill {
+                (bits.next, bits.buffer, bits.count) = (next, buffer, count);
+                return None;
+            }
+            let word: [u8; 8] = data[next..next + 8].try_into().expect("eight bytes");
+            buffer |= u64::from_le_bytes(word) << count;
+            next += ((63 - count) / 8) as usize;
+            count |= 0b11_1000; // 56..=63
+        };
+    }
+    let is_literal = |entry: u32| (entry >> 8) & 0xFF == LITERAL;
+    let result = loop {
+        refill_or_stop!();
+        let mut entry = litlen.lookup(buffer);
+        if is_literal(entry) {
+            buffer >>= entry & 0xFF;
+            count -= entry & 0xFF;
+            entry = litlen.lookup(buffer);
+            if is_literal(entry) {
+                buffer >>= entry & 0xFF;
+                count -= entry & 0xFF;
+                entry = litlen.lookup(buffer);
+                if is_literal(entry) {
+                    buffer >>= entry & 0xFF;
+                    count -= entry & 0xFF;
+                    continue;
+                }
+            }
+            // A match may need all 48 bits; the refill keeps the low bits
+            // `entry` was looked up from.
+            refill_or_stop!();
+        }
+        let kind = (entry >> 8) & 0xFF;
+        let litlen_bits = entry & 0xFF;
+        if kind != LENGTH {
+            if kind != END {
+                break Err(invalid(entry));
+            }
+            buffer >>= litlen_bits;
+            count -= litlen_bits;
+            break Ok(());
+        }
+        let distance_entry = distance.lookup(buffer >> litlen_bits);
+        if (distance_entry >> 8) & 0xFF == INVALID {
+            break Err(invalid(distance_entry));
+        }
+        let taken = litlen_bits + (distance_entry & 0xFF);
+        buffer >>= taken;
+        count -= taken;
+    };
+    (bits.next, bits.buffer, bits.count) = (next, buffer, count);
+    Some(result)
+}
+
+/// [`skip_symbols`] over the last bytes, checking each symbol against
+/// the end of the data. Whether a literal or a length came, which the data
+/// decides, is not branched on: the distance is looked up either way and
+/// consumed only after a length.
+fn skip_symbols_near_end(
     bits: &mut BitReader<'_>,
     litlen: &Table,
     distance: &Table,
@@ -519,6 +612,142 @@ mod tests {
         let stream = zlib_rs(6, &data);
         let block = final_block(&stream).unwrap();
         assert!(block.header_bit > 8 * 1000, "many blocks precede the last");
+    }
+
+    /// The fast loop and the checked one must agree wherever the fast one
+    /// hands over, on every kind of block and at every length.
+    #[test]
+    fn the_fast_walk_agrees_with_the_checked_one() {
+        let mut state = 7u32;
+        let mut random = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state
+        };
+        let mut data = Vec::new();
+        for len in [0, 1, 9, 100, 5_000, 70_000, 300_000] {
+            // Bytes of skewed frequencies with rare long matches from far
+            // back, at every level and cut anywhere (the exact worst case
+            // is the test below).
+            data.clear();
+            while data.len() < len {
+                let r = random();
+                if r.is_multiple_of(61) && data.len() > 32_768 {
+                    let start = data.len() - 32_768 + (r >> 8) as usize % 8_000;
+                    for i in 0..200 + (r >> 4) as usize % 59 {
+                        data.push(data[start + i]);
+                    }
+                } else {
+                    data.push(((r >> 8).trailing_zeros().min(8) as u8 * 31) ^ (r >> 28) as u8);
+                }
+            }
+            data.truncate(len);
+            for level in [0, 1, 6, 9] {
+                let stream = zlib_rs(level, &data);
+                for cut in [stream.len(), stream.len() - 1, stream.len() / 2] {
+                    let stream = &stream[..cut];
+                    assert_eq!(
+                        final_block(stream),
+                        walk(stream, skip_symbols_near_end),
+                        "length {len}, level {level}, cut at {cut}"
+                    );
+                }
+                let mut damaged = stream.clone();
+                if let Some(byte) = damaged.get_mut(stream.len() / 3) {
+                    *byte ^= 0x5A;
+                }
+                assert_eq!(final_block(&damaged), walk(&damaged, skip_symbols_near_end));
+            }
+        }
+    }
+
+    /// Writes bits least significant first, and Huffman codes (given
+    /// most significant bit first) reversed, as deflate sends them.
+    #[derive(Default)]
+    struct BitWriter {
+        bytes: Vec<u8>,
+        bits: u64,
+    }
+
+    impl BitWriter {
+        fn put(&mut self, value: u32, len: u32) {
+            for i in 0..len {
+                if self.bits.is_multiple_of(8) {
+                    self.bytes.push(0);
+                }
+                let bit = (value >> i) & 1;
+                *self.bytes.last_mut().unwrap() |= (bit as u8) << (self.bits % 8);
+                self.bits += 1;
+            }
+        }
+
+        fn code(&mut self, (code, len): (u32, u32)) {
+            self.put(code.reverse_bits() >> (32 - len), len);
+        }
+    }
+
+    /// The canonical codes of `lengths` (RFC 1951 §3.2.2).
+    fn canonical(lengths: &[u8]) -> Vec<(u32, u32)> {
+        let mut next = [0u32; 17];
+        let mut code = 0;
+        for len in 1..=15 {
+            code = (code + lengths.iter().filter(|&&l| l == len - 1 && l > 0).count() as u32) << 1;
+            next[len as usize] = code;
+        }
+        lengths
+            .iter()
+            .map(|&len| {
+                let code = next[usize::from(len)];
+                next[usize::from(len)] += 1;
+                (code, u32::from(len))
+            })
+            .collect()
+    }
+
+    /// A dynamic block where literals of 15-bit codes come before matches
+    /// of 48 bits (the longest length and distance codes, all their extra
+    /// bits): after two such literals a match no longer fits the bits left
+    /// from one refill.
+    #[test]
+    fn the_longest_match_after_the_longest_literals_is_walked_exactly() {
+        let mut litlen = [9u8; 286];
+        litlen[usize::from(b'A')] = 15;
+        litlen[284] = 15; // lengths 227..=257, 5 extra bits
+        let distance = [15u8; 30]; // code 29: distances from 24 577, 13 extra bits
+        let (litlen_codes, distance_codes) = (canonical(&litlen), canonical(&distance));
+        let mut out = BitWriter::default();
+        out.put(1, 1); // BFINAL
+        out.put(2, 2); // dynamic
+        out.put(286 - 257, 5);
+        out.put(30 - 1, 5);
+        out.put(19 - 4, 4);
+        // The code length code: 9 and 15 only, one bit each.
+        for symbol in CODE_LENGTH_ORDER {
+            out.put(u32::from(symbol == 9 || symbol == 15), 3);
+        }
+        for &len in litlen.iter().chain(&distance) {
+            out.put(u32::from(len == 15), 1);
+        }
+        for round in 0..400 {
+            for _ in 0..round % 4 {
+                out.code(litlen_codes[usize::from(b'A')]);
+            }
+            out.code(litlen_codes[284]);
+            out.put(0b10101, 5);
+            out.code(distance_codes[29]);
+            out.put(0x1ABC, 13);
+        }
+        out.code(litlen_codes[END_OF_BLOCK]);
+        let end_bit = out.bits;
+        let stream = out.bytes;
+        let want = FinalBlock {
+            header_bit: 0,
+            end_bit,
+            stored: false,
+        };
+        assert_eq!(final_block(&stream), Ok(want));
+        assert_eq!(walk(&stream, skip_symbols_near_end), Ok(want));
     }
 
     #[test]
