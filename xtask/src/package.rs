@@ -12,9 +12,9 @@ use crate::cmd::{root, run};
 /// The example program outside the workspace.
 const EXAMPLE_PROGRAM: &str = "examples/package-a-release";
 
-/// The static `rocm-sdk` `therock-package`'s build script builds for Linux
+/// The static `rocm-sdk` a dev build of `therock-package` builds for Linux
 /// wheels (crates/therock-package/build.rs), below the target directory.
-const NATIVE_ROCM_SDK: &str = "native-rocm-sdk/x86_64-unknown-linux-gnu/release/rocm-sdk";
+const NATIVE_ROCM_SDK: &str = "native-rocm-sdk/x86_64-unknown-linux-gnu/embedded-dev/rocm-sdk";
 
 /// The library crates: the workspace's packages whose manifest says
 /// `publish = true` (the binaries and the test crates say `false`), sorted.
