@@ -662,61 +662,19 @@ mod tests {
         }
     }
 
-    /// Writes bits least significant first, and Huffman codes (given
-    /// most significant bit first) reversed, as deflate sends them.
-    #[derive(Default)]
-    struct BitWriter {
-        bytes: Vec<u8>,
-        bits: u64,
-    }
-
-    impl BitWriter {
-        fn put(&mut self, value: u32, len: u32) {
-            for i in 0..len {
-                if self.bits.is_multiple_of(8) {
-                    self.bytes.push(0);
-                }
-                let bit = (value >> i) & 1;
-                *self.bytes.last_mut().unwrap() |= (bit as u8) << (self.bits % 8);
-                self.bits += 1;
-            }
-        }
-
-        fn code(&mut self, (code, len): (u32, u32)) {
-            self.put(code.reverse_bits() >> (32 - len), len);
-        }
-    }
-
-    /// The canonical codes of `lengths` (RFC 1951 §3.2.2).
-    fn canonical(lengths: &[u8]) -> Vec<(u32, u32)> {
-        let mut next = [0u32; 17];
-        let mut code = 0;
-        for len in 1..=15 {
-            code = (code + lengths.iter().filter(|&&l| l == len - 1 && l > 0).count() as u32) << 1;
-            next[len as usize] = code;
-        }
-        lengths
-            .iter()
-            .map(|&len| {
-                let code = next[usize::from(len)];
-                next[usize::from(len)] += 1;
-                (code, u32::from(len))
-            })
-            .collect()
-    }
-
     /// A dynamic block where literals of 15-bit codes come before matches
     /// of 48 bits (the longest length and distance codes, all their extra
     /// bits): after two such literals a match no longer fits the bits left
     /// from one refill.
     #[test]
     fn the_longest_match_after_the_longest_literals_is_walked_exactly() {
-        let mut litlen = [9u8; 286];
+        use super::super::runs::{Bits, canonical};
+        let mut litlen = [9u32; 286];
         litlen[usize::from(b'A')] = 15;
         litlen[284] = 15; // lengths 227..=257, 5 extra bits
-        let distance = [15u8; 30]; // code 29: distances from 24 577, 13 extra bits
+        let distance = [15u32; 30]; // code 29: distances from 24 577, 13 extra bits
         let (litlen_codes, distance_codes) = (canonical(&litlen), canonical(&distance));
-        let mut out = BitWriter::default();
+        let mut out = Bits::new(Vec::new());
         out.put(1, 1); // BFINAL
         out.put(2, 2); // dynamic
         out.put(286 - 257, 5);
@@ -739,8 +697,8 @@ mod tests {
             out.put(0x1ABC, 13);
         }
         out.code(litlen_codes[END_OF_BLOCK]);
-        let end_bit = out.bits;
-        let stream = out.bytes;
+        let end_bit = out.len();
+        let stream = out.out;
         let want = FinalBlock {
             header_bit: 0,
             end_bit,

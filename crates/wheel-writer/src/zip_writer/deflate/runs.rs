@@ -118,14 +118,24 @@ fn constant(piece: &[u8]) -> Option<u8> {
 }
 
 /// Deflate bits, least significant first (RFC 1951, 3.1.1).
-struct Bits {
-    out: Vec<u8>,
+pub(super) struct Bits {
+    pub(super) out: Vec<u8>,
     /// Bits used in the last byte of `out` (0 when it is full or empty).
     used: u32,
 }
 
 impl Bits {
-    fn put(&mut self, value: u32, count: u32) {
+    pub(super) fn new(out: Vec<u8>) -> Self {
+        Self { out, used: 0 }
+    }
+
+    /// Bits written so far.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> u64 {
+        self.out.len() as u64 * 8 - u64::from((8 - self.used) % 8)
+    }
+
+    pub(super) fn put(&mut self, value: u32, count: u32) {
         for bit in 0..count {
             if self.used == 0 {
                 self.out.push(0);
@@ -137,7 +147,7 @@ impl Bits {
     }
 
     /// A Huffman code: its bits go out most significant first.
-    fn code(&mut self, (code, len): (u32, u32)) {
+    pub(super) fn code(&mut self, (code, len): (u32, u32)) {
         for bit in (0..len).rev() {
             self.put(code >> bit & 1, 1);
         }
@@ -165,7 +175,7 @@ impl Bits {
 
 /// Canonical Huffman codes (RFC 1951, 3.2.2) of `lengths`: (code, length)
 /// per symbol, length 0 for unused symbols.
-fn canonical(lengths: &[u32]) -> Vec<(u32, u32)> {
+pub(super) fn canonical(lengths: &[u32]) -> Vec<(u32, u32)> {
     let max = lengths.iter().copied().max().unwrap_or(0);
     let mut count = vec![0u32; max as usize + 1];
     for &len in lengths.iter().filter(|&&l| l > 0) {
@@ -292,10 +302,7 @@ pub(crate) fn encode_run(byte: u8, len: usize, last: bool, out: &mut Vec<u8>) {
     let lit_codes = canonical(&lit_len);
     let dist_codes = canonical(&dist);
 
-    let mut bits = Bits {
-        out: std::mem::take(out),
-        used: 0,
-    };
+    let mut bits = Bits::new(std::mem::take(out));
     bits.put(u32::from(last), 1);
     bits.put(2, 2); // dynamic Huffman
     bits.put(286 - 257, 5);
