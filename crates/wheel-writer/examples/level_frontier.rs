@@ -1,7 +1,7 @@
 //! How much deflate CPU any choice of libdeflate levels could save at
 //! the reference's bytes: the bound for a rule that gives each member, or
-//! each chunk, its own level (`docs/performance.md`, "Where the CPU goes
-//! now").
+//! each chunk, its own level (`docs/performance.md`, "What levels could
+//! buy").
 //!
 //! `cargo run --release -p wheel-writer --example level_frontier -- DIST`
 //! reads every member of every wheel under `DIST` (a `dist/` a build
@@ -27,12 +27,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use libdeflater::{CompressionLvl, Compressor};
-use wheel_writer::WheelReader;
 use wheel_writer::timings::thread_cpu_time;
+use wheel_writer::{Compression, DEFAULT_CHUNK_SIZE, WheelReader, dist_dir};
 
 const LEVELS: [i32; 5] = [3, 4, 5, 6, 7];
-const CHUNK: usize = 4 << 20;
-const BASE: usize = 3; // LEVELS[BASE] is 6, the default
+/// The writer's chunk: each is compressed on its own.
+const CHUNK: usize = DEFAULT_CHUNK_SIZE as usize;
 
 /// One chunk's compressed bytes and CPU seconds at each of [`LEVELS`].
 type Outcomes = [(u64, f64); LEVELS.len()];
@@ -61,12 +61,17 @@ fn main() {
             .map(pick)
             .fold((0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
     };
-    let (base_bytes, base_cpu) = total(&|o| o[BASE]);
+    let base = LEVELS
+        .iter()
+        .position(|&level| level.cast_unsigned() == Compression::DEFAULT_LEVEL)
+        .expect("the default level is measured");
+    let (base_bytes, base_cpu) = total(&|o| o[base]);
     let row = |name: &str, (bytes, cpu): (u64, f64)| {
         println!(
-            "{name:<30} {bytes:>12} B {:>+7.2} % vs zipfile  {cpu:>7.2} CPU s {:>+6.1} % vs level 6",
+            "{name:<30} {bytes:>12} B {:>+7.2} % vs zipfile  {cpu:>7.2} CPU s {:>+6.1} % vs level {}",
             (bytes as f64 / reference as f64 - 1.0) * 100.0,
-            (cpu / base_cpu - 1.0) * 100.0
+            (cpu / base_cpu - 1.0) * 100.0,
+            Compression::DEFAULT_LEVEL
         );
     };
     for (index, level) in LEVELS.iter().enumerate() {
@@ -76,29 +81,24 @@ fn main() {
     for above in [0.0, 0.5, 1.0, 2.0] {
         let budget = (base_bytes as f64 * (1.0 + above / 100.0)) as u64;
         row(
-            &format!("oracle within level 6 {above:+.1} %"),
+            &format!(
+                "oracle within level {} {above:+.1} %",
+                Compression::DEFAULT_LEVEL
+            ),
             oracle(&outcomes, budget),
         );
     }
 }
 
-/// The chunks of every wheel member under `dist`, in a fixed order.
+/// The chunks of every wheel member under `dist`, in a fixed order, held in
+/// memory (as much as the wheels unpacked).
 fn chunks(dist: &Path) -> Vec<Vec<u8>> {
-    let mut wheels = Vec::new();
-    let mut dirs = vec![dist.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("DIST is readable") {
-            let path = entry.expect("DIST is readable").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "whl") {
-                wheels.push(path);
-            }
-        }
-    }
-    wheels.sort();
+    let listing = dist_dir::list_packages(dist).expect("DIST is readable");
     let mut chunks = Vec::new();
-    for path in wheels {
+    for path in listing.packages {
+        if path.extension().is_none_or(|e| e != "whl") {
+            continue;
+        }
         let mut wheel = WheelReader::open(&path).expect("a wheel");
         for name in wheel.member_names().expect("a wheel") {
             let bytes = wheel.read_member(&name).expect("a member");
