@@ -1,17 +1,25 @@
 //! The devel tar is checked against the RECORD row pip wrote for it, so a
-//! tar changed after install (modified, truncated, replaced) is refused
-//! before anything is unpacked. The digest is computed while the scan reads
-//! the file anyway: no extra pass over it.
+//! tar changed after install (modified, truncated, replaced) is never
+//! unpacked. A compressed tar is hashed while the scan decodes it; an
+//! uncompressed one (the default) on a thread of its own while the tree is
+//! written, and the tree counts as unpacked only once the digest matched
+//! (docs/devel-tar.md#integrity-the-tar-against-its-record-row).
 
+use std::fs::File;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use pypa_formats::installer::InstallCommand;
 use sha2::{Digest as _, Sha256};
 
+use crate::compression::READ_BUFFER;
 use crate::error::Error;
+use crate::positioned::read_at;
 use crate::record;
 
 /// What RECORD vouches for: the tar's sha256 and, when listed, its size.
@@ -68,8 +76,14 @@ impl Recorded {
 
     /// Compares what [`HashingReader`] saw with RECORD's digest.
     pub(crate) fn check(&self, tar: &Path, seen: &HashingReader<impl Read>) -> Result<(), Error> {
-        self.check_size(tar, seen.count)?;
-        if seen.hasher.clone().finalize().as_slice() == self.sha256 {
+        self.check_digest(tar, seen.count, seen.hasher.clone().finalize().into())
+    }
+
+    /// Compares a file of `size` bytes whose sha256 is `digest` with the
+    /// row.
+    fn check_digest(&self, tar: &Path, size: u64, digest: [u8; 32]) -> Result<(), Error> {
+        self.check_size(tar, size)?;
+        if digest == self.sha256 {
             Ok(())
         } else {
             Err(Error::TarModified {
@@ -78,6 +92,130 @@ impl Recorded {
                 reason: "its sha256 differs from its RECORD row".to_owned(),
             })
         }
+    }
+}
+
+/// The check of the tar against its RECORD row, possibly still running.
+/// Dropping it stops the thread.
+#[derive(Debug)]
+pub(crate) struct DigestCheck {
+    running: Option<Running>,
+}
+
+#[derive(Debug)]
+struct Running {
+    tar: PathBuf,
+    recorded: Recorded,
+    /// The tar, and its size and mtime when the check started: any write
+    /// to it meanwhile, before or after the digest thread read the bytes,
+    /// changes them.
+    file: File,
+    opened: Stamp,
+    stop: Arc<AtomicBool>,
+    /// The size and sha256 of the file; `None` when stopped early.
+    hashing: JoinHandle<io::Result<Option<Hashed>>>,
+}
+
+impl DigestCheck {
+    /// A check already passed: the scan hashed the tar as it read it.
+    pub(crate) fn passed() -> Self {
+        Self { running: None }
+    }
+
+    /// Starts hashing the whole of `file` (the tar at `tar`, open) on a
+    /// thread of its own, with positioned reads, so the scan and the
+    /// writers can read the same file meanwhile.
+    pub(crate) fn start(file: &File, tar: &Path, recorded: &Recorded) -> Result<Self, Error> {
+        let clone = || file.try_clone().map_err(|e| Error::read("open", tar, e));
+        let (file, hashed) = (clone()?, clone()?);
+        let opened = stamp(&file).map_err(|e| Error::read("inspect", tar, e))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let hashing = std::thread::Builder::new()
+            .name("devel-tar digest".into())
+            .spawn(move || hash_file(&hashed, &stopped))
+            .map_err(|e| Error::read("start hashing", tar, e))?;
+        Ok(Self {
+            running: Some(Running {
+                tar: tar.to_path_buf(),
+                recorded: recorded.clone(),
+                file,
+                opened,
+                stop,
+                hashing,
+            }),
+        })
+    }
+
+    /// Waits for the digest and compares it with RECORD's:
+    /// [`Error::TarModified`] when they differ.
+    pub(crate) fn finish(mut self) -> Result<(), Error> {
+        let Some(running) = self.running.take() else {
+            return Ok(());
+        };
+        let hashed = running
+            .hashing
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            .map_err(|e| Error::read("read", &running.tar, e))?;
+        let (size, digest) = hashed.expect("only a dropped check stops hashing");
+        running.recorded.check_digest(&running.tar, size, digest)?;
+        let now = stamp(&running.file).map_err(|e| Error::read("inspect", &running.tar, e))?;
+        if now != running.opened {
+            return Err(Error::TarModified {
+                install: InstallCommand::default(),
+                tar: running.tar,
+                reason: "it was written to while it was unpacked".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `error`, unless the tar changed: a changed file explains any other
+    /// finding, so that is reported instead.
+    pub(crate) fn explain(self, error: Error) -> Error {
+        match self.finish() {
+            Err(modified @ Error::TarModified { .. }) => modified,
+            _ => error,
+        }
+    }
+}
+
+impl Drop for DigestCheck {
+    fn drop(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.stop.store(true, Ordering::Relaxed);
+            let _ = running.hashing.join();
+        }
+    }
+}
+
+/// A file's size and sha256.
+type Hashed = (u64, [u8; 32]);
+
+/// A file's size and modification time.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
+fn stamp(file: &File) -> io::Result<Stamp> {
+    file.metadata().map(|m| (m.len(), m.modified().ok()))
+}
+
+/// The size and sha256 of `file`, read to its end; `None` once `stop` is
+/// raised.
+fn hash_file(file: &File, stop: &AtomicBool) -> io::Result<Option<Hashed>> {
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; READ_BUFFER];
+    let mut size = 0u64;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let n = read_at(file, &mut buffer, size)?;
+        if n == 0 {
+            return Ok(Some((size, hasher.finalize().into())));
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
     }
 }
 
@@ -149,5 +287,52 @@ mod tests {
             assert!(matches!(err, Error::TarUnrecorded { .. }), "{err}");
             assert!(err.to_string().contains(reason), "{err}");
         }
+    }
+
+    #[test]
+    fn the_background_check_reads_the_whole_file_and_sees_later_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let tar = dir.path().join("_devel.tar");
+        let bytes: Vec<u8> = (0..3 * READ_BUFFER + 5).map(|i| i as u8).collect();
+        std::fs::write(&tar, &bytes).unwrap();
+        let recorded = Recorded {
+            sha256: Sha256::digest(&bytes).into(),
+            size: Some(bytes.len() as u64),
+        };
+        let file = File::open(&tar).unwrap();
+        DigestCheck::start(&file, &tar, &recorded)
+            .unwrap()
+            .finish()
+            .unwrap();
+
+        let other = Recorded {
+            sha256: [0; 32],
+            ..recorded.clone()
+        };
+        let err = DigestCheck::start(&file, &tar, &other)
+            .unwrap()
+            .explain(Error::ReadOnly {
+                path: tar.clone(),
+                source: io::ErrorKind::PermissionDenied.into(),
+            });
+        assert!(err.to_string().contains("sha256 differs"), "{err}");
+
+        // Same bytes, but the file was written to after the check started.
+        let check = DigestCheck::start(&file, &tar, &recorded).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&tar)
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH)
+            .unwrap();
+        let err = check.finish().unwrap_err();
+        assert!(
+            err.to_string().contains("written to while it was unpacked"),
+            "{err}"
+        );
+
+        // A check dropped unfinished stops its thread.
+        drop(DigestCheck::start(&file, &tar, &recorded).unwrap());
+        assert!(DigestCheck::passed().finish().is_ok());
     }
 }

@@ -36,6 +36,7 @@ mod error;
 mod extract;
 mod integrity;
 mod lock;
+mod positioned;
 mod reconcile;
 mod record;
 mod relink;

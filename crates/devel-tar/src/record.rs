@@ -30,13 +30,21 @@ pub(crate) fn rows(path: &Path) -> Result<Vec<RecordEntry>, Error> {
     read(path).map(|(_, rows)| rows)
 }
 
+/// What [`append`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Appended {
+    /// Rows added.
+    pub(crate) rows: usize,
+    /// RECORD's length before: [`truncate`] to it takes the rows back.
+    pub(crate) previous_len: u64,
+}
+
 /// Appends a `path,,` row for every path of `paths` that RECORD does not
-/// list yet, in one `write` so a killed process leaves whole rows. Returns
-/// how many rows were added.
+/// list yet, in one `write` so a killed process leaves whole rows.
 pub(crate) fn append<'a>(
     record: &Path,
     paths: impl IntoIterator<Item = &'a str>,
-) -> Result<usize, Error> {
+) -> Result<Appended, Error> {
     let (existing, rows) = read(record)?;
     let eol = if uses_crlf(&existing) { "\r\n" } else { "\n" };
     let mut listed: HashSet<String> = rows.into_iter().map(|row| row.path).collect();
@@ -45,15 +53,18 @@ pub(crate) fn append<'a>(
         // A RECORD without a final newline: finish its last row first.
         out.push_str(eol);
     }
-    let mut added = 0;
+    let mut appended = Appended {
+        rows: 0,
+        previous_len: existing.len() as u64,
+    };
     for path in paths {
         if listed.insert(path.to_owned()) {
             push_row(&mut out, &RecordEntry::unhashed(path), eol);
-            added += 1;
+            appended.rows += 1;
         }
     }
-    if added == 0 {
-        return Ok(0);
+    if appended.rows == 0 {
+        return Ok(appended);
     }
     let mut file = OpenOptions::new()
         .append(true)
@@ -61,7 +72,16 @@ pub(crate) fn append<'a>(
         .map_err(|e| Error::io("open for appending", record, e))?;
     file.write_all(out.as_bytes())
         .map_err(|e| Error::io("append to", record, e))?;
-    Ok(added)
+    Ok(appended)
+}
+
+/// Cuts RECORD back to `len` bytes, what it was before an [`append`].
+pub(crate) fn truncate(record: &Path, len: u64) -> Result<(), Error> {
+    OpenOptions::new()
+        .write(true)
+        .open(record)
+        .and_then(|file| file.set_len(len))
+        .map_err(|e| Error::io("restore", record, e))
 }
 
 #[cfg(test)]
@@ -73,13 +93,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("RECORD");
         std::fs::write(&record, "a/b.py,sha256=x,3\r\n\"c,d\",,\r\n").unwrap();
-        let added = append(&record, ["a/b.py", "c,d", "e\"f", "g", "g"]).unwrap();
-        assert_eq!(added, 2);
+        let before = std::fs::metadata(&record).unwrap().len();
+        let appended = append(&record, ["a/b.py", "c,d", "e\"f", "g", "g"]).unwrap();
+        assert_eq!(
+            appended,
+            Appended {
+                rows: 2,
+                previous_len: before
+            }
+        );
         assert_eq!(
             std::fs::read_to_string(&record).unwrap(),
             "a/b.py,sha256=x,3\r\n\"c,d\",,\r\n\"e\"\"f\",,\r\ng,,\r\n"
         );
-        assert_eq!(append(&record, ["g", "e\"f"]).unwrap(), 0);
+        assert_eq!(append(&record, ["g", "e\"f"]).unwrap().rows, 0);
+        truncate(&record, before).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&record).unwrap(),
+            "a/b.py,sha256=x,3\r\n\"c,d\",,\r\n"
+        );
     }
 
     #[test]

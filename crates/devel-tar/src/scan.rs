@@ -1,7 +1,7 @@
 //! First pass over the devel tar: read every header (no contents), refuse
-//! anything unsafe, check the file against its RECORD row, and build the
-//! model of the final tree. Nothing is written before this pass has seen the
-//! whole archive.
+//! anything unsafe, start checking the file against its RECORD row, and
+//! build the model of the final tree. Nothing is written before this pass
+//! has seen the whole archive.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -15,7 +15,8 @@ use pypa_formats::installer::InstallCommand;
 use crate::compression::{READ_BUFFER, TarCodec};
 use crate::counting::CountingReader;
 use crate::error::Error;
-use crate::integrity::{HashingReader, Recorded};
+use crate::integrity::{DigestCheck, HashingReader, Recorded};
+use crate::positioned::PositionedReader;
 use crate::tree_names::TreeNames;
 
 /// What a member is.
@@ -89,35 +90,49 @@ impl Model {
     }
 }
 
-/// Reads the whole archive at `tar` (open as `file`, read from its
-/// start), whose members must all lie in the tree `names` gives, and
-/// returns its model, or the first reason to refuse it. The file must match
-/// `recorded`, its RECORD row: a mismatch is reported before any other
-/// finding, since a changed file explains them all. With `windows_names`,
-/// names Windows cannot hold are refused too ([`check_windows_names`]).
+/// Reads every header of the archive at `tar` (open as `file`), whose
+/// members must all lie in the tree `names` gives, and returns its model,
+/// or the first reason to refuse it. The file must match `recorded`, its
+/// RECORD row: a compressed tar is hashed as it is decoded, an uncompressed
+/// one by the returned check, still running, which the caller finishes
+/// before the tree counts as unpacked. A mismatch is reported before any
+/// other finding, since a changed file explains them all. With
+/// `windows_names`, names Windows cannot hold are refused too
+/// ([`check_windows_names`]).
 pub(crate) fn scan(
     tar: &Path,
-    file: File,
+    file: &File,
     compression: TarCodec,
     recorded: &Recorded,
     names: &TreeNames,
     windows_names: bool,
-) -> Result<Model, Error> {
+) -> Result<(Model, DigestCheck), Error> {
     let size = file
         .metadata()
         .map_err(|e| Error::read("inspect", tar, e))?
         .len();
     recorded.check_size(tar, size)?;
-    let mut raw = HashingReader::new(file);
-    let scanned = read_members(tar, compression, &mut raw, names);
-    raw.drain().map_err(|e| Error::read("read", tar, e))?;
-    recorded.check(tar, &raw)?;
-    let mut model = scanned?;
-    check_tree(&mut model, tar)?;
-    if windows_names {
-        check_windows_names(&model, tar)?;
+    let (scanned, check) = if compression == TarCodec::None {
+        let check = DigestCheck::start(file, tar, recorded)?;
+        (read_plain_members(tar, file, names), check)
+    } else {
+        let mut raw = HashingReader::new(file);
+        let scanned = read_members(tar, compression, &mut raw, names);
+        raw.drain().map_err(|e| Error::read("read", tar, e))?;
+        recorded.check(tar, &raw)?;
+        (scanned, DigestCheck::passed())
+    };
+    let checked = scanned.and_then(|mut model| {
+        check_tree(&mut model, tar)?;
+        if windows_names {
+            check_windows_names(&model, tar)?;
+        }
+        Ok(model)
+    });
+    match checked {
+        Ok(model) => Ok((model, check)),
+        Err(e) => Err(check.explain(e)),
     }
-    Ok(model)
 }
 
 /// docs/behaviour.md#windows-names: no member or link text names a device
@@ -152,93 +167,126 @@ fn check_windows_names(model: &Model, tar: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Every member of the archive read from `raw`, checked one by one.
-fn read_members(
-    tar: &Path,
-    compression: TarCodec,
-    raw: &mut HashingReader<File>,
-    names: &TreeNames,
-) -> Result<Model, Error> {
-    let corrupt = |reason: String| Error::CorruptTar {
+fn corrupt(tar: &Path, reason: String) -> Error {
+    Error::CorruptTar {
         install: InstallCommand::default(),
         tar: tar.to_path_buf(),
         reason,
-    };
+    }
+}
+
+/// Every member of the compressed archive read from `raw`, checked one by
+/// one; the stream is read to its end, so the codec checks its trailer.
+fn read_members(
+    tar: &Path,
+    compression: TarCodec,
+    raw: &mut HashingReader<&File>,
+    names: &TreeNames,
+) -> Result<Model, Error> {
     let reader = compression
         .decoder(BufReader::with_capacity(READ_BUFFER, raw))
-        .map_err(|e| corrupt(e.to_string()))?;
+        .map_err(|e| corrupt(tar, e.to_string()))?;
     let mut counted = CountingReader::new(reader);
+    let (model, end_of_last) = {
+        let mut archive = tar::Archive::new(&mut counted);
+        let entries = archive.entries().map_err(|e| corrupt(tar, e.to_string()))?;
+        members(tar, entries, names)?
+    };
+    check_end_marker(tar, counted.count(), end_of_last)?;
+    io::copy(&mut counted, &mut io::sink()).map_err(|e| corrupt(tar, e.to_string()))?;
+    Ok(model)
+}
+
+/// Every member of the uncompressed archive in `file`, checked one by one;
+/// only headers are read, the members' data is skipped.
+fn read_plain_members(tar: &Path, file: &File, names: &TreeNames) -> Result<Model, Error> {
+    let mut archive = tar::Archive::new(PositionedReader::new(file));
+    let (model, end_of_last) = {
+        let entries = archive
+            .entries_with_seek()
+            .map_err(|e| corrupt(tar, e.to_string()))?;
+        members(tar, entries, names)?
+    };
+    check_end_marker(tar, archive.into_inner().furthest(), end_of_last)?;
+    Ok(model)
+}
+
+/// The end-of-archive block must have been read (`read` bytes, the last
+/// member ending at `end_of_last`): a plain tar cut at a member boundary
+/// otherwise looks complete.
+fn check_end_marker(tar: &Path, read: u64, end_of_last: u64) -> Result<(), Error> {
+    if read < end_of_last + 512 {
+        return Err(corrupt(tar, "the end-of-archive marker is missing".into()));
+    }
+    Ok(())
+}
+
+/// The model of `entries`, and where the data of the last member ends.
+fn members<R: Read>(
+    tar: &Path,
+    entries: tar::Entries<'_, R>,
+    names: &TreeNames,
+) -> Result<(Model, u64), Error> {
     let mut model = Model::new(names.clone());
     let mut end_of_last = 0u64;
-    {
-        let mut archive = tar::Archive::new(&mut counted);
-        let entries = archive.entries().map_err(|e| corrupt(e.to_string()))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| corrupt(e.to_string()))?;
-            let header = entry.header();
-            let size = entry.size();
-            end_of_last = entry.raw_file_position() + size.div_ceil(512) * 512;
-            let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-            let unsafe_member = |reason: String| Error::UnsafeMember {
-                tar: tar.to_path_buf(),
-                member: raw_name.clone(),
-                reason,
-            };
-            let kind = match header.entry_type() {
-                tar::EntryType::Directory => Kind::Dir {
-                    mode: header_mode(header) | 0o700,
-                },
-                tar::EntryType::Regular | tar::EntryType::Continuous => Kind::File {
-                    mode: header_mode(header),
-                    mtime: header.mtime().unwrap_or(0),
-                    offset: entry.raw_file_position(),
-                    size,
-                },
-                tar::EntryType::Symlink => {
-                    let target = link_text(&entry).map_err(&unsafe_member)?;
-                    check_link_text(&target)
-                        .map_err(|p| unsafe_member(format!("link to {target:?}: {p}")))?;
-                    Kind::Symlink { target }
-                }
-                tar::EntryType::Link => {
-                    let target = link_text(&entry).map_err(&unsafe_member)?;
-                    let target = member_path(&target, names)
-                        .map_err(|r| unsafe_member(format!("hard link to {target:?}: {r}")))?;
-                    Kind::HardLink { target }
-                }
-                tar::EntryType::XGlobalHeader => continue,
-                tar::EntryType::Char | tar::EntryType::Block => {
-                    return Err(unsafe_member("device file".into()));
-                }
-                tar::EntryType::Fifo => return Err(unsafe_member("named pipe".into())),
-                other => {
-                    return Err(unsafe_member(format!("unsupported member type {other:?}")));
-                }
-            };
-            let path = member_path(&raw_name, names).map_err(&unsafe_member)?;
-            if path == names.root() && !matches!(kind, Kind::Dir { .. }) {
-                return Err(unsafe_member(format!(
-                    "{} must be a directory",
-                    names.root()
-                )));
+    for entry in entries {
+        let entry = entry.map_err(|e| corrupt(tar, e.to_string()))?;
+        let header = entry.header();
+        let size = entry.size();
+        end_of_last = entry.raw_file_position() + size.div_ceil(512) * 512;
+        let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let unsafe_member = |reason: String| Error::UnsafeMember {
+            tar: tar.to_path_buf(),
+            member: raw_name.clone(),
+            reason,
+        };
+        let kind = match header.entry_type() {
+            tar::EntryType::Directory => Kind::Dir {
+                mode: header_mode(header) | 0o700,
+            },
+            tar::EntryType::Regular | tar::EntryType::Continuous => Kind::File {
+                mode: header_mode(header),
+                mtime: header.mtime().unwrap_or(0),
+                offset: entry.raw_file_position(),
+                size,
+            },
+            tar::EntryType::Symlink => {
+                let target = link_text(&entry).map_err(&unsafe_member)?;
+                check_link_text(&target)
+                    .map_err(|p| unsafe_member(format!("link to {target:?}: {p}")))?;
+                Kind::Symlink { target }
             }
-            match model.members.get(&path) {
-                Some(Kind::Dir { .. }) if matches!(kind, Kind::Dir { .. }) => {}
-                Some(_) => return Err(unsafe_member("appears twice in the archive".into())),
-                None => {
-                    model.members.insert(path, kind);
-                }
+            tar::EntryType::Link => {
+                let target = link_text(&entry).map_err(&unsafe_member)?;
+                let target = member_path(&target, names)
+                    .map_err(|r| unsafe_member(format!("hard link to {target:?}: {r}")))?;
+                Kind::HardLink { target }
+            }
+            tar::EntryType::XGlobalHeader => continue,
+            tar::EntryType::Char | tar::EntryType::Block => {
+                return Err(unsafe_member("device file".into()));
+            }
+            tar::EntryType::Fifo => return Err(unsafe_member("named pipe".into())),
+            other => {
+                return Err(unsafe_member(format!("unsupported member type {other:?}")));
+            }
+        };
+        let path = member_path(&raw_name, names).map_err(&unsafe_member)?;
+        if path == names.root() && !matches!(kind, Kind::Dir { .. }) {
+            return Err(unsafe_member(format!(
+                "{} must be a directory",
+                names.root()
+            )));
+        }
+        match model.members.get(&path) {
+            Some(Kind::Dir { .. }) if matches!(kind, Kind::Dir { .. }) => {}
+            Some(_) => return Err(unsafe_member("appears twice in the archive".into())),
+            None => {
+                model.members.insert(path, kind);
             }
         }
     }
-    // The end-of-archive block must have been read: a plain tar cut at a
-    // member boundary otherwise looks complete.
-    if counted.count() < end_of_last + 512 {
-        return Err(corrupt("the end-of-archive marker is missing".into()));
-    }
-    // Drain to the end so a codec verifies its trailer and checksum.
-    io::copy(&mut counted, &mut io::sink()).map_err(|e| corrupt(e.to_string()))?;
-    Ok(model)
+    Ok((model, end_of_last))
 }
 
 /// Parents must be directories (never a link, through which a later member

@@ -15,6 +15,8 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::positioned::read_at;
+
 /// One thread's handle on site-packages for writing the tree.
 #[derive(Debug)]
 pub(crate) struct TreeWriter {
@@ -159,16 +161,6 @@ fn copy_by_reads(from: &File, offset: u64, len: u64, mut to: &File) -> io::Resul
         done += n as u64;
     }
     Ok(())
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
 #[cfg(unix)]

@@ -2,12 +2,13 @@
 //! `SP/_rocm_sdk_devel{N}/` (docs/behaviour.md#devel-install).
 //!
 //! Protocol (see `docs/devel-tar.md`): fast exit when the tar is gone; else
-//! lock, re-check, scan the whole archive (checking it against its RECORD
-//! row and refusing unsafe members before anything is written), plan every
-//! link against the final tree, append
-//! every path to RECORD, clear a stale tree left by an interrupted run,
-//! write directories, files, then links in sorted order, and remove the tar
-//! last. The tar's presence means "not (fully) unpacked".
+//! lock, re-check, scan the whole archive (refusing unsafe members before
+//! anything is written) while its check against its RECORD row starts,
+//! plan every link against the final tree, append every path to RECORD,
+//! clear a stale tree left by an interrupted run, write directories, files,
+//! then links in sorted order, finish the check (a mismatch undoes the
+//! run), and remove the tar last. The tar's presence means "not (fully)
+//! unpacked".
 
 use std::fs;
 use std::io::Write as _;
@@ -16,6 +17,7 @@ use std::path::Path;
 use dist_info::devel_tree::{Resolved, resolve_link};
 use pypa_formats::installer::InstallCommand;
 
+use crate::compression::TarCodec;
 use crate::error::Error;
 use crate::extract;
 use crate::integrity::Recorded;
@@ -37,7 +39,8 @@ pub const TREE_VERSION_FILE: &str = ".rocm-sdk-devel-version";
 /// progress bar; the tests also use it to kill the process at every point).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    /// The archive was read and checked; `members` paths will be written.
+    /// The archive was read and its members checked; `members` paths will
+    /// be written.
     Scanned {
         /// Number of paths the tree will hold (files and links).
         members: usize,
@@ -253,19 +256,84 @@ fn unpack_inner(
         &tar,
         &format!("{DEVEL_PACKAGE_DIR}/{}", compression.file_name()),
     )?;
-    // One open file for both passes: the bytes written are the bytes the
-    // scan checked against RECORD.
+    // One open file for every reader: the bytes written are the bytes
+    // checked against RECORD.
     let file = fs::File::open(&tar).map_err(|e| Error::read("open", &tar, e))?;
-    let scanned = file.try_clone().map_err(|e| Error::read("open", &tar, e))?;
-    let model = scan::scan(
+    let (model, check) = scan::scan(
         &tar,
-        scanned,
+        &file,
         compression,
         &recorded,
         &site.names,
         options.windows_names,
     )?;
-    let plan = UnpackPlan::build(&model, &site, &tar)?;
+    let mut record_len = None;
+    let written = write_tree(
+        site_packages,
+        &site,
+        &tar,
+        &file,
+        compression,
+        &model,
+        options,
+        &mut record_len,
+    );
+    // The digest of an uncompressed tar was computed while the tree was
+    // written. A changed tar explains any failure and is never committed:
+    // what this run wrote is undone, and the site is as it was.
+    if let Err(e) = check.finish() {
+        if let Some(len) = record_len {
+            undo(&site, len);
+        }
+        return Err(e);
+    }
+    let written = written?;
+
+    // The commit point: from now on the tree counts as complete.
+    drop(file);
+    fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;
+    options.step(&Step::Committed);
+    tracing::info!(
+        files = written.files,
+        hard_links = written.hard_links,
+        symlinks = written.symlinks,
+        "unpacked {}",
+        site.tree().display()
+    );
+    Ok(UnpackReport {
+        outcome: UnpackOutcome::Unpacked {
+            files: written.files,
+            hard_links: written.hard_links,
+            symlinks: written.symlinks,
+        },
+        warnings: written.warnings,
+    })
+}
+
+/// What [`write_tree`] wrote.
+struct Written {
+    files: usize,
+    hard_links: usize,
+    symlinks: usize,
+    warnings: Vec<DevelWarning>,
+}
+
+/// Plans every link, records every path, clears a stale tree and writes
+/// the tree of `model` from `tar` (open as `file`): everything but the
+/// commit. `record_len` is set to RECORD's length before the rows were
+/// appended.
+#[allow(clippy::too_many_arguments)]
+fn write_tree(
+    site_packages: &Path,
+    site: &InstalledDevel,
+    tar: &Path,
+    file: &fs::File,
+    compression: TarCodec,
+    model: &Model,
+    options: &mut UnpackOptions<'_>,
+    record_len: &mut Option<u64>,
+) -> Result<Written, Error> {
+    let plan = UnpackPlan::build(model, site, tar)?;
     options.step(&Step::Scanned {
         members: plan.record.len(),
     });
@@ -277,7 +345,7 @@ fn unpack_inner(
     extra.extend(relink::devel_owned_files(&site.names));
     extra.push(site.names.in_tree(TREE_VERSION_FILE));
     record.extend(extra.iter().map(String::as_str));
-    crate::record::append(&site.record(), record)?;
+    *record_len = Some(crate::record::append(&site.record(), record)?.previous_len);
     options.step(&Step::Recorded);
 
     let tree = site.tree();
@@ -315,7 +383,7 @@ fn unpack_inner(
         done += 1;
         options.step(&Step::Wrote { done, total });
     };
-    let files = extract::write_files(&writer, &tar, &file, compression, &model, &mut progress)?;
+    let files = extract::write_files(&writer, tar, file, compression, model, &mut progress)?;
     let mut warnings = plan.warnings;
     warnings.extend(extract::make_links(
         &writer,
@@ -323,27 +391,28 @@ fn unpack_inner(
         &plan.symlinks,
         &mut progress,
     )?);
-
     relink::write_record(&site.root, &site.names, &plan.hard_links)?;
-    // The commit point: from now on the tree counts as complete.
-    drop(file);
-    fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;
-    options.step(&Step::Committed);
-    tracing::info!(
+    Ok(Written {
         files,
-        hard_links = plan.hard_links.len(),
-        symlinks = plan.symlinks.len(),
-        "unpacked {}",
-        tree.display()
-    );
-    Ok(UnpackReport {
-        outcome: UnpackOutcome::Unpacked {
-            files,
-            hard_links: plan.hard_links.len(),
-            symlinks: plan.symlinks.len(),
-        },
+        hard_links: plan.hard_links.len(),
+        symlinks: plan.symlinks.len(),
         warnings,
     })
+}
+
+/// Removes the tree this run wrote and the rows it appended to RECORD
+/// (`record_len` long before). Best effort: the tar stays, so a later run
+/// starts over whatever is left.
+fn undo(site: &InstalledDevel, record_len: u64) {
+    let tree = site.tree();
+    if fs::symlink_metadata(&tree).is_ok()
+        && let Err(e) = remove_all(&tree)
+    {
+        tracing::warn!("{e}");
+    }
+    if let Err(e) = crate::record::truncate(&site.record(), record_len) {
+        tracing::warn!("{e}");
+    }
 }
 
 fn already_unpacked(site: &InstalledDevel) -> Result<UnpackReport, Error> {

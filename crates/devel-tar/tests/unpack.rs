@@ -16,7 +16,9 @@ use common::{
     Entry, Node, SitePackages, VERSION, devel_entries, pip_uninstall, record_paths, snapshot,
     unpack_concurrently, unpack_example, unpack_within, write_tar,
 };
-use devel_tar::{DevelWarning, Error, TarCodec, UnpackOptions, UnpackOutcome, ensure, unpack};
+use devel_tar::{
+    DevelWarning, Error, Step, TarCodec, UnpackOptions, UnpackOutcome, ensure, unpack,
+};
 
 fn ino(path: &std::path::Path) -> (u64, u64) {
     let m = fs::symlink_metadata(path).unwrap();
@@ -367,31 +369,51 @@ fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
 }
 
 /// A devel tar whose bytes differ from what pip installed (its RECORD
-/// row), or that RECORD does not vouch for, is refused before anything is
-/// written, with the remedy.
+/// row), or that RECORD does not vouch for, is refused and leaves the site
+/// as it was. An uncompressed tar is hashed while its tree is written
+/// (docs/devel-tar.md): one whose headers still parse is written, then
+/// undone, never committed; one whose headers do not is named as changed,
+/// not as corrupt.
 #[test]
-fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
+fn a_tar_changed_after_install_is_refused_and_leaves_the_site_as_it_was() {
     let tar = write_tar(&devel_entries(), TarCodec::None);
     // The same length and still a well-formed tar: only a file's bytes differ.
     let at = tar.windows(11).position(|w| w == b"echo hipcc\n").unwrap();
     let mut tampered = tar.clone();
     tampered[at..at + 10].copy_from_slice(b"echo HIPCC");
+    // The same length, the first header unreadable.
+    let mut broken = tar.clone();
+    broken[..100].fill(0xff);
     let row = format!(
         "rocm_sdk_devel/_devel.tar,{},{}\n",
         common::record_hash(&tar),
         tar.len()
     );
-    let cases: Vec<(&str, Option<&[u8]>, Option<String>, &str)> = vec![
-        ("content changed", Some(&tampered), None, "sha256"),
+    let cases: Vec<(&str, Option<&[u8]>, Option<String>, &str, bool)> = vec![
+        (
+            "content changed",
+            Some(&tampered),
+            None,
+            "sha256 differs",
+            true,
+        ),
+        (
+            "header changed",
+            Some(&broken),
+            None,
+            "sha256 differs",
+            false,
+        ),
         (
             "a row without a hash",
             None,
             Some(format!("rocm_sdk_devel/_devel.tar,,{}\n", tar.len())),
             "RECORD",
+            false,
         ),
-        ("no row", None, Some(String::new()), "RECORD"),
+        ("no row", None, Some(String::new()), "RECORD", false),
     ];
-    for (what, bytes, new_row, reason) in cases {
+    for (what, bytes, new_row, reason, written) in cases {
         let site = SitePackages::with_devel(&tar, "_devel.tar");
         let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
         if let Some(bytes) = bytes {
@@ -404,7 +426,13 @@ fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
             fs::write(&record, text.replace(&row, &new_row)).unwrap();
         }
         let before = snapshot(&site.sp);
-        let err = unpack(&site.sp, &mut UnpackOptions::default())
+        let mut steps = Vec::new();
+        let mut on_step = |step: &Step| steps.push(step.clone());
+        let mut options = UnpackOptions {
+            on_step: Some(&mut on_step),
+            ..UnpackOptions::default()
+        };
+        let err = unpack(&site.sp, &mut options)
             .err()
             .unwrap_or_else(|| panic!("{what}: the tar was unpacked"));
         let text = err.to_string();
@@ -417,8 +445,44 @@ fn a_tar_changed_after_install_is_refused_before_anything_is_written() {
             text.contains("pip install --force-reinstall rocm-sdk-devel"),
             "{what}: {text}"
         );
-        assert_eq!(snapshot(&site.sp), before, "{what}: something was written");
+        assert_eq!(
+            steps.iter().any(|s| matches!(s, Step::Wrote { .. })),
+            written,
+            "{what}: {steps:?}"
+        );
+        assert!(!steps.contains(&Step::Committed), "{what}: {steps:?}");
+        assert_eq!(snapshot(&site.sp), before, "{what}: something was left");
     }
+}
+
+/// A write to the tar while it is unpacked (here after the scan, once the
+/// rows are recorded) is refused even when the bytes the digest read were
+/// the installed ones: the tree is never committed and the site is as it
+/// was.
+#[test]
+fn a_tar_written_to_while_it_is_unpacked_is_not_committed() {
+    let tar = write_tar(&devel_entries(), TarCodec::None);
+    let site = SitePackages::with_devel(&tar, "_devel.tar");
+    let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
+    let before = snapshot(&site.sp);
+    let mut on_step = |step: &Step| {
+        if *step == Step::Recorded {
+            fs::File::options()
+                .write(true)
+                .open(&tar_path)
+                .and_then(|f| f.set_modified(std::time::UNIX_EPOCH))
+                .unwrap();
+        }
+    };
+    let mut options = UnpackOptions {
+        on_step: Some(&mut on_step),
+        ..UnpackOptions::default()
+    };
+    let err = unpack(&site.sp, &mut options).unwrap_err().to_string();
+    assert!(err.contains("written to while it was unpacked"), "{err}");
+    assert!(err.contains("nothing was unpacked"), "{err}");
+    // Contents and modes: the tar's new mtime does not count.
+    assert_eq!(snapshot(&site.sp), before);
 }
 
 #[test]
