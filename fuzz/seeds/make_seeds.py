@@ -233,6 +233,14 @@ def text_seeds() -> None:
     ]
     for i, r in enumerate(requirements):
         write("requirement", f"r{i}", r.encode())
+    digests = [
+        "_devel.tar,blake3=6o8WPbOGgpJeRJHF5Y1Ls1Bu-MFOt4qG6QjFYkpnIA8,5\n",
+        '"_devel.tar.zst",blake3=6o8WPbOGgpJeRJHF5Y1Ls1Bu-MFOt4qG6QjFYkpnIA8,0012\r\n',
+        "_devel.tar,sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ,5\n",
+        "a,,1\nb,,2\n",
+    ]
+    for i, d in enumerate(digests):
+        write("devel_digest", f"d{i}", d.encode())
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ pub(crate) const TARGETS: &[&str] = &[
     "elf_edit",
     "artifact_archive",
     "devel_unpack",
+    "devel_digest",
     "wheel_reader",
     "pep440_version",
     "requirement",

@@ -18,15 +18,19 @@ use pypa_formats::installer::InstallCommand;
 use sha2::{Digest as _, Sha256};
 
 use crate::compression::READ_BUFFER;
+use crate::digest_file::{DIGEST_FILE, DIGEST_FILE_LIMIT, TarDigest};
 use crate::error::Error;
 use crate::positioned::read_at;
 use crate::record;
 
-/// What RECORD vouches for: the tar's sha256 and, when listed, its size.
+/// What RECORD vouches for: the tar's sha256 and, when listed, its size;
+/// and the tar's BLAKE3 when the devel wheel ships a digest file RECORD
+/// vouches for ([`crate::TarDigest`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Recorded {
     sha256: [u8; 32],
     size: Option<u64>,
+    blake3: Option<[u8; 32]>,
 }
 
 impl Recorded {
@@ -34,7 +38,8 @@ impl Recorded {
     /// the RECORD at `record_path`. A missing row, a row without a sha256
     /// or with a malformed one is [`Error::TarUnrecorded`]: pip and uv
     /// always list a digest for every file of a wheel, so the tar cannot be
-    /// trusted without one.
+    /// trusted without one. When RECORD lists the digest file next to the
+    /// tar with a sha256, that file is read and checked too.
     pub(crate) fn read(record_path: &Path, tar: &Path, relpath: &str) -> Result<Self, Error> {
         let unrecorded = |reason: &str| Error::TarUnrecorded {
             install: InstallCommand::default(),
@@ -47,18 +52,73 @@ impl Recorded {
             .iter()
             .find(|row| row.path == relpath)
             .ok_or_else(|| unrecorded("does not list it"))?;
-        let encoded = row
+        let sha256 = row
             .sha256()
-            .ok_or_else(|| unrecorded("lists it without a sha256"))?;
-        let sha256 = URL_SAFE_NO_PAD
-            .decode(encoded)
-            .ok()
-            .and_then(|digest| <[u8; 32]>::try_from(digest).ok())
-            .ok_or_else(|| unrecorded("lists a malformed sha256 for it"))?;
-        Ok(Self {
+            .ok_or_else(|| unrecorded("lists it without a sha256"))
+            .and_then(|encoded| {
+                decode_sha256(encoded).ok_or_else(|| unrecorded("lists a malformed sha256 for it"))
+            })?;
+        let mut recorded = Self {
             sha256,
             size: row.size,
-        })
+            blake3: None,
+        };
+        let digest_relpath = match relpath.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/{DIGEST_FILE}"),
+            None => DIGEST_FILE.to_owned(),
+        };
+        // A digest file RECORD does not vouch for is not trusted, and not
+        // needed: the tar's own row still is.
+        if let Some(vouched) = rows
+            .iter()
+            .find(|row| row.path == digest_relpath)
+            .and_then(|row| Some((row.sha256().and_then(decode_sha256)?, row.size)))
+        {
+            recorded.blake3 = Some(recorded.read_digest_file(tar, vouched)?);
+        }
+        Ok(recorded)
+    }
+
+    /// The tar's BLAKE3 from the digest file next to `tar`, whose sha256
+    /// and size RECORD lists as `vouched`.
+    fn read_digest_file(
+        &self,
+        tar: &Path,
+        (sha256, size): ([u8; 32], Option<u64>),
+    ) -> Result<[u8; 32], Error> {
+        let path = tar.with_file_name(DIGEST_FILE);
+        let modified = |problem: String| Error::TarModified {
+            install: InstallCommand::default(),
+            tar: tar.to_path_buf(),
+            reason: format!("its digest file {} {problem}", path.display()),
+        };
+        let mut bytes = Vec::new();
+        match File::open(&path) {
+            Ok(file) => file
+                .take(DIGEST_FILE_LIMIT + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::read("read", &path, e))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(modified("is missing".into()));
+            }
+            Err(e) => return Err(Error::read("open", &path, e)),
+        };
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        if digest != sha256 || size.is_some_and(|size| size != bytes.len() as u64) {
+            return Err(modified("differs from its RECORD row".into()));
+        }
+        let described = TarDigest::parse(&bytes)
+            .map_err(|problem| modified(format!("is unreadable: {problem}")))?;
+        let tar_name = tar.file_name().map(|n| n.to_string_lossy());
+        if tar_name.as_deref() != Some(described.tar_name.as_str())
+            || self.size.is_some_and(|size| size != described.size)
+        {
+            return Err(modified(format!(
+                "describes another tar ({}, {} bytes)",
+                described.tar_name, described.size
+            )));
+        }
+        Ok(described.blake3)
     }
 
     /// Compares the size of the file on disk with RECORD's before a byte
@@ -76,23 +136,58 @@ impl Recorded {
 
     /// Compares what [`HashingReader`] saw with RECORD's digest.
     pub(crate) fn check(&self, tar: &Path, seen: &HashingReader<impl Read>) -> Result<(), Error> {
-        self.check_digest(tar, seen.count, seen.hasher.clone().finalize().into())
+        let digest = seen.hasher.clone().finalize().into();
+        self.check_digest(tar, seen.count, Algorithm::Sha256, digest)
     }
 
-    /// Compares a file of `size` bytes whose sha256 is `digest` with the
-    /// row.
-    fn check_digest(&self, tar: &Path, size: u64, digest: [u8; 32]) -> Result<(), Error> {
+    /// Compares a file of `size` bytes whose `algorithm` digest is `digest`
+    /// with the row, or with the digest file.
+    fn check_digest(
+        &self,
+        tar: &Path,
+        size: u64,
+        algorithm: Algorithm,
+        digest: [u8; 32],
+    ) -> Result<(), Error> {
         self.check_size(tar, size)?;
-        if digest == self.sha256 {
+        let (expected, reason) = match algorithm {
+            Algorithm::Sha256 => (Some(self.sha256), "its sha256 differs from its RECORD row"),
+            Algorithm::Blake3 => (self.blake3, "its blake3 differs from its digest file"),
+        };
+        if Some(digest) == expected {
             Ok(())
         } else {
             Err(Error::TarModified {
                 install: InstallCommand::default(),
                 tar: tar.to_path_buf(),
-                reason: "its sha256 differs from its RECORD row".to_owned(),
+                reason: reason.to_owned(),
             })
         }
     }
+
+    /// The hash [`DigestCheck`] computes: BLAKE3 when a digest file lists
+    /// one, else SHA-256.
+    fn algorithm(&self) -> Algorithm {
+        if self.blake3.is_some() {
+            Algorithm::Blake3
+        } else {
+            Algorithm::Sha256
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Algorithm {
+    Sha256,
+    Blake3,
+}
+
+/// A RECORD `sha256=` value's 32 bytes.
+fn decode_sha256(encoded: &str) -> Option<[u8; 32]> {
+    URL_SAFE_NO_PAD
+        .decode(encoded)
+        .ok()
+        .and_then(|digest| <[u8; 32]>::try_from(digest).ok())
 }
 
 /// The check of the tar against its RECORD row, possibly still running.
@@ -112,7 +207,7 @@ struct Running {
     file: File,
     opened: Stamp,
     stop: Arc<AtomicBool>,
-    /// The size and sha256 of the file; `None` when stopped early.
+    /// The size and digest of the file; `None` when stopped early.
     hashing: JoinHandle<io::Result<Option<Hashed>>>,
 }
 
@@ -133,7 +228,10 @@ impl DigestCheck {
         let stopped = Arc::clone(&stop);
         let hashing = std::thread::Builder::new()
             .name("devel-tar digest".into())
-            .spawn(move || hash_file(&hashed, &stopped))
+            .spawn({
+                let algorithm = recorded.algorithm();
+                move || hash_file(&hashed, algorithm, &stopped)
+            })
             .map_err(|e| Error::read("start hashing", tar, e))?;
         Ok(Self {
             running: Some(Running {
@@ -159,7 +257,10 @@ impl DigestCheck {
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             .map_err(|e| Error::read("read", &running.tar, e))?;
         let (size, digest) = hashed.expect("only a dropped check stops hashing");
-        running.recorded.check_digest(&running.tar, size, digest)?;
+        let algorithm = running.recorded.algorithm();
+        running
+            .recorded
+            .check_digest(&running.tar, size, algorithm, digest)?;
         let now = stamp(&running.file).map_err(|e| Error::read("inspect", &running.tar, e))?;
         if now != running.opened {
             return Err(Error::TarModified {
@@ -190,7 +291,7 @@ impl Drop for DigestCheck {
     }
 }
 
-/// A file's size and sha256.
+/// A file's size and digest.
 type Hashed = (u64, [u8; 32]);
 
 /// A file's size and modification time.
@@ -200,10 +301,11 @@ fn stamp(file: &File) -> io::Result<Stamp> {
     file.metadata().map(|m| (m.len(), m.modified().ok()))
 }
 
-/// The size and sha256 of `file`, read to its end; `None` once `stop` is
+/// The size and digest of `file`, read to its end; `None` once `stop` is
 /// raised.
-fn hash_file(file: &File, stop: &AtomicBool) -> io::Result<Option<Hashed>> {
-    let mut hasher = Sha256::new();
+fn hash_file(file: &File, algorithm: Algorithm, stop: &AtomicBool) -> io::Result<Option<Hashed>> {
+    let mut sha256 = Sha256::new();
+    let mut blake3 = blake3::Hasher::new();
     let mut buffer = vec![0u8; READ_BUFFER];
     let mut size = 0u64;
     loop {
@@ -212,9 +314,18 @@ fn hash_file(file: &File, stop: &AtomicBool) -> io::Result<Option<Hashed>> {
         }
         let n = read_at(file, &mut buffer, size)?;
         if n == 0 {
-            return Ok(Some((size, hasher.finalize().into())));
+            let digest = match algorithm {
+                Algorithm::Sha256 => sha256.finalize().into(),
+                Algorithm::Blake3 => *blake3.finalize().as_bytes(),
+            };
+            return Ok(Some((size, digest)));
         }
-        hasher.update(&buffer[..n]);
+        match algorithm {
+            Algorithm::Sha256 => sha256.update(&buffer[..n]),
+            Algorithm::Blake3 => {
+                blake3.update(&buffer[..n]);
+            }
+        }
         size += n as u64;
     }
 }
@@ -298,6 +409,7 @@ mod tests {
         let recorded = Recorded {
             sha256: Sha256::digest(&bytes).into(),
             size: Some(bytes.len() as u64),
+            blake3: None,
         };
         let file = File::open(&tar).unwrap();
         DigestCheck::start(&file, &tar, &recorded)
@@ -334,5 +446,107 @@ mod tests {
         // A check dropped unfinished stops its thread.
         drop(DigestCheck::start(&file, &tar, &recorded).unwrap());
         assert!(DigestCheck::passed().finish().is_ok());
+    }
+
+    /// What, the digest file's bytes, its RECORD row, the problem said.
+    type DigestCase<'a> = (&'a str, Option<&'a [u8]>, Option<String>, Option<&'a str>);
+
+    /// A RECORD listing the tar `bytes` and, with `digest_row`, the digest
+    /// file: `(site, tar path)`.
+    fn site_with(
+        bytes: &[u8],
+        digest: Option<&[u8]>,
+        digest_row: Option<String>,
+    ) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let pure = dir.path().join("p");
+        std::fs::create_dir(&pure).unwrap();
+        let tar = pure.join("_devel.tar");
+        std::fs::write(&tar, bytes).unwrap();
+        let row = |path: &str, bytes: &[u8]| {
+            let hash = URL_SAFE_NO_PAD.encode(Sha256::digest(bytes));
+            format!("{path},sha256={hash},{}\n", bytes.len())
+        };
+        let mut record = row("p/_devel.tar", bytes);
+        if let Some(digest) = digest {
+            std::fs::write(pure.join(DIGEST_FILE), digest).unwrap();
+            record.push_str(&digest_row.unwrap_or_else(|| row("p/_devel.digest", digest)));
+        }
+        std::fs::write(dir.path().join("RECORD"), record).unwrap();
+        (dir, tar)
+    }
+
+    fn check(dir: &Path, tar: &Path) -> Result<(), Error> {
+        let recorded = Recorded::read(&dir.join("RECORD"), tar, "p/_devel.tar")?;
+        DigestCheck::start(&File::open(tar).unwrap(), tar, &recorded)?.finish()
+    }
+
+    #[test]
+    fn a_digest_file_record_vouches_for_is_used_and_checked() {
+        let tar: Vec<u8> = (0..READ_BUFFER + 7).map(|i| (i % 251) as u8).collect();
+        let digest = TarDigest::of_reader("_devel.tar", tar.as_slice())
+            .unwrap()
+            .to_bytes();
+        let (dir, path) = site_with(&tar, Some(&digest), None);
+        let recorded = Recorded::read(&dir.path().join("RECORD"), &path, "p/_devel.tar").unwrap();
+        assert!(matches!(recorded.algorithm(), Algorithm::Blake3));
+        check(dir.path(), &path).unwrap();
+
+        // The tar changed: named against the digest file.
+        let mut changed = tar.clone();
+        changed[READ_BUFFER + 3] ^= 1;
+        std::fs::write(&path, &changed).unwrap();
+        let err = check(dir.path(), &path).unwrap_err().to_string();
+        assert!(
+            err.contains("its blake3 differs from its digest file"),
+            "{err}"
+        );
+
+        let other = TarDigest::of_reader("_devel.tar.zst", tar.as_slice())
+            .unwrap()
+            .to_bytes();
+        let cases: Vec<DigestCase<'_>> = vec![
+            // Changed after install: RECORD's row no longer matches.
+            (
+                "changed",
+                Some(b"_devel.tar,blake3=AAAA,1\n"),
+                Some(format!(
+                    "p/_devel.digest,sha256={},{}\n",
+                    URL_SAFE_NO_PAD.encode(Sha256::digest(&digest)),
+                    digest.len()
+                )),
+                Some("differs from its RECORD row"),
+            ),
+            (
+                "another tar",
+                Some(&other),
+                None,
+                Some("describes another tar"),
+            ),
+            ("unreadable", Some(b"x"), None, Some("is unreadable")),
+            // Not vouched for: ignored, the tar's own row is checked.
+            (
+                "unhashed row",
+                Some(b"junk"),
+                Some("p/_devel.digest,,4\n".to_owned()),
+                None,
+            ),
+        ];
+        for (what, bytes, row, problem) in cases {
+            let (dir, path) = site_with(&tar, bytes, row);
+            match problem {
+                Some(problem) => {
+                    let err = check(dir.path(), &path).unwrap_err().to_string();
+                    assert!(err.contains("its digest file"), "{what}: {err}");
+                    assert!(err.contains(problem), "{what}: {err}");
+                }
+                None => check(dir.path(), &path).unwrap(),
+            }
+        }
+        // Listed, and gone.
+        let (dir, path) = site_with(&tar, Some(&digest), None);
+        std::fs::remove_file(path.with_file_name(DIGEST_FILE)).unwrap();
+        let err = check(dir.path(), &path).unwrap_err().to_string();
+        assert!(err.contains("is missing"), "{err}");
     }
 }

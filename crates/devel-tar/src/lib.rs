@@ -32,6 +32,7 @@
 
 mod compression;
 mod counting;
+mod digest_file;
 mod error;
 mod extract;
 mod integrity;
@@ -51,6 +52,7 @@ mod warning;
 mod writer;
 
 pub use compression::TarCodec;
+pub use digest_file::{DIGEST_FILE, TarDigest};
 pub use dist_info::devel_links::{DevelLink, DevelLinks, devel_link_target};
 pub use error::Error;
 pub use reconcile::{ReconcileReport, reconcile_device_links};

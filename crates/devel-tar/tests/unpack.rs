@@ -17,7 +17,8 @@ use common::{
     unpack_concurrently, unpack_example, unpack_within, write_tar,
 };
 use devel_tar::{
-    DevelWarning, Error, Step, TarCodec, UnpackOptions, UnpackOutcome, ensure, unpack,
+    DIGEST_FILE, DevelWarning, Error, Step, TarCodec, TarDigest, UnpackOptions, UnpackOutcome,
+    ensure, unpack,
 };
 
 fn ino(path: &std::path::Path) -> (u64, u64) {
@@ -369,11 +370,11 @@ fn hard_link_cycles_and_long_chains_are_refused_without_hanging() {
 }
 
 /// A devel tar whose bytes differ from what pip installed (its RECORD
-/// row), or that RECORD does not vouch for, is refused and leaves the site
-/// as it was. An uncompressed tar is hashed while its tree is written
-/// (docs/devel-tar.md): one whose headers still parse is written, then
-/// undone, never committed; one whose headers do not is named as changed,
-/// not as corrupt.
+/// row, or the digest file RECORD vouches for), or that RECORD does not
+/// vouch for, is refused and leaves the site as it was. An uncompressed tar
+/// is hashed while its tree is written (docs/devel-tar.md): one whose
+/// headers still parse is written, then undone, never committed; one whose
+/// headers do not is named as changed, not as corrupt.
 #[test]
 fn a_tar_changed_after_install_is_refused_and_leaves_the_site_as_it_was() {
     let tar = write_tar(&devel_entries(), TarCodec::None);
@@ -394,16 +395,25 @@ fn a_tar_changed_after_install_is_refused_and_leaves_the_site_as_it_was() {
             "content changed",
             Some(&tampered),
             None,
-            "sha256 differs",
+            "blake3 differs from its digest file",
             true,
         ),
         (
             "header changed",
             Some(&broken),
             None,
-            "sha256 differs",
+            "blake3 differs from its digest file",
             false,
         ),
+        // A devel wheel built before the digest file: RECORD's sha256.
+        (
+            "content changed, no digest file",
+            Some(&tampered),
+            None,
+            "sha256 differs",
+            true,
+        ),
+        ("digest file changed", None, None, "digest file", false),
         (
             "a row without a hash",
             None,
@@ -414,10 +424,26 @@ fn a_tar_changed_after_install_is_refused_and_leaves_the_site_as_it_was() {
         ("no row", None, Some(String::new()), "RECORD", false),
     ];
     for (what, bytes, new_row, reason, written) in cases {
-        let site = SitePackages::with_devel(&tar, "_devel.tar");
+        let site = if what.ends_with("no digest file") {
+            let site = SitePackages::empty();
+            site.install_core();
+            site.install_devel_without_digest(&tar, "_devel.tar");
+            site
+        } else {
+            SitePackages::with_devel(&tar, "_devel.tar")
+        };
         let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
         if let Some(bytes) = bytes {
             fs::write(&tar_path, bytes).unwrap();
+        }
+        if what == "digest file changed" {
+            // It describes the tampered tar; RECORD vouches for the original.
+            let digest = TarDigest::of_reader("_devel.tar", tampered.as_slice()).unwrap();
+            fs::write(
+                site.sp.join("rocm_sdk_devel").join(DIGEST_FILE),
+                digest.to_bytes(),
+            )
+            .unwrap();
         }
         if let Some(new_row) = new_row {
             let record = site.dist_info("rocm_sdk_devel").join("RECORD");

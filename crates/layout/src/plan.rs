@@ -103,6 +103,9 @@ pub enum Action {
     },
     /// The devel tarball, written from the package's devel tree.
     DevelTar,
+    /// The devel tarball's digest file, computed from the tarball once it
+    /// is written (docs/devel-tar.md#the-digest-file).
+    DevelDigest,
 }
 
 /// One file of a wheel.

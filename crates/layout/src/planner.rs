@@ -66,6 +66,9 @@ pub struct PlanInput<'a> {
     /// The devel tarball's file name in the devel pure package
     /// (`_devel.tar`, `_devel.tar.xz`, `_devel.tar.zst`).
     pub devel_tar_name: String,
+    /// The file name of the tarball's digest file next to it, when the
+    /// devel package ships one.
+    pub devel_digest_name: Option<String>,
     /// Summaries, licence and project URLs of every package.
     pub metadata: ProjectMetadata,
     /// `--keep-absolute-search-paths`: ship the absolute entries of host
@@ -90,6 +93,7 @@ impl<'a> PlanInput<'a> {
             extra_files: Vec::new(),
             console_scripts: Vec::new(),
             devel_tar_name: "_devel.tar".to_owned(),
+            devel_digest_name: None,
             metadata: ProjectMetadata::default(),
             keep_absolute_search_paths: false,
             runtime_aliases: Vec::new(),
@@ -671,6 +675,13 @@ impl Planner<'_, '_> {
                 .find(|f| matches!(f.action, Action::DevelTar));
             if let (Some(tar), Some(pure)) = (tar, &pure) {
                 tar.dest = format!("{pure}/{}", self.input.devel_tar_name);
+                if let Some(digest) = &self.input.devel_digest_name {
+                    p.files.push(PlannedFile {
+                        dest: format!("{pure}/{digest}"),
+                        executable: false,
+                        action: Action::DevelDigest,
+                    });
+                }
             }
         }
         p.console_scripts = self

@@ -164,6 +164,7 @@ fn installed<'p>(packages: &'p [PackagePlan], names: &TreeNames) -> Vec<Installe
                 Action::Launcher { target } => format!("the launcher of {target}"),
                 Action::Generated { what, .. } => format!("the {what} the build writes"),
                 Action::DevelTar => "the devel tarball".to_owned(),
+                Action::DevelDigest => "the devel tarball's digest file".to_owned(),
             };
             out.push(Installed {
                 path: file.dest.clone(),

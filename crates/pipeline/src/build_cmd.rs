@@ -242,6 +242,7 @@ impl PlanOptions {
         self.devel_compression()
             .file_name()
             .clone_into(&mut input.devel_tar_name);
+        input.devel_digest_name = Some(devel_tar::DIGEST_FILE.to_owned());
         input.metadata = self.project_metadata()?;
         input.keep_absolute_search_paths = self.keep_absolute_search_paths;
         input.runtime_aliases.clone_from(&self.runtime_aliases);

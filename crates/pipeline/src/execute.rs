@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use artifacts::EntrySource;
-use devel_tar::{DevelTarWriter, TarOptions, TreeNames};
+use devel_tar::{DevelTarWriter, TarDigest, TarOptions, TreeNames};
 use dist_info::package::PackageKind;
 use dist_info::project_metadata::{ProjectMetadata, REQUIRES_PYTHON};
 use elf_surgery::{Edit, ElfFile, SearchPathEdit};
@@ -314,7 +314,7 @@ fn input_bytes(package: &PackagePlan) -> u64 {
     let source_size = |action: &Action| match action {
         Action::Copy { source } | Action::PatchSearchPath { source, .. } => source.size,
         Action::Generated { bytes, .. } => bytes.len() as u64,
-        Action::Launcher { .. } | Action::DevelTar => 0,
+        Action::Launcher { .. } | Action::DevelTar | Action::DevelDigest => 0,
     };
     let files: u64 = package.files.iter().map(|f| source_size(&f.action)).sum();
     let devel: u64 = package
@@ -350,16 +350,23 @@ fn write_wheel(
     metadata.requires_dist.clone_from(&package.requires);
     let tag = WheelTag::py3_none(&plan.platform_tag)?;
     let mut wheel = WheelBuilder::new(metadata, tag)?.with_root_is_purelib(false);
-    let sources: Vec<(String, Arc<dyn MemberSource>)> = package
+    let source = |file: &PlannedFile| {
+        Ok((
+            file.dest.clone(),
+            member_source(plan, package, file, scratch, options, clock, elves)?,
+        ))
+    };
+    // The devel tarball's digest is computed from the written tarball.
+    let (digests, files): (Vec<&PlannedFile>, Vec<&PlannedFile>) = package
         .files
-        .par_iter()
-        .map(|file| {
-            Ok((
-                file.dest.clone(),
-                member_source(plan, package, file, scratch, options, clock, elves)?,
-            ))
-        })
-        .collect::<Result<_>>()?;
+        .iter()
+        .partition(|f| matches!(f.action, Action::DevelDigest));
+    let mut sources: Vec<(String, Arc<dyn MemberSource>)> =
+        files.into_par_iter().map(source).collect::<Result<_>>()?;
+    for file in digests {
+        sources.push(source(file)?);
+    }
+    sources.sort_by(|(a, _), (b, _)| a.cmp(b));
     for (dest, source) in sources {
         let source: Arc<dyn MemberSource> = Arc::new(Counted {
             inner: source,
@@ -465,6 +472,19 @@ fn member_source(
                 elves.record(&file.dest, elf);
             }
             Arc::new(BytesSource::new(bytes.clone(), exec, what.clone()))
+        }
+        Action::DevelDigest => {
+            let tar = devel_tar_path(package, scratch, options);
+            let digest = fs::File::open(&tar)
+                .and_then(|f| {
+                    TarDigest::of_reader(options.devel.file_name(), io::BufReader::new(f))
+                })
+                .map_err(Error::io(IoAction::Read, &tar))?;
+            Arc::new(BytesSource::new(
+                digest.to_bytes(),
+                false,
+                "the devel tarball's digest file".to_owned(),
+            ))
         }
         Action::DevelTar => {
             let names = TreeNames::new(&plan.nonce);
@@ -576,11 +596,7 @@ fn write_devel_tar(
     dir: &Path,
     options: &ExecuteOptions,
 ) -> Result<PathBuf> {
-    let path = dir.join(format!(
-        "{}-{}",
-        package.dist_name,
-        options.devel.file_name()
-    ));
+    let path = devel_tar_path(package, dir, options);
     let tar_options = TarOptions {
         compression: options.devel,
         mtime: options.mtime,
@@ -618,6 +634,15 @@ fn write_devel_tar(
     }
     tar.finish()?.persist()?;
     Ok(path)
+}
+
+/// Where [`write_devel_tar`] writes the devel tarball of `package` in `dir`.
+fn devel_tar_path(package: &PackagePlan, dir: &Path, options: &ExecuteOptions) -> PathBuf {
+    dir.join(format!(
+        "{}-{}",
+        package.dist_name,
+        options.devel.file_name()
+    ))
 }
 
 /// Writes the `rocm` selector sdist of `version` carrying `dist_info_json`

@@ -147,7 +147,10 @@ pub(crate) fn package_label(package: &PackagePlan) -> String {
 fn inputs(package: &PackagePlan) -> impl Iterator<Item = (&str, &str, u64)> {
     let files = package.files.iter().filter_map(|f| match &f.action {
         Action::Copy { source } | Action::PatchSearchPath { source, .. } => Some(source),
-        Action::Launcher { .. } | Action::Generated { .. } | Action::DevelTar => None,
+        Action::Launcher { .. }
+        | Action::Generated { .. }
+        | Action::DevelTar
+        | Action::DevelDigest => None,
     });
     let devel = package.devel_tree.iter().filter_map(|e| match e {
         DevelEntry::File { source, .. } => Some(source),

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
-use devel_tar::TarCodec;
+use devel_tar::{DIGEST_FILE, TarCodec, TarDigest};
 
 /// Whether a wheel member is the devel tarball (`rocm_sdk_devel/_devel.tar*`).
 pub(crate) fn is_devel_tarball(member: &str) -> bool {
@@ -34,6 +34,60 @@ pub(crate) fn with_archive<T>(
     read(&mut tar::Archive::new(
         codec.decoder(BufReader::new(stream))?,
     ))
+}
+
+/// Whether a wheel member is the devel tarball's digest file.
+pub(crate) fn is_digest_file(member: &str) -> bool {
+    member
+        .rsplit_once('/')
+        .is_some_and(|(_, name)| name == DIGEST_FILE)
+}
+
+/// What is wrong with the digest file `member` of the wheel at `wheel`
+/// (docs/devel-tar.md#the-digest-file): `rocm-sdk init` checks the tarball
+/// against it, so a wrong one would make every install refuse the tarball.
+pub(crate) fn digest_problem(wheel: &Path, member: &str) -> Option<String> {
+    let problem = |what: String| {
+        Some(format!(
+            "member {member}: {what}; rebuild the wheel (rocm-sdk init would refuse the devel tarball)"
+        ))
+    };
+    let mut zip = match File::open(wheel)
+        .map_err(|e| e.to_string())
+        .and_then(|f| zip::ZipArchive::new(BufReader::new(f)).map_err(|e| e.to_string()))
+    {
+        Ok(zip) => zip,
+        Err(e) => return problem(format!("cannot be read ({e})")),
+    };
+    let mut bytes = Vec::new();
+    if let Err(e) = zip
+        .by_name(member)
+        .map_err(io::Error::other)
+        .and_then(|m| m.take(4096).read_to_end(&mut bytes))
+    {
+        return problem(format!("cannot be read ({e})"));
+    }
+    let described = match TarDigest::parse(&bytes) {
+        Ok(described) => described,
+        Err(e) => return problem(format!("is not a digest file ({e})")),
+    };
+    let dir = member.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let tar = format!("{dir}/{}", described.tar_name);
+    let actual = match zip.by_name(&tar) {
+        Ok(stream) => TarDigest::of_reader(&described.tar_name, stream),
+        Err(_) => return problem(format!("it describes {tar}, which the wheel does not hold")),
+    };
+    match actual {
+        Ok(actual) if actual == described => None,
+        Ok(actual) => problem(format!(
+            "{tar} is {} bytes with blake3 {}, the digest file lists {} bytes with blake3 {}",
+            actual.size,
+            actual.blake3_hex(),
+            described.size,
+            described.blake3_hex(),
+        )),
+        Err(e) => problem(format!("{tar} cannot be read ({e})")),
+    }
 }
 
 /// A member's path as a clean site-packages path (no `./`, no trailing `/`).

@@ -20,6 +20,7 @@ use pypa_formats::member::{check_file_mode, check_relpath};
 use wheel_writer::{ReadError, WheelReader};
 
 use super::pep508::Requirement;
+use crate::devel_tarball;
 
 /// One wheel or sdist found in a dist directory.
 #[derive(Debug)]
@@ -230,6 +231,14 @@ fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
             }));
         }
         Err(e) => problems.push(Chain(&e).to_string()),
+    }
+    if let Ok(members) = reader.member_names() {
+        problems.extend(
+            members
+                .iter()
+                .filter(|m| devel_tarball::is_digest_file(m))
+                .filter_map(|m| devel_tarball::digest_problem(path, m)),
+        );
     }
     if let Ok(record) = reader.record() {
         wheel.record = record

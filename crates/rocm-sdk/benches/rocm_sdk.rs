@@ -31,8 +31,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bench_support::{Sample, median, print_row};
-use devel_tar::{DevelTarWriter, TarCodec, TarOptions};
-use fs_helpers::file_hash::sha256_file;
+use devel_tar::{DIGEST_FILE, DevelTarWriter, TarCodec, TarDigest, TarOptions};
+use fs_helpers::file_hash::{sha256_bytes, sha256_file};
 
 const RUNS: usize = 3;
 /// First argument of the measuring child (see [`measure`]).
@@ -338,7 +338,17 @@ impl Install {
             }
         }
         writer.finish().unwrap();
-        // The devel RECORD vouches for the new tar, as pip's would.
+        // The new tar's digest file, as the build writes it.
+        let digest_file = TarDigest::of_reader("_devel.tar", fs::File::open(&tar).unwrap())
+            .unwrap()
+            .to_bytes();
+        fs::write(tar.with_file_name(DIGEST_FILE), &digest_file).unwrap();
+        let digest_row = format!(
+            "rocm_sdk_devel/{DIGEST_FILE},sha256={},{}\n",
+            sha256_bytes(&digest_file).record(),
+            digest_file.len()
+        );
+        // The devel RECORD vouches for both, as pip's would.
         let file = sha256_file(&tar).unwrap();
         let (digest, size) = (file.record(), file.size);
         for (record, bytes) in &self.saved_records {
@@ -351,6 +361,8 @@ impl Install {
                 .map(|row| {
                     if row.starts_with("rocm_sdk_devel/_devel.tar,") {
                         format!("rocm_sdk_devel/_devel.tar,sha256={digest},{size}\n")
+                    } else if row.starts_with(&format!("rocm_sdk_devel/{DIGEST_FILE},")) {
+                        digest_row.clone()
                     } else {
                         format!("{row}\n")
                     }

@@ -15,6 +15,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use common::{artifacts, build_shards, copy_of_artifacts, fails, ok, therock_package, verify};
+use devel_tar::{DIGEST_FILE, TarDigest};
 use fixtures::raw_wheel::{FILE_MODE, RawWheel};
 use fixtures::{ExampleMode, Layout};
 
@@ -216,6 +217,67 @@ fn index_reads_wheels_through_the_same_reader() {
             .join("evil-1.0-py3-none-linux_x86_64.whl.metadata")
             .exists()
     );
+}
+
+/// A devel wheel whose digest file does not describe its tarball would
+/// make every `rocm-sdk init` refuse the tarball: `verify` names it
+/// (docs/devel-tar.md#the-digest-file).
+#[test]
+fn verify_checks_the_devel_tarball_against_its_digest_file() {
+    let tar = b"the bytes of a devel tarball\n".repeat(1000);
+    let sound = TarDigest::of_reader("_devel.tar", tar.as_slice()).unwrap();
+    let devel = |digest: &[u8]| {
+        RawWheel::new("rocm_sdk_devel", "1.0")
+            .file("rocm_sdk_devel/_devel.tar", &tar)
+            .file(&format!("rocm_sdk_devel/{DIGEST_FILE}"), digest)
+    };
+    let work = tempfile::tempdir().unwrap();
+    devel(&sound.to_bytes()).write(work.path());
+    let report = String::from_utf8_lossy(&verify(&[work.path()], &[]).stdout).into_owned();
+    assert!(report.contains("ok      well-formed"), "{report}");
+
+    let mut changed = tar.clone();
+    changed[7] ^= 1;
+    let other = TarDigest::of_reader("_devel.tar", changed.as_slice()).unwrap();
+    let elsewhere = TarDigest {
+        tar_name: "_devel.tar.zst".to_owned(),
+        ..sound.clone()
+    };
+    for (what, digest, said) in [
+        (
+            "another tarball's",
+            other.to_bytes(),
+            format!(
+                "rocm_sdk_devel/_devel.tar is {} bytes with blake3 {}, the digest file lists {} bytes with blake3 {}",
+                sound.size,
+                sound.blake3_hex(),
+                other.size,
+                other.blake3_hex()
+            ),
+        ),
+        (
+            "naming a missing tarball",
+            elsewhere.to_bytes(),
+            "it describes rocm_sdk_devel/_devel.tar.zst, which the wheel does not hold".to_owned(),
+        ),
+        (
+            "not one",
+            b"junk".to_vec(),
+            "is not a digest file".to_owned(),
+        ),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        devel(&digest).write(work.path());
+        let report = fails(&verify(&[work.path()], &[]));
+        assert!(
+            report.contains("FAILED  well-formed")
+                && report.contains("member rocm_sdk_devel/_devel.digest: ")
+                && report.contains(&said)
+                && report
+                    .contains("rebuild the wheel (rocm-sdk init would refuse the devel tarball)"),
+            "{what}: {report}"
+        );
+    }
 }
 
 /// A dist directory whose only package is a sound wheel, plus `add(dir)`.

@@ -274,8 +274,9 @@ fn under_wine_rocm_sdk_works_in_an_installed_windows_layout() {
 }
 
 /// Replaces the installed devel tarball with a tar of `members` (regular
-/// files, parents implied) and its RECORD row with the new one's, as a
-/// hostile index would serve it: the archive `rocm-sdk init` then finds.
+/// files, parents implied) and its RECORD row with the new one's, without
+/// a digest file, as a hostile index would serve it: the archive `rocm-sdk
+/// init` then finds.
 fn replace_devel_tarball(site: &Path, members: &[&str]) {
     const SCRIPT: &str = r#"
 import base64, glob, hashlib, io, os, sys, tarfile
@@ -293,8 +294,10 @@ rows = [
     f"rocm_sdk_devel/_devel.tar,sha256={digest},{len(data)}"
     if line.startswith("rocm_sdk_devel/_devel.tar,") else line
     for line in open(record, newline="").read().splitlines()
+    if not line.startswith("rocm_sdk_devel/_devel.digest,")
 ]
 open(record, "w", newline="").write("\n".join(rows) + "\n")
+os.remove(os.path.join(site, "rocm_sdk_devel", "_devel.digest"))
 "#;
     ok(&Command::new("python3")
         .args(["-c", SCRIPT])

@@ -10,7 +10,7 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use devel_tar::{DevelLinks, DevelTarWriter, TarCodec, TarOptions};
+use devel_tar::{DIGEST_FILE, DevelLinks, DevelTarWriter, TarCodec, TarDigest, TarOptions};
 
 pub const VERSION: &str = "7.1.0";
 
@@ -128,17 +128,37 @@ impl SitePackages {
         );
     }
 
+    /// Devel as the build writes it: the tar and its digest file.
     pub fn install_devel(&self, tar: &[u8], tar_name: &str, eol: &str) {
-        let tar_path = format!("rocm_sdk_devel/{tar_name}");
-        self.install_dist(
-            "rocm_sdk_devel",
-            VERSION,
-            &[
-                ("rocm_sdk_devel/__init__.py", b"", 0o644),
-                (tar_path.as_str(), tar, 0o644),
-            ],
+        let digest = TarDigest::of_reader(tar_name, tar).unwrap().to_bytes();
+        let digest_path = format!("rocm_sdk_devel/{DIGEST_FILE}");
+        self.install_devel_with(
+            tar,
+            tar_name,
             eol,
+            &[(digest_path.as_str(), &digest, 0o644)],
         );
+    }
+
+    /// Devel as builds before the digest file wrote it.
+    pub fn install_devel_without_digest(&self, tar: &[u8], tar_name: &str) {
+        self.install_devel_with(tar, tar_name, "\n", &[]);
+    }
+
+    fn install_devel_with(
+        &self,
+        tar: &[u8],
+        tar_name: &str,
+        eol: &str,
+        extra: &[(&str, &[u8], u32)],
+    ) {
+        let tar_path = format!("rocm_sdk_devel/{tar_name}");
+        let mut files: Vec<(&str, &[u8], u32)> = vec![
+            ("rocm_sdk_devel/__init__.py", b"", 0o644),
+            (tar_path.as_str(), tar, 0o644),
+        ];
+        files.extend_from_slice(extra);
+        self.install_dist("rocm_sdk_devel", VERSION, &files, eol);
     }
 
     /// A device wheel for `target` of `version` with `files` (relative to
