@@ -1,5 +1,6 @@
-//! The devel tar is checked against the RECORD row pip wrote for it, so a
-//! tar changed after install (modified, truncated, replaced) is never
+//! The devel tar is checked against the RECORD row pip wrote for it (or
+//! against the digest file that row's neighbour vouches for), so a tar
+//! changed after install (modified, truncated, replaced) is never
 //! unpacked. A compressed tar is hashed while the scan decodes it; an
 //! uncompressed one (the default) on a thread of its own while the tree is
 //! written, and the tree counts as unpacked only once the digest matched
@@ -190,8 +191,8 @@ fn decode_sha256(encoded: &str) -> Option<[u8; 32]> {
         .and_then(|digest| <[u8; 32]>::try_from(digest).ok())
 }
 
-/// The check of the tar against its RECORD row, possibly still running.
-/// Dropping it stops the thread.
+/// The check of the tar against its RECORD row or digest file, possibly
+/// still running. Dropping it stops the thread.
 #[derive(Debug)]
 pub(crate) struct DigestCheck {
     running: Option<Running>,
@@ -245,8 +246,9 @@ impl DigestCheck {
         })
     }
 
-    /// Waits for the digest and compares it with RECORD's:
-    /// [`Error::TarModified`] when they differ.
+    /// Waits for the digest and compares it with the recorded one:
+    /// [`Error::TarModified`] when they differ or the tar was written to
+    /// since the check started.
     pub(crate) fn finish(mut self) -> Result<(), Error> {
         let Some(running) = self.running.take() else {
             return Ok(());
