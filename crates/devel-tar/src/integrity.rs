@@ -3,7 +3,7 @@
 //! changed after install (modified, truncated, replaced) is never
 //! unpacked. A compressed tar is hashed while the scan decodes it; an
 //! uncompressed one (the default) on a thread of its own while the tree is
-//! written, and the tree counts as unpacked only once the digest matched
+//! written (both with BLAKE3 when the digest file is there, else SHA-256), and the tree counts as unpacked only once the digest matched
 //! (docs/devel-tar.md#integrity-the-tar-against-its-record-row).
 
 use std::fs::File;
@@ -135,10 +135,10 @@ impl Recorded {
         }
     }
 
-    /// Compares what [`HashingReader`] saw with RECORD's digest.
+    /// Compares what [`HashingReader`] saw with the recorded digest.
     pub(crate) fn check(&self, tar: &Path, seen: &HashingReader<impl Read>) -> Result<(), Error> {
-        let digest = seen.hasher.clone().finalize().into();
-        self.check_digest(tar, seen.count, Algorithm::Sha256, digest)
+        let algorithm = seen.hasher.algorithm();
+        self.check_digest(tar, seen.count, algorithm, seen.hasher.clone().finalize())
     }
 
     /// Compares a file of `size` bytes whose `algorithm` digest is `digest`
@@ -306,8 +306,7 @@ fn stamp(file: &File) -> io::Result<Stamp> {
 /// The size and digest of `file`, read to its end; `None` once `stop` is
 /// raised.
 fn hash_file(file: &File, algorithm: Algorithm, stop: &AtomicBool) -> io::Result<Option<Hashed>> {
-    let mut sha256 = Sha256::new();
-    let mut blake3 = blake3::Hasher::new();
+    let mut hasher = Hasher::new(algorithm);
     let mut buffer = vec![0u8; READ_BUFFER];
     let mut size = 0u64;
     loop {
@@ -316,19 +315,49 @@ fn hash_file(file: &File, algorithm: Algorithm, stop: &AtomicBool) -> io::Result
         }
         let n = read_at(file, &mut buffer, size)?;
         if n == 0 {
-            let digest = match algorithm {
-                Algorithm::Sha256 => sha256.finalize().into(),
-                Algorithm::Blake3 => *blake3.finalize().as_bytes(),
-            };
-            return Ok(Some((size, digest)));
+            return Ok(Some((size, hasher.finalize())));
         }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+}
+
+/// A running digest by one [`Algorithm`].
+#[derive(Debug, Clone)]
+enum Hasher {
+    Sha256(Sha256),
+    Blake3(Box<blake3::Hasher>),
+}
+
+impl Hasher {
+    fn new(algorithm: Algorithm) -> Self {
         match algorithm {
-            Algorithm::Sha256 => sha256.update(&buffer[..n]),
-            Algorithm::Blake3 => {
-                blake3.update(&buffer[..n]);
+            Algorithm::Sha256 => Self::Sha256(Sha256::new()),
+            Algorithm::Blake3 => Self::Blake3(Box::new(blake3::Hasher::new())),
+        }
+    }
+
+    fn algorithm(&self) -> Algorithm {
+        match self {
+            Self::Sha256(_) => Algorithm::Sha256,
+            Self::Blake3(_) => Algorithm::Blake3,
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Sha256(hasher) => hasher.update(bytes),
+            Self::Blake3(hasher) => {
+                hasher.update(bytes);
             }
         }
-        size += n as u64;
+    }
+
+    fn finalize(self) -> [u8; 32] {
+        match self {
+            Self::Sha256(hasher) => hasher.finalize().into(),
+            Self::Blake3(hasher) => *hasher.finalize().as_bytes(),
+        }
     }
 }
 
@@ -336,15 +365,16 @@ fn hash_file(file: &File, algorithm: Algorithm, stop: &AtomicBool) -> io::Result
 #[derive(Debug)]
 pub(crate) struct HashingReader<R> {
     inner: R,
-    hasher: Sha256,
+    hasher: Hasher,
     count: u64,
 }
 
 impl<R: Read> HashingReader<R> {
-    pub(crate) fn new(inner: R) -> Self {
+    /// `inner`, hashed as [`Recorded::check`] needs it for `recorded`.
+    pub(crate) fn new(inner: R, recorded: &Recorded) -> Self {
         Self {
             inner,
-            hasher: Sha256::new(),
+            hasher: Hasher::new(recorded.algorithm()),
             count: 0,
         }
     }
@@ -382,10 +412,10 @@ mod tests {
         )
         .unwrap();
         let recorded = Recorded::read(&record, &tar, "p/_devel.tar").unwrap();
-        let mut seen = HashingReader::new(&b"hello"[..]);
+        let mut seen = HashingReader::new(&b"hello"[..], &recorded);
         seen.drain().unwrap();
         recorded.check(&tar, &seen).unwrap();
-        let mut other = HashingReader::new(&b"hellp"[..]);
+        let mut other = HashingReader::new(&b"hellp"[..], &recorded);
         other.drain().unwrap();
         let err = recorded.check(&tar, &other).unwrap_err();
         assert!(err.to_string().contains("sha256 differs"), "{err}");

@@ -116,7 +116,7 @@ pub(crate) fn scan(
         let check = DigestCheck::start(file, tar, recorded)?;
         (read_plain_members(tar, file, names), check)
     } else {
-        let mut raw = HashingReader::new(file);
+        let mut raw = HashingReader::new(file, recorded);
         let scanned = read_members(tar, compression, &mut raw, names);
         raw.drain().map_err(|e| Error::read("read", tar, e))?;
         recorded.check(tar, &raw)?;

@@ -481,6 +481,36 @@ fn a_tar_changed_after_install_is_refused_and_leaves_the_site_as_it_was() {
     }
 }
 
+/// A compressed tar is checked with the same digest as a plain one: BLAKE3
+/// against the digest file when there is one, else RECORD's SHA-256. The
+/// change is named even though the damaged stream no longer decodes.
+#[test]
+fn a_changed_compressed_tar_is_named_against_its_digest() {
+    let zst = write_tar(&devel_entries(), TarCodec::Zstd { level: 3 });
+    let mut tampered = zst.clone();
+    let middle = tampered.len() / 2;
+    tampered[middle] ^= 0xff;
+    for (with_digest, reason) in [
+        (true, "its blake3 differs from its digest file"),
+        (false, "its sha256 differs from its RECORD row"),
+    ] {
+        let site = SitePackages::empty();
+        site.install_core();
+        if with_digest {
+            site.install_devel(&zst, "_devel.tar.zst", "\n");
+        } else {
+            site.install_devel_without_digest(&zst, "_devel.tar.zst");
+        }
+        fs::write(site.sp.join("rocm_sdk_devel/_devel.tar.zst"), &tampered).unwrap();
+        let before = snapshot(&site.sp);
+        let err = unpack(&site.sp, &mut UnpackOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(reason), "{reason}: {err}");
+        assert_eq!(snapshot(&site.sp), before, "{reason}");
+    }
+}
+
 /// A write to the tar while it is unpacked (here after the scan, once the
 /// rows are recorded) is refused even when the bytes the digest read were
 /// the installed ones: the tree is never committed and the site is as it
