@@ -211,14 +211,18 @@ def wheel_seeds() -> None:
         write("wheel_reader", "duplicate.whl", wheel_bytes(twice))
 
 
+def write_texts(target: str, prefix: str, texts: list[str]) -> None:
+    for i, text in enumerate(texts):
+        write(target, f"{prefix}{i}", text.encode())
+
+
 def text_seeds() -> None:
     versions = [
         "7.1.0", "7.1.0rc1\n7.1.0", "7.1.0a20250101\n7.1.0b1", "v7.1-RC.1",
         "1!2.0.post3.dev4+abc.5\n2.0", "7.1.0.dev0+0123456789abcdef\n7.1.0.dev0",
         "7.1.0a20250101+bkc.20250102", "1.0-1\n1.0.post1", "1.0.0\n1.0",
     ]
-    for i, v in enumerate(versions):
-        write("pep440_version", f"v{i}", v.encode())
+    write_texts("pep440_version", "v", versions)
     requirements = [
         "rocm-sdk-core==7.1.0",
         'rocm-sdk-device-gfx942==7.1.0; extra == "device-gfx942" and sys_platform == "linux"',
@@ -231,16 +235,14 @@ def text_seeds() -> None:
         "f1[m-]sdk-",
         "foo[bar] (>=1.0, <2) ; (sys_platform == 'wi\x0032'\u0390V",
     ]
-    for i, r in enumerate(requirements):
-        write("requirement", f"r{i}", r.encode())
+    write_texts("requirement", "r", requirements)
     digests = [
         "_devel.tar,blake3=6o8WPbOGgpJeRJHF5Y1Ls1Bu-MFOt4qG6QjFYkpnIA8,5\n",
         '"_devel.tar.zst",blake3=6o8WPbOGgpJeRJHF5Y1Ls1Bu-MFOt4qG6QjFYkpnIA8,0012\r\n',
         "_devel.tar,sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ,5\n",
         "a,,1\nb,,2\n",
     ]
-    for i, d in enumerate(digests):
-        write("devel_digest", f"d{i}", d.encode())
+    write_texts("devel_digest", "d", digests)
 
 
 def main() -> None:

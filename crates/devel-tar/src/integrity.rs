@@ -15,13 +15,13 @@ use std::thread::JoinHandle;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use fs_helpers::positioned::read_at;
 use pypa_formats::installer::InstallCommand;
 use sha2::{Digest as _, Sha256};
 
 use crate::compression::READ_BUFFER;
 use crate::digest_file::{DIGEST_FILE, DIGEST_FILE_LIMIT, TarDigest};
 use crate::error::Error;
-use crate::positioned::read_at;
 use crate::record;
 
 /// What RECORD vouches for: the tar's sha256 and, when listed, its size;

@@ -5,20 +5,7 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-/// Reads from `file` at `offset` into `buf`; retried when interrupted.
-pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    loop {
-        #[cfg(unix)]
-        let read = std::os::unix::fs::FileExt::read_at(file, buf, offset);
-        // Moves the handle's offset too, which nothing here relies on.
-        #[cfg(windows)]
-        let read = std::os::windows::fs::FileExt::seek_read(file, buf, offset);
-        match read {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            other => return other,
-        }
-    }
-}
+use fs_helpers::positioned::read_at;
 
 /// A reader over `file` that keeps its own position: seeking only moves
 /// that position, so skipping a member's data reads nothing.

@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::positioned::read_at;
+use fs_helpers::positioned::read_exact_at;
 
 /// One thread's handle on site-packages for writing the tree.
 #[derive(Debug)]
@@ -153,12 +153,9 @@ fn copy_by_reads(from: &File, offset: u64, len: u64, mut to: &File) -> io::Resul
         let want = buffer
             .len()
             .min(usize::try_from(len - done).unwrap_or(usize::MAX));
-        let n = read_at(from, &mut buffer[..want], offset + done)?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        to.write_all(&buffer[..n])?;
-        done += n as u64;
+        read_exact_at(from, &mut buffer[..want], offset + done)?;
+        to.write_all(&buffer[..want])?;
+        done += want as u64;
     }
     Ok(())
 }

@@ -322,7 +322,7 @@ struct Written {
 /// the tree of `model` from `tar` (open as `file`): everything but the
 /// commit. `record_len` is set to RECORD's length before the rows were
 /// appended.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments)] // one call site: the unpack's state, passed through
 fn write_tree(
     site_packages: &Path,
     site: &InstalledDevel,

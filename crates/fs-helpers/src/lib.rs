@@ -2,7 +2,8 @@
 //! bottom of the layers: files that appear complete or not at all
 //! ([`atomic_write`]), the SHA-256 of a file ([`file_hash`], feature
 //! `hash`), which file a path names across hard links ([`file_id`]),
-//! removing an entry without following links ([`remove`]), and an error
+//! reads and writes at an offset that leave a shared cursor alone
+//! ([`positioned`]), removing an entry without following links ([`remove`]), and an error
 //! printed with its causes ([`error_chain`]) for messages that carry an
 //! I/O error as text.
 //!
@@ -14,4 +15,5 @@ pub mod error_chain;
 #[cfg(feature = "hash")]
 pub mod file_hash;
 pub mod file_id;
+pub mod positioned;
 pub mod remove;

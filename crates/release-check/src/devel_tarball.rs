@@ -71,6 +71,13 @@ pub(crate) fn digest_problem(wheel: &Path, member: &str) -> Option<String> {
         Ok(described) => described,
         Err(e) => return problem(format!("is not a digest file ({e})")),
     };
+    // `rocm-sdk init` checks only the tar it unpacks against it.
+    if TarCodec::from_file_name(&described.tar_name).is_none() {
+        return problem(format!(
+            "it describes {}, which is not a devel tarball's name",
+            described.tar_name
+        ));
+    }
     let dir = member.rsplit_once('/').map_or("", |(dir, _)| dir);
     let tar = format!("{dir}/{}", described.tar_name);
     let actual = match zip.by_name(&tar) {

@@ -228,6 +228,7 @@ fn verify_checks_the_devel_tarball_against_its_digest_file() {
     let sound = TarDigest::of_reader("_devel.tar", tar.as_slice()).unwrap();
     let devel = |digest: &[u8]| {
         RawWheel::new("rocm_sdk_devel", "1.0")
+            .file("rocm_sdk_devel/__init__.py", b"")
             .file("rocm_sdk_devel/_devel.tar", &tar)
             .file(&format!("rocm_sdk_devel/{DIGEST_FILE}"), digest)
     };
@@ -264,6 +265,13 @@ fn verify_checks_the_devel_tarball_against_its_digest_file() {
             "not one",
             b"junk".to_vec(),
             "is not a digest file".to_owned(),
+        ),
+        (
+            "another member's",
+            TarDigest::of_reader("__init__.py", &b""[..])
+                .unwrap()
+                .to_bytes(),
+            "it describes __init__.py, which is not a devel tarball's name".to_owned(),
         ),
     ] {
         let work = tempfile::tempdir().unwrap();

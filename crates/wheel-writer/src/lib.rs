@@ -48,7 +48,6 @@ mod member_path;
 mod metadata;
 mod options;
 mod output;
-mod positioned;
 mod reader;
 mod record;
 mod sdist;

@@ -15,9 +15,9 @@ use super::cache::Blob;
 use super::deflate::Codec;
 use super::format::{DosDateTime, EntryHeader, end_records, needs_zip64};
 use super::producer::{Numbered, Piece};
-use crate::positioned::{read_exact_at, write_all_at};
 use crate::timings::{WritePhase, WriteTimings, span};
 use crate::{Error, Member, MemberDigest};
+use fs_helpers::positioned::{read_exact_at, write_all_at};
 
 /// Where a reused member's compressed bytes are.
 #[derive(Debug, Clone)]
