@@ -12,14 +12,19 @@ install, where the native `rocm-sdk test` can say what is wrong).
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Any
 
+# Only `os` and `sys` up front: `import rocm_sdk` runs for every
+# `rocm-sdk` command (the console script imports it to exec the native
+# program), and `re`, `pathlib` and `typing` cost more than the rest of
+# the shim (docs/python.md, "Import cost"). Functions import what they use.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterable
+    from pathlib import Path
+    from typing import Any
+
     from ._library_record import LibraryRecord
 
 __all__ = [
@@ -293,6 +298,8 @@ def preload_libraries(*shortnames: str, rtld_global: bool = True) -> None:
 def _version_pattern(check_version: str | re.Pattern[str]) -> tuple[re.Pattern[str], str]:
     """The compiled pattern and its text as the reference's message shows it
     (a string's `*` becomes `.*`, everything else is escaped)."""
+    import re
+
     if isinstance(check_version, re.Pattern):
         return check_version, check_version.pattern
     text = re.escape(check_version).replace(r"\*", ".*")
@@ -307,6 +314,8 @@ def _version_matches(pattern: re.Pattern[str], from_string: bool, version: str) 
 
 
 def _check_version(check_version: str | re.Pattern[str], fail: bool) -> None:
+    import re
+
     from ._dist_info import __version__ as version
 
     pattern, shown = _version_pattern(check_version)
@@ -335,6 +344,9 @@ def _check_argument_types(preload_shortnames: object, check_version: object) -> 
     """`TypeError` for arguments of the wrong kind: a string would be read as
     its characters (unknown libraries `a`, `m`, `d`, ...) and a number
     fails deep inside `re` with a message about neither."""
+    import re
+    from collections.abc import Iterable
+
     if preload_shortnames is not None and (
         isinstance(preload_shortnames, (str, bytes)) or not isinstance(preload_shortnames, Iterable)
     ):
@@ -392,7 +404,7 @@ def initialize_process(
         preload_libraries(*preload_shortnames, rtld_global=rtld_global)
     if env_override:
         value = os.environ.get(PRELOAD_ENV)
-        names = [s.strip() for s in re.split("[,;]", value or "")]
+        names = [s.strip() for s in (value or "").replace(";", ",").split(",")]
         names = [s for s in names if s]
         if names:
             try:

@@ -13,7 +13,12 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+# No `pathlib` here: every `rocm-sdk` command runs this before the native
+# program, and the import costs more than the rest of the shim.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["PYTHON_ENV", "main", "native_program"]
 
@@ -24,31 +29,39 @@ PYTHON_ENV = "ROCM_SDK_PYTHON"
 def native_program() -> Path | None:
     """The native `rocm-sdk` beside this installation (or wherever the
     import system finds `rocm_sdk_core`), or None."""
+    from pathlib import Path
+
+    program = _find_program()
+    return None if program is None else Path(program)
+
+
+def _find_program() -> str | None:
     name = "rocm-sdk.exe" if sys.platform == "win32" else "rocm-sdk"
-    site = Path(os.path.abspath(__file__)).parent.parent
-    candidates = [site / "rocm_sdk_core" / "_bin" / name]
+    site = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    beside = os.path.join(site, "rocm_sdk_core", "_bin", name)
+    if os.path.isfile(beside):
+        return beside
     try:
         import importlib.util
 
         spec = importlib.util.find_spec("rocm_sdk_core")
     except (ImportError, ValueError):
         spec = None
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            candidates.append(Path(location) / "_bin" / name)
-    for candidate in candidates:
-        if candidate.is_file():
+    for location in (spec and spec.submodule_search_locations) or ():
+        candidate = os.path.join(location, "_bin", name)
+        if os.path.isfile(candidate):
             return candidate
     return None
 
 
-def _pin(package_dir: Path) -> str:
+def _pin(package_dir: str) -> str:
     """`==V` from this installation's document, or "" when it is unreadable
     (this shim must work on a broken install)."""
     try:
         import json
 
-        version = json.loads((package_dir / "_dist_info.json").read_text())["version"]
+        with open(os.path.join(package_dir, "_dist_info.json"), encoding="utf-8") as f:
+            version = json.load(f)["version"]
     except (OSError, ValueError, KeyError, TypeError):
         return ""
     return f"=={version}" if isinstance(version, str) else ""
@@ -57,16 +70,17 @@ def _pin(package_dir: Path) -> str:
 def main() -> int:
     """Runs the native program with this process's arguments; returns only
     on failure (or, on Windows, with the program's exit status)."""
-    program = native_program()
+    program = _find_program()
     if program is None:
-        here = Path(os.path.abspath(__file__)).parent
+        here = os.path.dirname(os.path.abspath(__file__))
+        looked = os.path.join(os.path.dirname(here), "rocm_sdk_core", "_bin")
         sys.stderr.write(
-            "rocm-sdk: error: the native rocm-sdk program is missing (looked in "
-            f"{here.parent / 'rocm_sdk_core' / '_bin'}); install the `rocm-sdk-core` "
-            f"package that matches `rocm`: pip install \"rocm-sdk-core{_pin(here)}\"\n"
+            f"rocm-sdk: error: the native rocm-sdk program is missing (looked in {looked}); "
+            "install the `rocm-sdk-core` package that matches `rocm`: "
+            f'pip install "rocm-sdk-core{_pin(here)}"\n'
         )
         return 1
-    argv = [str(program), *sys.argv[1:]]
+    argv = [program, *sys.argv[1:]]
     if sys.executable and not os.environ.get(PYTHON_ENV):
         os.environ[PYTHON_ENV] = sys.executable
     if sys.platform == "win32":

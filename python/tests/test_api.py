@@ -5,6 +5,8 @@ platform packages), each case in a fresh interpreter."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import unittest
 
@@ -338,6 +340,39 @@ class MainTest(SiteTest):
         self.assertEqual(p.stdout, "native path --cmake\n")
         p = self.py("import sys\nfrom rocm_sdk.__main__ import main\nsys.exit(main())", "version")
         self.assertEqual(p.stdout, "native version\n")
+
+    def test_finds_core_wherever_the_import_system_does(self) -> None:
+        # A `--target` or split install: core is on the import path but
+        # not beside `rocm_sdk`.
+        elsewhere = self.tmp / "elsewhere"
+        write_executable(elsewhere / "rocm_sdk_core/_bin/rocm-sdk", '#!/bin/sh\necho "found $*"\n')
+        (elsewhere / "rocm_sdk_core/__init__.py").write_text("")
+        p = self.py(
+            "import sys\nfrom rocm_sdk.__main__ import main, native_program\n"
+            "print(native_program())\nsys.stdout.flush()\nsys.exit(main())",
+            "path",
+            env={"PYTHONPATH": f"{self.site}{os.pathsep}{elsewhere}"},
+        )
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, f"{elsewhere / 'rocm_sdk_core/_bin/rocm-sdk'}\nfound path\n")
+
+    def test_the_shim_imports_little(self) -> None:
+        # Every `rocm-sdk` command pays for what `rocm_sdk` imports before
+        # the native program runs (docs/python.md, "Import cost"). `-S`: a
+        # `.pth` file of the test machine's site may import them first.
+        code = (
+            "import sys\nbefore = set(sys.modules)\nfrom rocm_sdk.__main__ import main\n"
+            "print(sorted({'pathlib', 'typing', 'collections.abc'} & (set(sys.modules) - before)))"
+        )
+        p = subprocess.run(
+            [sys.executable, "-S", "-c", code],
+            env={"PYTHONPATH": str(self.site), "PYTHONDONTWRITEBYTECODE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        self.assertEqual((p.returncode, p.stdout), (0, "[]\n"), p.stderr)
 
     def test_missing_native_program_names_core(self) -> None:
         p = self.py("import sys\nfrom rocm_sdk.__main__ import main\nsys.exit(main())", "--help")
