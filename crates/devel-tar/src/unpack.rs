@@ -195,7 +195,15 @@ fn ensure_inner(
     let repair = !options.leave_separated_links;
     let reconcile = reconcile::reconcile(site_packages, repair)?;
     let (relinked, relink_warnings) = if repair {
-        let mended = relink::repair_runtime_links(site_packages)?;
+        // A tree this call unpacked has every runtime link as the unpack
+        // made it (one that could not be linked is a copy, already
+        // reported); checking each pair again would cost two `statx`
+        // apiece and say the same.
+        let mended = if matches!(unpack.outcome, UnpackOutcome::Unpacked { .. }) {
+            (0, Vec::new())
+        } else {
+            relink::repair_runtime_links(site_packages)?
+        };
         // Last: the stamp tells the trampolines every link is in place.
         crate::stamp::write_stamp(&InstalledDevel::open(site_packages)?)?;
         mended
