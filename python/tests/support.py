@@ -44,15 +44,16 @@ def write_executable(path: Path, text: str) -> Path:
     return path
 
 
-def run_python(site: Path, code: str, *args: str, env: dict | None = None, **kw):
-    """Runs `python -c code args...` with only `site` added to the import path."""
+def run_python(site: Path, code: str, *args: str, env: dict | None = None, flags: tuple = (), **kw):
+    """Runs `python [flags] -c code args...` with only `site` added to the
+    import path."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("ROCM_SDK_")}
     full_env.pop("PYTHONPATH", None)
     full_env["PYTHONPATH"] = str(site)
     full_env["PYTHONDONTWRITEBYTECODE"] = "1"
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", code, *args],
+        [sys.executable, *flags, "-c", code, *args],
         env=full_env,
         capture_output=True,
         text=True,

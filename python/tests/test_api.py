@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import unittest
 
@@ -14,6 +13,7 @@ from .support import (
     SiteTest,
     compile_shared_library,
     compiler,
+    run_python,
     write_document,
     write_executable,
 )
@@ -364,14 +364,7 @@ class MainTest(SiteTest):
             "import sys\nbefore = set(sys.modules)\nfrom rocm_sdk.__main__ import main\n"
             "print(sorted({'pathlib', 'typing', 'collections.abc'} & (set(sys.modules) - before)))"
         )
-        p = subprocess.run(
-            [sys.executable, "-S", "-c", code],
-            env={"PYTHONPATH": str(self.site), "PYTHONDONTWRITEBYTECODE": "1"},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        p = run_python(self.site, code, flags=("-S",))
         self.assertEqual((p.returncode, p.stdout), (0, "[]\n"), p.stderr)
 
     def test_missing_native_program_names_core(self) -> None:
