@@ -170,6 +170,12 @@ def _split_pkg_info(text: str) -> tuple[list[tuple[str, str]], str]:
     return headers, body
 
 
+def _own_version(doc: dict[str, Any]) -> str:
+    """The selector's own version: `selector_version` for a post-release of
+    the selector (its requirements keep pinning `version`), else `version`."""
+    return str(doc.get("selector_version") or doc["version"])
+
+
 def _static_headers(version: str) -> tuple[list[tuple[str, str]], str]:
     """The sdist's static PKG-INFO fields (PEP 643: the wheel keeps them),
     or Name and Version alone when building from a source tree."""
@@ -192,7 +198,7 @@ def _static_headers(version: str) -> tuple[list[tuple[str, str]], str]:
 
 
 def _metadata_text(doc: dict[str, Any], metadata: Any) -> str:
-    headers, body = _static_headers(doc["version"])
+    headers, body = _static_headers(_own_version(doc))
     out = ["Metadata-Version: 2.4"]
     out += [f"{n}: {v}" for n, v in headers]
     out += [f"Requires-Dist: {r}" for r in metadata.requires_dist]
@@ -265,7 +271,7 @@ def prepare_metadata_for_build_wheel(
 ) -> str:
     """PEP 517: writes `rocm-V.dist-info/` (target chosen now) and returns its name."""
     doc = _document()
-    name = _dist_info_name(doc["version"])
+    name = _dist_info_name(_own_version(doc))
     target = Path(metadata_directory) / name
     target.mkdir(parents=True, exist_ok=True)
     for file_name, data in _metadata_files(doc).items():
@@ -309,7 +315,7 @@ def build_wheel(
     already resolved.
     """
     doc = _document()
-    version = doc["version"]
+    version = _own_version(doc)
     dist_info = _dist_info_name(version)
     if metadata_directory is not None:
         meta_dir = Path(metadata_directory)
@@ -370,7 +376,7 @@ def build_sdist(sdist_directory: str, config_settings: ConfigSettings = None) ->
     """PEP 517: re-packs this source tree as `rocm-V.tar.gz`, reproducibly
     (sorted members, fixed times, uid/gid 0)."""
     doc = _document()
-    version = doc["version"]
+    version = _own_version(doc)
     base = f"{DIST_NAME}-{version}"
     mtime = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
     members: list[tuple[str, bytes]] = []

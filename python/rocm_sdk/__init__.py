@@ -33,7 +33,9 @@ __all__ = [
     "UnknownLibraryError",
     "__version__",
     "find_libraries",
+    "find_library_path",
     "initialize_process",
+    "library_directories",
     "preload_libraries",
 ]
 
@@ -70,6 +72,10 @@ class LibraryNotFoundError(FileNotFoundError):
 
 #: Handles of preloaded libraries by short name, so each loads once.
 _ALL_CDLLS: dict[str, Any] = {}
+
+#: Handles of the runtime aliases loaded after their libraries, by path
+#: (docs/python.md, "Unversioned names").
+_ALIAS_CDLLS: dict[Path, Any] = {}
 
 #: Library records already read, by platform package directory (None:
 #: the package has no record).
@@ -229,7 +235,7 @@ def _library_file(
         f"no match for pattern '{pattern}'"
     )
     dist = record.distribution if record else entry.package.get_dist_package_name(target)
-    reinstall = f'reinstall it: pip install --force-reinstall "{dist}=={di.__version__}"'
+    reinstall = f'reinstall it: pip install --force-reinstall "{dist}=={di.RELEASE_VERSION}"'
     if record:
         recorded = record.file_of(shortname)
         if recorded is None:
@@ -266,7 +272,7 @@ def _package_root(di: Any, package: Any) -> tuple[Path, str | None] | None:
         path = package.get_py_package_path()
         return None if path is None else (path, None)
     first = di.determine_target_family()
-    for family in [first, *(f for f in di.AVAILABLE_TARGET_FAMILIES if f != first)]:
+    for family in [first, *(f for f in di._SELECTOR.available_targets if f != first)]:
         path = package.get_py_package_path(family)
         if path is not None:
             return path, family
@@ -293,6 +299,149 @@ def preload_libraries(*shortnames: str, rtld_global: bool = True) -> None:
             _ALL_CDLLS[shortname] = ctypes.CDLL(str(path), mode=mode)
         except OSError as e:
             raise OSError(f"{e} (ROCm library {shortname!r}, {path})") from e
+        _load_aliases(shortname, path, mode)
+
+
+def _load_aliases(shortname: str, path: Path, mode: int) -> None:
+    """Loads every runtime alias of the library at `path` (Linux).
+
+    An alias `libX.so` is a tiny shared object whose SONAME is its own
+    name and whose one `DT_NEEDED` is the library (docs/behaviour.md,
+    "Runtime aliases"). Once it is loaded, the loader answers a later
+    `dlopen("libX.so")` from anywhere in the process with it (a loaded
+    object matches a bare name by its SONAME) and the real library comes
+    along as its dependency: `ctypes.CDLL("libamdhip64.so")` reaches the
+    one mapped copy. A failure only warns: the library itself is loaded.
+    """
+    if sys.platform == "win32":
+        return
+    import ctypes
+
+    found = _core_record()
+    if found is None:
+        return
+    core, record = found
+    for relpath in record.aliases_of(path.name):
+        alias = core.joinpath(*relpath.split("/"))
+        if alias in _ALIAS_CDLLS:
+            continue
+        try:
+            _ALIAS_CDLLS[alias] = ctypes.CDLL(str(alias), mode=mode)
+        except OSError as e:
+            import warnings
+
+            warnings.warn(
+                f"{e} (the runtime alias {alias.name} of ROCm library {shortname!r}: "
+                f"dlopen({alias.name!r}) will not find it; reinstall rocm-sdk-core)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+
+
+def _core_record() -> tuple[Path, LibraryRecord] | None:
+    """Core's platform directory and library record, when both exist."""
+    from . import _dist_info as di
+
+    core = di.ALL_PACKAGES["core"]
+    root = core.get_py_package_path()
+    if root is None:
+        return None
+    if root not in _RECORDS:
+        from ._library_record import read_record
+
+        pure = core.get_pure_py_package_name()
+        _RECORDS[root] = read_record(root.parent / pure) if pure else None
+    record = _RECORDS[root]
+    return None if record is None else (root, record)
+
+
+def library_directories() -> list[Path]:
+    """The directories of this installation's shared libraries, in the order
+    the loader should search them: what `rocm-sdk path --library-path`
+    prints, for `LD_LIBRARY_PATH` (`PATH` on Windows) of programs built
+    outside the wheels (docs/python.md, "The library path").
+
+    Only directories of installed packages that exist are listed; a
+    target-specific package (legacy libraries) gives one entry per
+    installed family, in the order the release lists them. Never unpacks
+    the devel tree.
+    """
+    from pathlib import Path
+
+    from . import _dist_info as di
+
+    platform = "windows" if sys.platform == "win32" else "linux"
+    directories: list[Path] = []
+    for entry in di.DOCUMENT.get("library_path") or ():
+        relpath = entry.get(platform)
+        package = di.ALL_PACKAGES.get(entry.get("package"))
+        if not relpath or package is None:
+            continue
+        targets: list[str | None] = (
+            list(di._SELECTOR.available_targets) if package.is_target_specific else [None]
+        )
+        for target in targets:
+            name = package.get_py_package_name(target)
+            directory = Path(di.SITE_PACKAGES, name, *relpath.split("/"))
+            if directory.is_dir() and directory not in directories:
+                directories.append(directory)
+    return directories
+
+
+def find_library_path(name: str) -> Path:
+    """The shared library a program reaches by the unversioned `name`
+    (`"libamdhip64.so"` → `.../_rocm_sdk_core/lib/libamdhip64.so.7`).
+
+    Looked up in `library_directories()`, in order: the library a runtime
+    alias of that name stands for (the build's answer for names code opens,
+    docs/behaviour.md, "Runtime aliases"); else a file of exactly that name
+    that is not an alias; else its versioned forms (`name.7`, `name.7.1`),
+    the highest version of the first directory holding any. Raises
+    `LibraryNotFoundError` (a `FileNotFoundError`) when the installation
+    has none, `ValueError` for a name with a directory part.
+    """
+    if not name or os.path.basename(name) != name or name in (".", ".."):
+        raise ValueError(
+            f"find_library_path takes a file name such as 'libamdhip64.so', not {name!r}"
+        )
+    directories = library_directories()
+    found = _core_record()
+    aliases = {}
+    if found is not None:
+        core, record = found
+        aliases = {core.joinpath(*a.split("/")): s for a, s in record.aliases.items()}
+    for alias, soname in aliases.items():
+        if alias.name == name:
+            for directory in directories:
+                if (directory / soname).is_file():
+                    return directory / soname
+    for directory in directories:
+        candidate = directory / name
+        if candidate.is_file() and candidate not in aliases:
+            return candidate
+    for directory in directories:
+        versions = []
+        for path in directory.iterdir():
+            if not path.name.startswith(f"{name}."):
+                continue
+            key = _version_key(path.name[len(name) + 1 :])
+            if key is not None and path.is_file():
+                versions.append((key, path))
+        if versions:
+            return max(versions)[1]
+    searched = ", ".join(str(d) for d in directories) or "no library directory is installed"
+    raise LibraryNotFoundError(
+        f"no shared library named '{name}' in this ROCm installation (searched: {searched}); "
+        f"install the `rocm[...]` extra that ships it"
+    )
+
+
+def _version_key(suffix: str) -> tuple[int, ...] | None:
+    """`7.1.0` → `(7, 1, 0)`; None unless dot-separated numbers."""
+    parts = suffix.split(".")
+    if not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
 
 
 def _version_pattern(check_version: str | re.Pattern[str]) -> tuple[re.Pattern[str], str]:
@@ -316,10 +465,14 @@ def _version_matches(pattern: re.Pattern[str], from_string: bool, version: str) 
 def _check_version(check_version: str | re.Pattern[str], fail: bool) -> None:
     import re
 
+    from ._dist_info import RELEASE_VERSION
     from ._dist_info import __version__ as version
 
     pattern, shown = _version_pattern(check_version)
-    if _version_matches(pattern, not isinstance(check_version, re.Pattern), version):
+    from_string = not isinstance(check_version, re.Pattern)
+    # A post-release `X.postN` of the selector is the release `X`: a program
+    # built against either matches (docs/python.md).
+    if any(_version_matches(pattern, from_string, v) for v in {version, RELEASE_VERSION}):
         return
     # The reference's sentence, which callers match with a regex, comes first.
     message = (

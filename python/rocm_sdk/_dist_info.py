@@ -33,8 +33,11 @@ __all__ = [
     "DOCUMENT",
     "MODE",
     "PY_PACKAGE_SUFFIX_NONCE",
+    "RELEASE_VERSION",
     "SELECTION_FILE_NAME",
     "SITE_PACKAGES",
+    "THIS_PACKAGE_ENTRY",
+    "THIS_TARGET_FAMILY",
     "DistInfoError",
     "LINUX_TARGET_FAMILIES",
     "LibraryEntry",
@@ -84,8 +87,13 @@ DOCUMENT: dict[str, Any] = load_document(_PACKAGE_DIR / FILE_NAME)
 
 _SELECTOR = _selector.Selector.from_document(DOCUMENT)
 
-#: The ROCm version of every package of this installation.
-__version__: str = DOCUMENT["version"]
+#: The version of this `rocm` package: the release's, or for a
+#: post-release of the selector `X.postN` (docs/python.md).
+__version__: str = DOCUMENT.get("selector_version") or DOCUMENT["version"]
+
+#: The version of the ROCm packages every requirement pins (`X` under a
+#: post-release `X.postN` of the selector).
+RELEASE_VERSION: str = DOCUMENT["version"]
 
 #: `legacy` or `kpack`.
 MODE: str = DOCUMENT["mode"]
@@ -93,33 +101,55 @@ MODE: str = DOCUMENT["mode"]
 #: The nonce suffix of the platform packages (usually empty).
 PY_PACKAGE_SUFFIX_NONCE: str = DOCUMENT["nonce"]
 
-#: The fallback target when none is requested or detected.
-DEFAULT_TARGET_FAMILY: str | None = DOCUMENT.get("default_target")
+#: The reference's target values, as the build computed them the way the
+#: reference does (`target_families` of the document; docs/drop-in.md).
+#: Documents written before it existed fall back to the selector's units.
+_REFERENCE: dict[str, Any] = DOCUMENT.get("target_families") or {}
 
-#: Units this release offers: families (legacy) or base targets (kpack).
-AVAILABLE_TARGET_FAMILIES: list[str] = list(DOCUMENT["available_targets"])
+
+def _platform_units(excluded: str) -> list[str]:
+    # Without `target_families`: `target_platforms` lists the units offered
+    # on one platform only and is non-empty only when both platforms' lists
+    # were given; without it the per-platform lists are unknown, which the
+    # reference spells `[]`.
+    exclusive = DOCUMENT.get("target_platforms") or {}
+    if not exclusive:
+        return []
+    return [t for t in DOCUMENT["available_targets"] if exclusive.get(t) != excluded]
+
+
+#: The fallback target when none is requested or detected: the reference's
+#: value (the first target as built, `gfx90a:xnack+` included).
+DEFAULT_TARGET_FAMILY: str | None = (
+    _REFERENCE["default"] if _REFERENCE else DOCUMENT.get("default_target")
+)
+
+#: The targets (kpack: as built, `:xnack±` kept) or families (legacy) of
+#: this release, as the reference lists them. Target choice works on the
+#: selector's units (`_SELECTOR.available_targets`: base targets in kpack
+#: mode), one device package each.
+AVAILABLE_TARGET_FAMILIES: list[str] = list(
+    _REFERENCE["available"] if _REFERENCE else DOCUMENT["available_targets"]
+)
 
 #: The target chosen by `determine_target_family`, once known.
 CACHED_TARGET_FAMILY: str | None = None
 
+#: The units (targets or families) published for Linux, as the release's
+#: Linux list gave them; else `[]`.
+LINUX_TARGET_FAMILIES: list[str] = (
+    list(_REFERENCE["linux"]) if _REFERENCE else _platform_units("win32")
+)
 
-def _platform_units(excluded: str) -> list[str]:
-    # `target_platforms` lists the units offered on one platform only and is
-    # non-empty only when both platforms' lists were given; without it the
-    # per-platform lists are unknown, which the reference spells `[]`.
-    exclusive = DOCUMENT.get("target_platforms") or {}
-    if not exclusive:
-        return []
-    return [t for t in AVAILABLE_TARGET_FAMILIES if exclusive.get(t) != excluded]
+#: The units published for Windows, as the release's Windows list gave
+#: them; else `[]`.
+WINDOWS_TARGET_FAMILIES: list[str] = (
+    list(_REFERENCE["windows"]) if _REFERENCE else _platform_units("linux")
+)
 
-
-#: The units (targets or families) published for Linux, when the release
-#: knows both platforms' lists; else `[]`.
-LINUX_TARGET_FAMILIES: list[str] = _platform_units("win32")
-
-#: The units published for Windows, when the release knows both platforms'
-#: lists; else `[]`.
-WINDOWS_TARGET_FAMILIES: list[str] = _platform_units("linux")
+#: The family a per-family `rocm` selector (legacy, several families) is
+#: restricted to; else None.
+THIS_TARGET_FAMILY: str | None = _REFERENCE.get("this")
 
 _TARGET_PLACEHOLDER = _selector.TARGET_PLACEHOLDER
 
@@ -161,10 +191,15 @@ class PackageEntry:
         )
 
     @property
-    def pure_py_package_name(self) -> str | None:
-        """The pure Python package (`rocm_sdk_core`; legacy libraries keep
-        the `{target}` placeholder, as the reference's did not vary)."""
-        return self.pure_package_template
+    def pure_py_package_name(self) -> str:
+        """The pure Python package as the reference names it, one per logical
+        package: `rocm_sdk_core`, `rocm_sdk_libraries` (legacy wheels each
+        carry their family's, `get_pure_py_package_name(target)`), and
+        `rocm_sdk_device` for device wheels, which ship none."""
+        template = self.pure_package_template
+        if template is None:
+            return self.template_directory.replace("-", "_")
+        return template.replace(f"_{_TARGET_PLACEHOLDER}", "").replace(_TARGET_PLACEHOLDER, "")
 
     def get_dist_package_name(self, target_family: str | None = None) -> str:
         """The distribution name, e.g. `rocm-sdk-libraries-gfx94X-dcgpu`."""
@@ -173,8 +208,9 @@ class PackageEntry:
         return _fill(self.dist_template, target_family, separator="-", logical=self.logical_name)
 
     def get_dist_package_require(self, target_family: str | None = None) -> str:
-        """The exact pin `name==version`."""
-        return f"{self.get_dist_package_name(target_family)}=={__version__}"
+        """The exact pin `name==version` (the release's version, also under a
+        post-release of the selector)."""
+        return f"{self.get_dist_package_name(target_family)}=={RELEASE_VERSION}"
 
     def get_pure_py_package_name(self, target_family: str | None = None) -> str | None:
         """The pure Python package for `target_family` (None for device)."""
@@ -223,7 +259,7 @@ class PackageEntry:
         return self.get_py_package_path(target_family) is not None
 
     def __repr__(self) -> str:
-        return self.dist_template
+        return self.dist_package_template
 
 
 class LibraryEntry:
@@ -257,6 +293,9 @@ ALL_LIBRARIES: dict[str, LibraryEntry] = {
     r["shortname"]: LibraryEntry(r) for r in DOCUMENT["libraries"]
 }
 
+#: The package this module belongs to: the `rocm` selector's (`meta`).
+THIS_PACKAGE_ENTRY: PackageEntry = ALL_PACKAGES["meta"]
+
 
 def _recorded_selection() -> str | None:
     """The target the build backend chose at install time, if still offered."""
@@ -267,7 +306,7 @@ def _recorded_selection() -> str | None:
     except (OSError, ValueError):
         return None
     target = recorded.get("target") if isinstance(recorded, dict) else None
-    return target if target in AVAILABLE_TARGET_FAMILIES else None
+    return target if target in _SELECTOR.available_targets else None
 
 
 def discover_current_target_family() -> str | None:
@@ -282,11 +321,12 @@ def discover_current_target_family() -> str | None:
     if output is None:
         _note("no GPU detected")
         return None
-    found = _selector.detect_target(output, AVAILABLE_TARGET_FAMILIES)
+    units = _SELECTOR.available_targets
+    found = _selector.detect_target(output, units)
     if found is None:
         _note(
             f"detected {', '.join(output.split())}, which this release does not offer "
-            f"(available: {', '.join(AVAILABLE_TARGET_FAMILIES)})"
+            f"(available: {', '.join(units)})"
         )
     return found
 
@@ -307,10 +347,15 @@ def determine_target_family() -> str:
     if CACHED_TARGET_FAMILY is not None:
         return CACHED_TARGET_FAMILY
     requested = os.environ.get(_selector.TARGET_ENV)
+    selection: _selector.Selection | None
     if requested is not None:
         if not requested.strip():
             raise _selector.TargetNotAvailableError(requested, AVAILABLE_TARGET_FAMILIES)
-        selection = _SELECTOR.select_target(requested, None)
+        if requested in AVAILABLE_TARGET_FAMILIES:
+            # The reference's answer for a target it lists (`gfx90a:xnack+`).
+            selection = _selector.Selection(requested, "environment")
+        else:
+            selection = _SELECTOR.select_target(requested, None)
     else:
         recorded = _recorded_selection()
         if recorded is not None:

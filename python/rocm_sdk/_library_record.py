@@ -27,12 +27,25 @@ SCHEMA = 1
 class LibraryRecord:
     """The libraries one distribution ships: short name → relative path."""
 
-    def __init__(self, path: Path, distribution: str, libraries: dict[str, str]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        distribution: str,
+        libraries: dict[str, str],
+        aliases: dict[str, str] | None = None,
+    ) -> None:
         #: The `_libraries.json` this came from.
         self.path = path
         #: The distribution that wrote it (METADATA `Name`).
         self.distribution = distribution
         self._libraries = libraries
+        #: The runtime aliases it ships: `/`-separated path relative to the
+        #: platform package directory → the SONAME the alias stands for.
+        self.aliases: dict[str, str] = dict(aliases or {})
+
+    def aliases_of(self, soname: str) -> list[str]:
+        """The recorded paths of the runtime aliases standing for `soname`."""
+        return sorted(a for a, s in self.aliases.items() if s == soname)
 
     def file_of(self, shortname: str) -> str | None:
         """The recorded `/`-separated path of `shortname`, or None when the
@@ -79,4 +92,20 @@ def read_record(package_dir: Path) -> LibraryRecord | None:
             f"`libraries` map of names to paths); reinstall the package that owns "
             f"{package_dir.name}"
         )
-    return LibraryRecord(path, distribution, libraries)
+    aliases = doc.get("aliases", {})
+    if not isinstance(aliases, dict) or not all(
+        isinstance(k, str) and _is_clean_relpath(k) and isinstance(v, str) and "/" not in v
+        for k, v in aliases.items()
+    ):
+        raise DistInfoError(
+            f"{path} is not a valid library record (`aliases` must map relative paths "
+            f"inside the package to SONAMEs); reinstall the package that owns "
+            f"{package_dir.name}"
+        )
+    return LibraryRecord(path, distribution, libraries, aliases)
+
+
+def _is_clean_relpath(relpath: str) -> bool:
+    """A `/`-separated path that stays inside its directory."""
+    parts = relpath.split("/")
+    return "\\" not in relpath and all(p not in ("", ".", "..") for p in parts)

@@ -284,9 +284,11 @@ def check(package_dir: str, *, full: bool) -> str | None:
 
 
 def _version(package_dir: str) -> str | None:
+    """The `rocm` package's own version (a post-release's `X.postN`)."""
     try:
         with open(os.path.join(package_dir, "_dist_info.json"), encoding="utf-8") as f:
-            version = json.load(f).get("version")
+            doc = json.load(f)
+        version = doc.get("selector_version") or doc.get("version")
     except (OSError, ValueError, AttributeError):
         return None
     return version if isinstance(version, str) else None

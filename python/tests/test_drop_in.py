@@ -274,6 +274,13 @@ class DistInfoNamesTest(DropInTest):
         self.assertEqual(lines, ["[] []", "['', '', '', '']"])
         self.doc["available_targets"] = ["gfx1100", "gfx1151", "gfx942"]
         self.doc["target_platforms"] = {"gfx1151": "win32", "gfx942": "linux"}
+        self.doc["target_families"] = {
+            "available": ["gfx1100", "gfx1151", "gfx942"],
+            "default": "gfx1100",
+            "linux": ["gfx1100", "gfx942"],
+            "windows": ["gfx1100", "gfx1151"],
+            "this": None,
+        }
         write_document(self.pkg, self.doc)
         lines = self.ok(code).splitlines()
         self.assertEqual(lines[0], "['gfx1100', 'gfx942'] ['gfx1100', 'gfx1151']")

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::console_scripts::{ConsoleScript, all_console_scripts};
 use crate::library::{Library, all_libraries};
+use crate::library_path::{LibraryDir, library_path};
 use crate::nonce::Nonce;
 use crate::package::{Mode, Package, PackageKind, TARGET_PLACEHOLDER};
 use crate::selector::Selector;
@@ -83,6 +84,11 @@ pub struct DistInfo {
     pub libraries: Vec<Library>,
     /// Core's and the profiler's console scripts, in docs/behaviour.md#console-scripts order.
     pub console_scripts: Vec<ConsoleScript>,
+    /// The shared-library directories in the order the loader should
+    /// search them (docs/behaviour.md#library-path). Empty in documents
+    /// written before it existed.
+    #[serde(default)]
+    pub library_path: Vec<LibraryDir>,
     /// Version, mode, targets and what the selector decides from.
     #[serde(flatten)]
     pub selector: Selector,
@@ -103,6 +109,7 @@ impl DistInfo {
             packages,
             libraries: all_libraries(),
             console_scripts: all_console_scripts(),
+            library_path: library_path(),
             selector,
         }
     }

@@ -40,6 +40,7 @@ pub mod document;
 pub mod families;
 pub mod libraries_record;
 pub mod library;
+pub mod library_path;
 pub mod nonce;
 pub mod package;
 pub mod project_metadata;

@@ -66,6 +66,14 @@ pub struct LibrariesRecord {
     /// Short name → the file `find_libraries` returns for it, relative to
     /// the platform package directory, `/`-separated.
     pub libraries: BTreeMap<String, String>,
+    /// The runtime aliases the distribution ships
+    /// (docs/behaviour.md#runtime-aliases): the alias's path, relative to
+    /// the platform package directory, → the SONAME it stands for.
+    /// `initialize_process` loads the aliases of each library it preloads,
+    /// so that the unversioned name reaches it from anywhere in the
+    /// process. Written only when there are some.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, String>,
 }
 
 impl LibrariesRecord {
@@ -105,19 +113,38 @@ impl LibrariesRecord {
             schema: SCHEMA,
             distribution: distribution.to_owned(),
             libraries,
+            aliases: BTreeMap::new(),
         }
+    }
+
+    /// This record listing `aliases` (relpath → SONAME) as the runtime
+    /// aliases the distribution ships.
+    #[must_use]
+    pub fn with_aliases<I, S, T>(mut self, aliases: I) -> Self
+    where
+        I: IntoIterator<Item = (S, T)>,
+        S: Into<String>,
+        T: Into<String>,
+    {
+        self.aliases = aliases
+            .into_iter()
+            .map(|(a, b)| (a.into(), b.into()))
+            .collect();
+        self
     }
 
     /// The record as bytes: pretty JSON (two-space indentation), keys
     /// sorted, final newline.
     pub fn to_json(&self) -> Vec<u8> {
-        // Struct fields serialise in declaration order; a map keeps the
-        // output sorted whatever the field order is.
-        let value = serde_json::json!({
-            "distribution": self.distribution,
-            "libraries": self.libraries,
-            "schema": self.schema,
-        });
+        // Keys inserted in sorted order, so the output is sorted whether or
+        // not `serde_json` keeps insertion order.
+        let mut value = serde_json::Map::new();
+        if !self.aliases.is_empty() {
+            value.insert("aliases".into(), serde_json::json!(self.aliases));
+        }
+        value.insert("distribution".into(), self.distribution.clone().into());
+        value.insert("libraries".into(), serde_json::json!(self.libraries));
+        value.insert("schema".into(), self.schema.into());
         let mut out = serde_json::to_vec_pretty(&value).expect("JSON values serialise");
         out.push(b'\n');
         out
@@ -211,6 +238,25 @@ mod tests {
             String::from_utf8(empty.to_json()).unwrap(),
             "{\n  \"distribution\": \"rocm-sdk-libraries\",\n  \"libraries\": {},\n  \"schema\": 1\n}\n"
         );
+    }
+
+    #[test]
+    fn aliases_are_written_only_when_there_are_some() {
+        let record = LibrariesRecord::from_shipped_files(
+            "rocm-sdk-core",
+            PackageKind::Core,
+            Platform::Linux,
+            ["lib/libamdhip64.so.7"],
+        )
+        .with_aliases([("lib/libamdhip64.so", "libamdhip64.so.7")]);
+        let bytes = record.to_json();
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            "{\n  \"aliases\": {\n    \"lib/libamdhip64.so\": \"libamdhip64.so.7\"\n  },\n  \
+             \"distribution\": \"rocm-sdk-core\",\n  \"libraries\": {\n    \
+             \"amdhip64\": \"lib/libamdhip64.so.7\"\n  },\n  \"schema\": 1\n}\n"
+        );
+        assert_eq!(LibrariesRecord::from_json(&bytes).unwrap(), record);
     }
 
     #[test]

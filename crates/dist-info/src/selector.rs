@@ -73,6 +73,11 @@ pub struct Selector {
     pub mode: Mode,
     /// The canonical version every requirement pins.
     pub version: String,
+    /// The `rocm` sdist's own version when it is a post-release (`V.postN`)
+    /// of the selector over packages at `version` (docs/releasing.md,
+    /// "Post-releases of the selector"); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector_version: Option<String>,
     /// Optional packages the release contains (`libraries`, `device`,
     /// `devel`, `profiler`), in the order of docs/behaviour.md#package-names.
     pub contents: Vec<PackageKind>,
@@ -86,6 +91,34 @@ pub struct Selector {
     /// Packages built on one platform only (the profiler, Linux) in a
     /// two-platform release.
     pub package_platforms: BTreeMap<PackageKind, Platform>,
+    /// The target values of the reference's `_dist_info` module, as the
+    /// reference computes them, for the Python facade to expose under the
+    /// reference's names. Absent in documents written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_families: Option<TargetFamilies>,
+}
+
+/// What the reference's `rocm_sdk._dist_info` says about targets
+/// (docs/drop-in.md), kept apart from the units the selector offers: the
+/// reference lists the targets as built (`gfx90a:xnack+`), the selector
+/// offers their base targets (`gfx90a`), one device package each.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TargetFamilies {
+    /// `AVAILABLE_TARGET_FAMILIES`: without release lists, the targets (or
+    /// families) as built, `:xnack±` kept, sorted (the reference iterates a
+    /// set, so its order changes from run to run); with them, the sorted
+    /// union of the lists.
+    pub available: Vec<String>,
+    /// `DEFAULT_TARGET_FAMILY`: the first of the sorted targets as built, or
+    /// the release lists' default.
+    pub default: Option<String>,
+    /// `LINUX_TARGET_FAMILIES`: the Linux list as given (expanded to targets
+    /// in kpack mode), sorted; empty when not given.
+    pub linux: Vec<String>,
+    /// `WINDOWS_TARGET_FAMILIES`, the same for Windows.
+    pub windows: Vec<String>,
+    /// `THIS_TARGET_FAMILY`: the family a per-family selector is restricted to.
+    pub this: Option<String>,
 }
 
 /// The sdist's requirements: what pip reads as `Requires-Dist` and
@@ -184,7 +217,19 @@ impl Selector {
         let mut target_platforms = BTreeMap::new();
         let mut package_platforms = BTreeMap::new();
         let (mut available, mut default_target);
+        let mut reference;
         if release.linux.is_none() && release.windows.is_none() {
+            let built: BTreeSet<String> = input
+                .on_disk
+                .iter()
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect();
+            reference = TargetFamilies {
+                default: built.first().cloned(),
+                available: built.into_iter().collect(),
+                ..TargetFamilies::default()
+            };
             available = match mode {
                 Mode::Kpack => base_targets(&input.on_disk),
                 Mode::Legacy => {
@@ -232,6 +277,13 @@ impl Selector {
                 }
             }
             available = union.into_iter().collect();
+            reference = TargetFamilies {
+                available: available.clone(),
+                default: default_target.clone(),
+                linux: release.linux.clone().unwrap_or_default(),
+                windows: release.windows.clone().unwrap_or_default(),
+                this: None,
+            };
         }
         if let Some(family) = &input.restrict_to_family {
             if mode == Mode::Kpack {
@@ -246,6 +298,14 @@ impl Selector {
             }
             available = vec![family.to_owned()];
             default_target = Some(family.to_owned());
+            // The reference writes a per-family selector from scratch: that
+            // family alone, and no platform lists.
+            reference = TargetFamilies {
+                available: available.clone(),
+                default: default_target.clone(),
+                this: default_target.clone(),
+                ..TargetFamilies::default()
+            };
             target_platforms.retain(|t, _| t == family);
         }
         if mode == Mode::Kpack && !available.is_empty() {
@@ -254,12 +314,20 @@ impl Selector {
         Ok(Self {
             mode,
             version: version.to_string(),
+            selector_version: None,
             contents: contents.into_iter().collect(),
             available_targets: available,
             default_target,
             target_platforms,
             package_platforms,
+            target_families: Some(reference),
         })
+    }
+
+    /// The `rocm` sdist's own version: [`Selector::selector_version`] for a
+    /// post-release of the selector, else the version it pins.
+    pub fn own_version(&self) -> &str {
+        self.selector_version.as_deref().unwrap_or(&self.version)
     }
 
     /// Chooses the install's target from the caller's override value and

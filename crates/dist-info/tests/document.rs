@@ -279,3 +279,137 @@ fn python_fixtures_are_current() {
         "python/tests/fixtures/dist_info_legacy.json is stale; regenerate it (see its README)"
     );
 }
+
+/// `target_families` holds what the reference's `_dist_info` module says
+/// for the same build (docs/drop-in.md): the targets as built with their
+/// features, the per-platform lists as given, a per-family selector alone.
+#[test]
+fn target_families_are_the_references() {
+    use dist_info::selector::TargetFamilies;
+    let plan = |mode: Mode,
+                on_disk: &[&str],
+                linux: Option<&str>,
+                windows: Option<&str>,
+                restrict: Option<&str>| {
+        let input = SelectorInput {
+            packages: [PackageKind::Libraries].into_iter().collect(),
+            on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
+            linux_families: linux.map(str::to_owned),
+            windows_families: windows.map(str::to_owned),
+            restrict_to_family: restrict.map(str::to_owned),
+        };
+        Selector::plan(
+            mode,
+            &"7.1.0".parse().unwrap(),
+            &input,
+            FamilyTable::builtin(),
+        )
+        .unwrap()
+    };
+    let strings = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    // The Debian kpack tree: gfx90a built with xnack on and off.
+    let debian = plan(
+        Mode::Kpack,
+        &["gfx90a:xnack-", "gfx1030", "gfx90a:xnack+"],
+        None,
+        None,
+        None,
+    );
+    assert_eq!(debian.available_targets, ["gfx1030", "gfx90a"]);
+    assert_eq!(
+        debian.target_families,
+        Some(TargetFamilies {
+            available: strings(&["gfx1030", "gfx90a:xnack+", "gfx90a:xnack-"]),
+            default: Some("gfx1030".into()),
+            ..TargetFamilies::default()
+        })
+    );
+    // Only xnack variants: the default is the first of them.
+    let xnack = plan(
+        Mode::Kpack,
+        &["gfx90a:xnack+", "gfx90a:xnack-"],
+        None,
+        None,
+        None,
+    );
+    assert_eq!(xnack.default_target.as_deref(), Some("gfx90a"));
+    assert_eq!(
+        xnack.target_families.unwrap().default.as_deref(),
+        Some("gfx90a:xnack+")
+    );
+    // One release list given: it, expanded; the other `[]`.
+    let linux = plan(
+        Mode::Kpack,
+        &["gfx942"],
+        Some("gfx94X-dcgpu;gfx1100"),
+        None,
+        None,
+    );
+    assert_eq!(
+        linux.target_families,
+        Some(TargetFamilies {
+            available: strings(&["gfx1100", "gfx942"]),
+            default: Some("gfx1100".into()),
+            linux: strings(&["gfx1100", "gfx942"]),
+            ..TargetFamilies::default()
+        })
+    );
+    let both = plan(
+        Mode::Kpack,
+        &["gfx942"],
+        Some("gfx942,gfx1100"),
+        Some("gfx1100;gfx1151"),
+        None,
+    );
+    let families = both.target_families.unwrap();
+    assert_eq!(families.available, ["gfx1100", "gfx1151", "gfx942"]);
+    assert_eq!(families.default.as_deref(), Some("gfx1100"));
+    assert_eq!(families.linux, ["gfx1100", "gfx942"]);
+    assert_eq!(families.windows, ["gfx1100", "gfx1151"]);
+    // A legacy per-family selector: that family alone, no platform lists.
+    let restricted = plan(
+        Mode::Legacy,
+        &["gfx94X-dcgpu", "gfx110X-all"],
+        Some("gfx94X-dcgpu;gfx110X-all"),
+        None,
+        Some("gfx94X-dcgpu"),
+    );
+    assert_eq!(
+        restricted.target_families,
+        Some(TargetFamilies {
+            available: strings(&["gfx94X-dcgpu"]),
+            default: Some("gfx94X-dcgpu".into()),
+            this: Some("gfx94X-dcgpu".into()),
+            ..TargetFamilies::default()
+        })
+    );
+}
+
+/// A post-release of the selector keeps pinning the release and says its
+/// own version; documents without the new keys still read.
+#[test]
+fn selector_version_and_older_documents() {
+    let bytes = document(Mode::Kpack, &["gfx942"], &[PackageKind::Libraries], "", "");
+    let mut doc = DistInfo::from_json(&bytes).unwrap();
+    assert_eq!(doc.selector.own_version(), "7.1.0rc1");
+    doc.selector.selector_version = Some("7.1.0rc1.post1".into());
+    let post = DistInfo::from_json(&doc.to_json()).unwrap();
+    assert_eq!(post.selector.own_version(), "7.1.0rc1.post1");
+    assert_eq!(post.selector.version, "7.1.0rc1");
+    assert!(
+        post.selector
+            .metadata(None)
+            .requires_dist()
+            .iter()
+            .all(|r| r.contains("==7.1.0rc1") && !r.contains("post")),
+    );
+    // Without `target_families`, `library_path` and `selector_version`.
+    let mut value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let object = value.as_object_mut().unwrap();
+    object.remove("target_families");
+    object.remove("library_path");
+    let old = DistInfo::from_json(&serde_json::to_vec(&value).unwrap()).unwrap();
+    assert_eq!(old.selector.target_families, None);
+    assert!(old.library_path.is_empty());
+    assert_eq!(old.selector.selector_version, None);
+}

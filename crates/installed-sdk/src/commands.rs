@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use devel_tar::{DevelWarning, EnsureReport, UnpackOptions, UnpackOutcome};
-use dist_info::package::PackageKind;
+use dist_info::package::{PackageKind, TARGET_PLACEHOLDER};
+use dist_info::requirement::Platform;
 use serde::{Serialize, Serializer};
 
 use crate::error::Error;
@@ -32,6 +33,18 @@ pub struct DevelPaths {
     /// Conditions handled while making the tree ready.
     #[serde(serialize_with = "as_texts")]
     pub warnings: Vec<DevelWarning>,
+}
+
+/// The installation's shared-library directories, in the order the loader
+/// should search them (`rocm-sdk path --library-path`,
+/// docs/behaviour.md#library-path): those of the installed packages that
+/// exist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LibraryPath {
+    /// The directories, first searched first.
+    pub directories: Vec<PathBuf>,
+    /// Always [`COMMAND_SCHEMA`].
+    pub schema: u32,
 }
 
 /// What `rocm-sdk init` did.
@@ -119,6 +132,59 @@ impl Site {
     pub fn init(&self, options: &mut UnpackOptions<'_>) -> Result<InitReport, Error> {
         let (root, report) = self.ensure_devel_with(options)?;
         Ok(InitReport::new(root, report))
+    }
+
+    /// The shared-library directories of this installation for the
+    /// platform this program runs on (`rocm-sdk path --library-path`).
+    /// Never unpacks the devel tree: the runtime packages hold every
+    /// shared library.
+    pub fn library_path(&self) -> Result<LibraryPath, Error> {
+        let platform = if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Linux
+        };
+        let document = self.dist_info()?;
+        let mut directories = Vec::new();
+        for entry in &document.library_path {
+            let Some(dir) = entry.dir(platform) else {
+                continue;
+            };
+            let Some(record) = document
+                .packages
+                .iter()
+                .find(|p| p.logical == entry.package)
+            else {
+                continue;
+            };
+            let Some(template) = record.platform_package_template.as_deref() else {
+                continue;
+            };
+            // A target-specific package (legacy libraries): each installed
+            // one, in the order the release lists its families.
+            let packages: Vec<String> = if record.target_specific {
+                document
+                    .selector
+                    .available_targets
+                    .iter()
+                    .map(|t| template.replace(TARGET_PLACEHOLDER, &t.replace('-', "_")))
+                    .collect()
+            } else {
+                vec![template.to_owned()]
+            };
+            for package in packages {
+                let path = dir
+                    .split('/')
+                    .fold(self.root().join(package), |p, part| p.join(part));
+                if path.is_dir() && !directories.contains(&path) {
+                    directories.push(path);
+                }
+            }
+        }
+        Ok(LibraryPath {
+            directories,
+            schema: COMMAND_SCHEMA,
+        })
     }
 
     /// The release version and the installed distributions.

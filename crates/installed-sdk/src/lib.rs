@@ -11,7 +11,7 @@
 //!   [`Site::ensure_devel`] (unpack the devel tree, reconcile device links).
 //! - [`read_dist_targets`]: the GPU targets the release was built for.
 //! - [`distributions::installed`]: the ROCm distributions installed there.
-//! - [`Site::init`], [`Site::devel_paths`], [`Site::version_report`],
+//! - [`Site::init`], [`Site::devel_paths`], [`Site::library_path`], [`Site::version_report`],
 //!   [`Site::targets_report`]: what `rocm-sdk init`, `path`, `version` and
 //!   `targets` report, as typed values; each serialised (`serde`) is its
 //!   command's `--json` document.
@@ -45,7 +45,8 @@ mod site;
 mod targets;
 
 pub use commands::{
-    COMMAND_SCHEMA, DevelPaths, InitReport, NameVersion, TargetsReport, Unpacked, VersionReport,
+    COMMAND_SCHEMA, DevelPaths, InitReport, LibraryPath, NameVersion, TargetsReport, Unpacked,
+    VersionReport,
 };
 pub use error::Error;
 pub use report::{Category, Check, Environment, Outcome, REPORT_SCHEMA, SelfTestReport};

@@ -25,6 +25,16 @@ Requests:
   searches `directory` first, as a library of that directory with
   `$ORIGIN` in its search path would open it, and `symbol` is looked up
   through the handle (runtime aliases, docs/behaviour.md#runtime-aliases).
+- {"bare_names": [[shortname, name, symbol], ...], "jobs": N, "timeout": seconds}
+  -> {"bare_names": [null | error text, ...]}: in a fresh interpreter
+  (no LD_LIBRARY_PATH), `rocm_sdk.initialize_process(preload_shortnames=
+  [shortname])`, then `ctypes.CDLL(name)` by the bare name: `symbol` must
+  resolve to the address the preloaded library gives it (one mapped copy),
+  and `rocm_sdk.find_library_path(name)` must be the file
+  `find_libraries(shortname)` names.
+- {"library_directories": true}
+  -> {"library_directories": [path, ...] | {"error": text}}:
+  `rocm_sdk.library_directories()`.
 """
 
 import importlib
@@ -98,6 +108,55 @@ def _open_by_name(item):
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         raise RuntimeError(lines[-1] if lines else f"exited with status {done.returncode}")
     return None
+
+
+_BARE_NAME = (
+    "import ctypes, sys\n"
+    "site, shortname, name, symbol = sys.argv[1:5]\n"
+    "sys.path.insert(0, site)\n"
+    "import rocm_sdk\n"
+    "rocm_sdk.initialize_process(preload_shortnames=[shortname])\n"
+    "try:\n"
+    "    library = ctypes.CDLL(name)\n"
+    "except OSError as e:\n"
+    "    raise SystemExit(f'ctypes.CDLL({name!r}) after initialize_process failed: {e}')\n"
+    "address = lambda handle: ctypes.cast(getattr(handle, symbol), ctypes.c_void_p).value\n"
+    "if address(library) != address(rocm_sdk._ALL_CDLLS[shortname]):\n"
+    "    raise SystemExit(f'ctypes.CDLL({name!r}) reached another copy of the library: '\n"
+    "                     f'{symbol} is at another address')\n"
+    "path = rocm_sdk.find_library_path(name)\n"
+    "expected = rocm_sdk.find_libraries(shortname)[0]\n"
+    "if path != expected:\n"
+    "    raise SystemExit(f'rocm_sdk.find_library_path({name!r}) is {path}, not {expected}')\n"
+)
+
+
+def _bare_name(item):
+    import subprocess
+
+    shortname, name, symbol = item
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+    done = subprocess.run(
+        [sys.executable, "-I", "-B", "-c", _BARE_NAME, sys.path[0], shortname, name, symbol],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+    )
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        raise RuntimeError(lines[-1] if lines else f"exited with status {done.returncode}")
+    return None
+
+
+def library_directories():
+    try:
+        import rocm_sdk
+
+        return [str(p) for p in rocm_sdk.library_directories()]
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{type(e).__name__}: {e}"}
 
 
 def _child(work, item, write_end, timeout, output):
@@ -233,6 +292,13 @@ def main():
             None if ok else value
             for ok, value in in_children(_open_by_name, request["open_by_name"], jobs, timeout)
         ]
+    if "bare_names" in request:
+        answer["bare_names"] = [
+            None if ok else value
+            for ok, value in in_children(_bare_name, request["bare_names"], jobs, timeout)
+        ]
+    if request.get("library_directories"):
+        answer["library_directories"] = library_directories()
     # The last line of stdout is the answer (an imported module may print).
     sys.stdout.write("\n" + json.dumps(answer) + "\n")
 

@@ -151,6 +151,39 @@ impl PythonProbe {
         self.field(answer, "open_by_name")
     }
 
+    /// For each `(shortname, name, symbol)`, in a fresh interpreter:
+    /// `rocm_sdk.initialize_process(preload_shortnames=[shortname])`, then
+    /// `ctypes.CDLL(name)` by the bare name, which must give `symbol` the
+    /// preloaded library's address, and `rocm_sdk.find_library_path(name)`
+    /// must name the file `find_libraries(shortname)` does (`jobs` at a
+    /// time, each within `timeout_secs`); `None` when all held, else what
+    /// failed.
+    pub fn bare_names(
+        &self,
+        items: &[(String, String, String)],
+        jobs: usize,
+        timeout_secs: u32,
+    ) -> Result<Vec<Option<String>>, Error> {
+        let answer =
+            self.ask(&json!({ "bare_names": items, "jobs": jobs, "timeout": timeout_secs }))?;
+        self.field(answer, "bare_names")
+    }
+
+    /// `rocm_sdk.library_directories()`, or the error it raised.
+    pub fn library_directories(&self) -> Result<Result<Vec<PathBuf>, String>, Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Answer {
+            Directories(Vec<PathBuf>),
+            Error { error: String },
+        }
+        let answer = self.ask(&json!({ "library_directories": true }))?;
+        Ok(match self.field(answer, "library_directories")? {
+            Answer::Directories(d) => Ok(d),
+            Answer::Error { error } => Err(error),
+        })
+    }
+
     fn field<T: serde::de::DeserializeOwned>(
         &self,
         mut answer: Value,

@@ -720,6 +720,11 @@ impl Planner<'_, '_> {
                 .filter(|f| !p.runtime_aliases.iter().any(|a| a.relpath == f.dest))
                 .filter_map(|f| f.dest.strip_prefix(&prefix)),
         );
+        let aliases = p.runtime_aliases.iter().filter_map(|a| {
+            let relpath = a.relpath.strip_prefix(&prefix)?;
+            Some((relpath.to_owned(), a.target.clone()))
+        });
+        let record = record.with_aliases(aliases);
         Some(generated(
             format!("{pure}/{}", libraries_record::FILE_NAME),
             "library record",

@@ -169,7 +169,7 @@ impl PlanOptions {
 
     /// The metadata of `--metadata`, `--license-expression` and
     /// `--project-url` over the defaults.
-    fn project_metadata(&self) -> Result<ProjectMetadata> {
+    pub(crate) fn project_metadata(&self) -> Result<ProjectMetadata> {
         let mut metadata = match &self.metadata {
             None => ProjectMetadata::default(),
             Some(path) => {
@@ -619,7 +619,7 @@ fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
     })
 }
 
-fn source_date_epoch() -> Result<Option<u64>> {
+pub(crate) fn source_date_epoch() -> Result<Option<u64>> {
     match std::env::var("SOURCE_DATE_EPOCH") {
         Ok(v) if !v.trim().is_empty() => v
             .trim()

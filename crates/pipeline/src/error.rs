@@ -808,6 +808,90 @@ pub enum ErrorKind {
         /// Why.
         source: pypa_formats::filename::FilenameError,
     },
+    // ---- post-release of the selector ------------------------------
+    /// `post-release --version` is not a PEP 440 version.
+    #[error("--version {version} is not a PEP 440 version")]
+    PostReleaseVersion {
+        /// What was given.
+        version: String,
+        /// Why.
+        source: pypa_formats::version::VersionError,
+    },
+    /// The version is not a post-release of the release.
+    #[error(
+        "{version} is not a post-release of the release {release}: a post-release of the \
+         selector is {release}.postN (a patch release or another .dev is a new release; \
+         build it with `therock-package build`)"
+    )]
+    NotAPostRelease {
+        /// What was asked for.
+        version: String,
+        /// The release's version.
+        release: String,
+    },
+    /// The dist directory holds no core wheel to take the release from.
+    #[error(
+        "{} holds no rocm-sdk-core wheel: post-release needs the dist/ directory of the \
+         release it publishes the selector over",
+        dist_dir.display()
+    )]
+    PostReleaseNoCore {
+        /// The directory.
+        dist_dir: PathBuf,
+    },
+    /// Core wheels of two versions.
+    #[error(
+        "{} holds rocm-sdk-core wheels of {first} and {second}: keep one release in it",
+        dist_dir.display()
+    )]
+    PostReleaseMixed {
+        /// The directory.
+        dist_dir: PathBuf,
+        /// One version.
+        first: String,
+        /// Another.
+        second: String,
+    },
+    /// The release's own selector is missing.
+    #[error(
+        "{} holds no rocm-{release}.tar.gz: post-release starts from the release's own \
+         selector; put it back beside the wheels",
+        dist_dir.display()
+    )]
+    PostReleaseNoSelector {
+        /// The directory.
+        dist_dir: PathBuf,
+        /// The release's version.
+        release: String,
+    },
+    /// The release's selector has an unreadable document.
+    #[error("the document of {} cannot be read; rebuild the release's selector", path.display())]
+    PostReleaseDocument {
+        /// The sdist.
+        path: PathBuf,
+        /// Why.
+        source: dist_info::document::DocumentError,
+    },
+    /// The release's selector's document is of another version.
+    #[error(
+        "the document of {} says {found}, not the release {release}; rebuild the release's \
+         selector",
+        path.display()
+    )]
+    PostReleaseDocumentVersion {
+        /// The sdist.
+        path: PathBuf,
+        /// What its document says.
+        found: String,
+        /// The release's version.
+        release: String,
+    },
+    /// The post-release exists already.
+    #[error("{} exists already; remove it to build it again", path.display())]
+    PostReleaseExists {
+        /// The file.
+        path: PathBuf,
+    },
     /// An sdist's `PKG-INFO` cannot be read (the error names it).
     #[error(transparent)]
     Sdist(#[from] release_check::SdistError),

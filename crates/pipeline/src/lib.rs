@@ -10,6 +10,9 @@
 //! - [`assemble`]: join the outputs of sharded builds into one verified,
 //!   indexed release ([`AssembleOptions`], [`AssembleReport`];
 //!   docs/releasing.md).
+//! - [`post_release`]: a post-release `X.postN` of the `rocm` selector over
+//!   a published release `X` ([`PostReleaseOptions`],
+//!   [`PostReleaseReport`]; docs/releasing.md).
 //! - [`index`]: the find-links page, the PEP 503 tree and the PEP 658
 //!   metadata files of a dist directory ([`IndexOptions`], [`IndexReport`]).
 //!
@@ -53,6 +56,7 @@ mod execute;
 mod index;
 mod inspect;
 mod native;
+mod post_release;
 mod progress;
 mod python;
 mod shard;
@@ -72,6 +76,7 @@ pub use inspect::{
 pub use native::{
     Found, NativeProgramError, NativePrograms, ReadProblem, check_program, native_target,
 };
+pub use post_release::{PostReleaseOptions, PostReleaseReport, post_release};
 pub use progress::{BuildProgress, NoProgress};
 pub use release_check::ElfLinks;
 pub use shard::{MatrixEntry, ShardId, ShardIdError, ShardPlan};

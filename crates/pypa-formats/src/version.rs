@@ -275,6 +275,28 @@ pub fn matches_ignoring_post(ours: &str, theirs: &str) -> bool {
     }
 }
 
+/// True when `version` is `release` or a post-release of it (equal once
+/// the `.postN` segment is removed from both, and not older): a `rocm`
+/// selector `7.14.0.post1` published over the packages of `7.14.0` belongs
+/// to that release; `7.14.1` (a patch release), `7.14.0.1` or another
+/// `.devN` does not.
+///
+/// ```
+/// use pypa_formats::version::is_release_or_post_release;
+/// assert!(is_release_or_post_release("7.14.0.post1", "7.14.0"));
+/// assert!(!is_release_or_post_release("7.14.1", "7.14.0"));
+/// assert!(!is_release_or_post_release("7.14.0.dev1", "7.14.0.dev0"));
+/// ```
+pub fn is_release_or_post_release(version: &str, release: &str) -> bool {
+    if version == release {
+        return true;
+    }
+    match (Version::parse(version), Version::parse(release)) {
+        (Ok(v), Ok(r)) => v.without_post() == r.without_post() && v > r,
+        _ => false,
+    }
+}
+
 /// A hand-written scanner over the lower-cased, trimmed input.
 struct Parser<'a> {
     input: &'a str,

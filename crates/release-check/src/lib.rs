@@ -56,7 +56,7 @@ use serde::Serialize;
 
 pub use links::ElfLinks;
 use release::{DistFile, Kind};
-pub use release::{SdistError, sdist_pkg_info};
+pub use release::{SdistError, sdist_file, sdist_pkg_info};
 
 /// What to verify: the dist directories of one release and what the
 /// checks allow (`therock-package verify` builds one from its flags).
@@ -217,7 +217,7 @@ impl Release {
         self.files
             .iter()
             .filter_map(|f| match &f.kind {
-                Kind::Sdist(s) if s.name == "rocm" => s.dist_info.as_ref().map(|d| (f, d)),
+                Kind::Sdist(s) if s.name == "rocm" => s.dist_info.as_deref().map(|d| (f, d)),
                 _ => None,
             })
             .filter(|(f, _)| seen.insert(f.sha256.as_str()))

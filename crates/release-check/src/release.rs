@@ -77,8 +77,9 @@ pub(crate) struct Sdist {
     pub name: String,
     /// The version (from the file name).
     pub version: String,
-    /// `rocm_sdk/_dist_info.json` of the `rocm` sdist.
-    pub dist_info: Option<DistInfo>,
+    /// `rocm_sdk/_dist_info.json` of the `rocm` sdist (boxed: it is most
+    /// of the size of an sdist's record).
+    pub dist_info: Option<Box<DistInfo>>,
     /// Members and the sha256 of their bytes, for explaining differences.
     pub members: Vec<(String, String)>,
 }
@@ -359,13 +360,22 @@ fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
             )),
             Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {}", Chain(&e))),
             Some(Ok(doc)) => {
-                if doc.selector.version != version {
+                if doc.selector.own_version() != version {
                     problems.push(format!(
-                        "rocm_sdk/_dist_info.json pins version {} but the sdist is {version}",
+                        "rocm_sdk/_dist_info.json says version {} but the sdist is {version}",
+                        doc.selector.own_version()
+                    ));
+                } else if !pypa_formats::version::is_release_or_post_release(
+                    version,
+                    &doc.selector.version,
+                ) {
+                    problems.push(format!(
+                        "rocm_sdk/_dist_info.json pins version {} but the sdist is {version}, \
+                         neither it nor a post-release of it",
                         doc.selector.version
                     ));
                 }
-                sdist.dist_info = Some(doc);
+                sdist.dist_info = Some(Box::new(doc));
             }
         }
     }
@@ -491,6 +501,12 @@ pub struct SdistError {
 /// The `PKG-INFO` at the top of the sdist at `path`, read by the same
 /// member rules `verify` applies (what `index` serves).
 pub fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>, SdistError> {
+    sdist_file(path, "PKG-INFO")
+}
+
+/// The member `relpath` (below the sdist's top directory) of the sdist at
+/// `path`, read by the same member rules `verify` applies.
+pub fn sdist_file(path: &Path, relpath: &str) -> Result<Vec<u8>, SdistError> {
     let mut problems = Vec::new();
     let file_name = path
         .file_name()
@@ -500,7 +516,7 @@ pub fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>, SdistError> {
     if let Some(filename) = parse_file_name::<SdistFilename>(&file_name, &mut problems) {
         let top = filename.top_directory();
         for_each_sdist_file(path, &top, &mut problems, |_, rel, bytes| {
-            if rel == "PKG-INFO" {
+            if rel == relpath {
                 pkg_info = Some(bytes);
             }
         });
@@ -509,7 +525,7 @@ pub fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>, SdistError> {
         Some(bytes) if problems.is_empty() => Ok(bytes),
         _ => {
             if problems.is_empty() {
-                problems.push("no PKG-INFO at its top".to_owned());
+                problems.push(format!("no {relpath} at its top"));
             }
             Err(SdistError {
                 path: path.to_owned(),

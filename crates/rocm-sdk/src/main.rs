@@ -40,6 +40,7 @@ const PATH_EXAMPLES: &str = "\
 Examples:
   cmake -DCMAKE_PREFIX_PATH=\"$(rocm-sdk path --cmake)\" ..
   export PATH=\"$(rocm-sdk path --bin):$PATH\"
+  export LD_LIBRARY_PATH=\"$(rocm-sdk path --library-path)\"
   rocm-sdk path --json";
 
 const VERSION_EXAMPLES: &str = "\
@@ -132,7 +133,8 @@ enum Command {
     /// Unpack the devel tree and link installed device files into it.
     #[command(after_help = INIT_EXAMPLES)]
     Init(JsonArg),
-    /// Print a path of the devel tree (unpacking it on first use).
+    /// Print a path of the devel tree (unpacking it on first use), or the
+    /// shared-library directories.
     #[command(after_help = PATH_EXAMPLES)]
     Path(PathArgs),
     /// Write a man page for the program and each command into DIR.
@@ -184,7 +186,13 @@ struct PathArgs {
     /// The root of the devel tree.
     #[arg(long)]
     root: bool,
-    /// Print all three paths and the warnings as JSON.
+    /// The directories of the installation's shared libraries, in the
+    /// order the loader should search them, joined as `LD_LIBRARY_PATH`
+    /// (`PATH` on Windows) takes them. Never unpacks the devel tree.
+    #[arg(long, conflicts_with_all = ["cmake", "bin", "root"])]
+    library_path: bool,
+    /// Print all three paths and the warnings as JSON (with
+    /// `--library-path`: the directories as a JSON list).
     #[arg(long)]
     json: bool,
 }
@@ -262,6 +270,20 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                     );
                 }
                 println!("devel tree ready: {}", report.root.display());
+            }
+        }
+        Command::Path(which) if which.library_path => {
+            let path = site.library_path()?;
+            if which.json {
+                print!("{}", cli_output::json(&path));
+            } else {
+                let joined = std::env::join_paths(&path.directories).map_err(|e| {
+                    anyhow::Error::new(e).context(
+                        "cannot join the library directories into one path; run \
+                         `rocm-sdk path --library-path --json` for the list",
+                    )
+                })?;
+                println!("{}", joined.to_string_lossy());
             }
         }
         Command::Path(which) => {

@@ -423,6 +423,37 @@ impl IndexFlags {
     }
 }
 
+/// What to publish: the flags of `therock-package post-release`.
+#[derive(Debug, Args)]
+pub(crate) struct PostReleaseFlags {
+    /// The `dist/` directory of the published release: its `rocm-sdk-core`
+    /// wheel says the release `X`, its `rocm-X.tar.gz` (one per `dist/{F}/`
+    /// in a legacy release with several families) gives the document. The
+    /// new sdists are written beside them.
+    #[arg(value_name = "DIST_DIR")]
+    dir: PathBuf,
+    /// The post-release's version: `X.postN`.
+    #[arg(long, value_name = "VERSION")]
+    version: String,
+    /// The release's metadata file (as `build --metadata`), for the sdist's
+    /// Summary, License-Expression and Project-URL.
+    #[arg(long, value_name = "FILE")]
+    metadata: Option<PathBuf>,
+    /// Print what was written as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl PostReleaseFlags {
+    pub(crate) fn options(&self) -> pipeline::PostReleaseOptions {
+        pipeline::PostReleaseOptions {
+            dist_dir: self.dir.clone(),
+            version: self.version.clone(),
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
 /// Which pages `index` writes (`--layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum LayoutFlag {

@@ -19,7 +19,10 @@ use std::sync::Arc;
 use clap::{CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
 use dist_info::requirement::Platform;
-use flags::{AssembleFlags, BuildFlags, IndexFlags, InspectFlags, PlanFlags, REPORT, VerifyFlags};
+use flags::{
+    AssembleFlags, BuildFlags, IndexFlags, InspectFlags, PlanFlags, PostReleaseFlags, REPORT,
+    VerifyFlags,
+};
 use pipeline::NativePrograms;
 use progress::ConsoleProgress;
 
@@ -83,6 +86,11 @@ enum Command {
     /// simple tree, and the PEP 658 `.metadata` file of every wheel.
     #[command(after_help = INDEX_EXAMPLES)]
     Index(IndexFlags),
+    /// Write a post-release `X.postN` of the `rocm` selector beside the
+    /// selector of a published release `X`: this program's selector code,
+    /// the release's document, every requirement still pinned to `X`.
+    #[command(after_help = POST_RELEASE_EXAMPLES)]
+    PostRelease(PostReleaseFlags),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions {
@@ -155,6 +163,13 @@ const INDEX_EXAMPLES: &str = "\
 Examples:
   therock-package index out/dist
   therock-package index out/dist --layout both --json";
+
+const POST_RELEASE_EXAMPLES: &str = "\
+Examples:
+  Fix the selector of the published 7.1.0 release:
+    therock-package post-release release/dist --version 7.1.0.post1
+    therock-package verify release/dist
+    therock-package index release/dist";
 
 const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
@@ -310,6 +325,15 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
                 console,
                 || cli_output::json(&r),
                 || render::index(&r),
+            )
+        }
+        Command::PostRelease(args) => {
+            let r = pipeline::post_release(&args.options())?;
+            done(
+                args.json,
+                console,
+                || cli_output::json(&r),
+                || render::post_release(&r),
             )
         }
         Command::Completions { shell } => completions(shell),

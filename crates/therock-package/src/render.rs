@@ -309,6 +309,20 @@ pub(crate) fn assemble(r: &AssembleReport) -> String {
 
 /// `index`'s text report: one line for the `.metadata` files, then one
 /// per page.
+pub(crate) fn post_release(r: &pipeline::PostReleaseReport) -> String {
+    let mut out = String::new();
+    for path in &r.written {
+        let _ = writeln!(
+            out,
+            "wrote {} (the rocm selector {} over the release {})",
+            path.display(),
+            r.version,
+            r.release
+        );
+    }
+    out
+}
+
 pub(crate) fn index(r: &IndexReport) -> String {
     let mut out = String::new();
     if !r.metadata_files.is_empty() {

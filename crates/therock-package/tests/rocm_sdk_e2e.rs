@@ -434,6 +434,13 @@ fn rocm_sdk_test_passes_on_a_healthy_install() {
             "{text}"
         );
         assert!(text.contains("mirrored"), "{text}");
+        assert!(text.contains("PASS preload: library path"), "{text}");
+        if mode == ExampleMode::Kpack {
+            assert!(
+                text.contains("PASS preload: libamdhip64.so from Python (after initialize_process(preload_shortnames=['amdhip64'])"),
+                "{text}"
+            );
+        }
         // `python -m rocm_sdk test --json` reaches the same program.
         let json = ok(&venv.run("python", &["-m", "rocm_sdk", "test", "--json"]));
         let report: serde_json::Value = serde_json::from_str(&json).unwrap();
@@ -446,6 +453,49 @@ fn rocm_sdk_test_passes_on_a_healthy_install() {
             .filter(|c| c["category"] == "libraries" && c["outcome"] == "passed")
             .count();
         assert!(loaded >= 5, "{json}");
+    }
+}
+
+#[test]
+fn the_library_path_is_one_call_in_both_languages_and_unpacks_nothing() {
+    for mode in ExampleMode::ALL {
+        let venv = installed(mode, full(mode));
+        let sp = venv.site_packages();
+        let joined = ok(&venv.run("rocm-sdk", &["path", "--library-path"]));
+        let code = "import os, rocm_sdk\n\
+            print(os.pathsep.join(str(p) for p in rocm_sdk.library_directories()))";
+        let python = ok(&venv.run("python", &["-I", "-c", code]));
+        assert_eq!(joined, python, "{mode:?}");
+        let core = "_rocm_sdk_core";
+        let libraries = match mode {
+            ExampleMode::Kpack => "_rocm_sdk_libraries",
+            ExampleMode::Legacy => "_rocm_sdk_libraries_gfx94X_dcgpu",
+        };
+        let expected: Vec<String> = [
+            format!("{libraries}/lib"),
+            format!("{core}/lib"),
+            format!("{core}/lib/rocm_sysdeps/lib"),
+            format!("{core}/lib/host-math/lib"),
+            format!("{core}/lib/llvm/lib"),
+            "_rocm_profiler/lib".to_owned(),
+        ]
+        .into_iter()
+        .filter(|d| sp.join(d).is_dir())
+        .map(|d| sp.join(d).display().to_string())
+        .collect();
+        assert!(expected.len() >= 3, "{mode:?}: {expected:?}");
+        assert_eq!(joined.trim_end(), expected.join(":"), "{mode:?}");
+        // Never unpacks devel, though it is installed.
+        assert!(!sp.join("_rocm_sdk_devel").exists(), "{mode:?}");
+        let json: serde_json::Value = serde_json::from_str(&ok(
+            &venv.run("rocm-sdk", &["path", "--library-path", "--json"])
+        ))
+        .unwrap();
+        assert_eq!(json["schema"], 1);
+        assert_eq!(
+            json["directories"].as_array().unwrap().len(),
+            expected.len()
+        );
     }
 }
 

@@ -127,6 +127,50 @@ fn a_consumer_pointing_at_core_opens_unversioned_names_mapped_once() {
     assert_eq!(python(&venv, RUN_CONSUMER, &args), "1 1");
 }
 
+/// In a fresh interpreter: `ctypes.CDLL("libamdhip64.so")` before and after
+/// `initialize_process`, the function addresses through both handles, a C
+/// `dlopen` of the bare name from a library with no search path of its
+/// own (the consumer, outside site-packages), and `find_library_path`.
+const AFTER_INITIALIZE: &str = "import ctypes, sys, rocm_sdk\n\
+    def opens(name):\n\
+    \x20   try:\n\
+    \x20       ctypes.CDLL(name)\n\
+    \x20       return 'found'\n\
+    \x20   except OSError:\n\
+    \x20       return 'not-found'\n\
+    before = opens('libamdhip64.so')\n\
+    rocm_sdk.initialize_process(preload_shortnames=['amdhip64'])\n\
+    hip = ctypes.CDLL('libamdhip64.so')\n\
+    real = rocm_sdk._ALL_CDLLS['amdhip64']\n\
+    address = lambda h: ctypes.cast(h.hipGetDeviceCount, ctypes.c_void_p).value\n\
+    check = ctypes.CDLL(sys.argv[1]).consumer_check\n\
+    check.argtypes = [ctypes.c_char_p] * 3\n\
+    loads = check(b'libamdhip64.so', b'hipGetDeviceCount', b'libamdhip64.so.7')\n\
+    print(before, address(hip) == address(real), loads, rocm_sdk.find_library_path('libamdhip64.so'))\n";
+
+#[test]
+fn python_opens_unversioned_names_after_initialize_process() {
+    let (venv, sp) = installed("rocm[libraries]");
+    // A library with no RUNPATH, outside site-packages: "any library".
+    let source = venv.scratch().join("consumer.c");
+    fs::write(&source, CONSUMER).unwrap();
+    let consumer = venv.scratch().join("libconsumer.so");
+    ok(&Command::new("gcc")
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&consumer)
+        .arg(&source)
+        .arg("-ldl")
+        .output()
+        .unwrap());
+    let out = python(&venv, AFTER_INITIALIZE, &[consumer.to_str().unwrap()]);
+    // Not found before; after: the same function through the bare name,
+    // the C dlopen finds it too, the library mapped once, and its path.
+    let real = fs::canonicalize(sp.join("_rocm_sdk_core/lib/libamdhip64.so.7")).unwrap();
+    let (head, path) = out.rsplit_once(' ').unwrap();
+    assert_eq!(head, "not-found True 1", "{out}");
+    assert_eq!(fs::canonicalize(path).unwrap(), real, "{out}");
+}
+
 fn needed(path: &Path) -> Vec<String> {
     ElfFile::open(path).unwrap().needed().to_vec()
 }

@@ -8,6 +8,7 @@
 // Windows has no runtime aliases (docs/behaviour.md#runtime-aliases).
 #[cfg_attr(windows, allow(dead_code))]
 mod aliases;
+mod bare_names;
 mod devel;
 #[cfg(windows)]
 mod dlls;
@@ -153,6 +154,9 @@ pub fn self_test(site: &Site, options: &SelfTestOptions) -> SelfTestReport {
     #[cfg(windows)]
     dlls::check(&cx, &mut checks);
     preload::check(&cx, &mut checks);
+    #[cfg(not(windows))]
+    bare_names::from_python(&cx, &mut checks);
+    bare_names::library_path(&cx, &mut checks);
     needed::check(&cx, &mut checks);
     scripts::check(&cx, &mut checks);
     tools::check(&cx, &mut checks);

@@ -1,10 +1,11 @@
 //! Every ROCm distribution has the version of core's document; device
-//! wheels may differ by a `.postN` segment (docs/behaviour.md#versions). The `rocm`
-//! selector's own document must agree too.
+//! wheels may differ by a `.postN` segment, and the `rocm` selector may be
+//! a post-release `X.postN` of the release `X` (docs/behaviour.md#versions). The `rocm`
+//! selector's own document must pin the release too.
 
 use dist_info::document::FILE_NAME;
 use dist_info::package::PackageKind;
-use pypa_formats::version::matches_ignoring_post;
+use pypa_formats::version::{is_release_or_post_release, matches_ignoring_post};
 
 use super::Context;
 use crate::report::{Category, Check};
@@ -14,10 +15,10 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     let ours = &cx.document.selector.version;
     let mut problems = Vec::new();
     for dist in &cx.distributions {
-        let same = if dist.kind == PackageKind::Device {
-            matches_ignoring_post(ours, &dist.version)
-        } else {
-            dist.version == *ours
+        let same = match dist.kind {
+            PackageKind::Device => matches_ignoring_post(ours, &dist.version),
+            PackageKind::Meta => is_release_or_post_release(&dist.version, ours),
+            _ => dist.version == *ours,
         };
         if !same {
             problems.push(format!(

@@ -1,0 +1,161 @@
+//! `post-release`: a new `rocm` selector sdist `X.postN` over a release
+//! `X` that is already published (docs/releasing.md, "Post-releases of
+//! the selector"). Only the selector changes: it carries this build's
+//! Python code and the release's own `_dist_info.json`, which keeps every
+//! requirement pinned to `X`, with `selector_version` set to `X.postN`.
+//! The release's packages are read, never written.
+
+use std::path::PathBuf;
+
+use dist_info::document::{DistInfo, FILE_NAME};
+use dist_info::library_path::library_path;
+use pypa_formats::filename::{SdistFilename, WheelFilename};
+use pypa_formats::version::{Version, is_release_or_post_release};
+use serde::Serialize;
+use wheel_writer::WriteOptions;
+use wheel_writer::dist_dir::list_packages;
+
+use crate::build_cmd::{PlanOptions, source_date_epoch};
+use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::execute::write_sdist;
+
+/// What `post-release` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct PostReleaseOptions {
+    /// The `dist/` directory of the published release `X` (its wheels and
+    /// its `rocm` sdist or sdists, as `build` or `assemble` wrote them).
+    pub dist_dir: PathBuf,
+    /// The post-release's version, `X.postN`.
+    pub version: String,
+    /// The TOML metadata file of the release (`build --metadata`), for the
+    /// sdist's `Summary`, `License-Expression` and `Project-URL`.
+    pub metadata: Option<PathBuf>,
+}
+
+/// What `post-release` wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PostReleaseReport {
+    /// The release the selector is published over (`X`).
+    pub release: String,
+    /// The selector's version (`X.postN`).
+    pub version: String,
+    /// The sdists written, one beside each `rocm` sdist of the release.
+    pub written: Vec<PathBuf>,
+}
+
+/// Writes `rocm-{X.postN}.tar.gz` beside every `rocm-{X}.tar.gz` of the
+/// release in `options.dist_dir` (legacy releases with several families
+/// have one per family in `dist/{F}/`).
+///
+/// `X` is the version of the release's `rocm-sdk-core` wheels. Refused:
+/// a version that is not a post-release of `X` (`X.1`, another `.dev`),
+/// a directory without a core wheel or without `rocm-{X}.tar.gz`, and an
+/// existing `rocm-{X.postN}.tar.gz` (nothing is overwritten). Each sdist
+/// appears atomically.
+pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
+    let dist = &options.dist_dir;
+    let version: Version =
+        options
+            .version
+            .parse()
+            .map_err(|source| ErrorKind::PostReleaseVersion {
+                version: options.version.clone(),
+                source,
+            })?;
+    let version = version.to_string();
+    let listing = list_packages(dist).map_err(Error::io(IoAction::List, dist))?;
+    let mut release: Option<String> = None;
+    let mut selectors = Vec::new();
+    for path in &listing.packages {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Ok(wheel) = name.parse::<WheelFilename>() {
+            if wheel.name.normalized() == "rocm-sdk-core" {
+                let found = wheel.version.to_string();
+                match &release {
+                    Some(first) if *first != found => {
+                        return Err(ErrorKind::PostReleaseMixed {
+                            dist_dir: dist.clone(),
+                            first: first.clone(),
+                            second: found,
+                        }
+                        .into());
+                    }
+                    _ => release = Some(found),
+                }
+            }
+        } else if let Ok(sdist) = name.parse::<SdistFilename>()
+            && sdist.name.normalized() == "rocm"
+        {
+            selectors.push((path.clone(), sdist.version.to_string()));
+        }
+    }
+    let release = release.ok_or_else(|| ErrorKind::PostReleaseNoCore {
+        dist_dir: dist.clone(),
+    })?;
+    if version == release || !is_release_or_post_release(&version, &release) {
+        return Err(ErrorKind::NotAPostRelease { version, release }.into());
+    }
+    let bases: Vec<&PathBuf> = selectors
+        .iter()
+        .filter(|(_, v)| *v == release)
+        .map(|(p, _)| p)
+        .collect();
+    if bases.is_empty() {
+        return Err(ErrorKind::PostReleaseNoSelector {
+            dist_dir: dist.clone(),
+            release,
+        }
+        .into());
+    }
+    let metadata = PlanOptions {
+        metadata: options.metadata.clone(),
+        ..PlanOptions::default()
+    }
+    .project_metadata()?;
+    let write = WriteOptions::default().with_source_date_epoch(source_date_epoch()?);
+    let files = crate::python::sdist_files();
+    // Read and check every selector first, so a bad one writes nothing.
+    let mut planned = Vec::new();
+    for base in bases {
+        let dir = base.parent().unwrap_or(dist).to_path_buf();
+        let target = dir.join(format!("rocm-{version}.tar.gz"));
+        if target.exists() {
+            return Err(ErrorKind::PostReleaseExists { path: target }.into());
+        }
+        let member = format!("rocm_sdk/{FILE_NAME}");
+        let bytes = release_check::sdist_file(base, &member)?;
+        let mut document =
+            DistInfo::from_json(&bytes).map_err(|source| ErrorKind::PostReleaseDocument {
+                path: base.clone(),
+                source,
+            })?;
+        if document.selector.version != release || document.selector.selector_version.is_some() {
+            return Err(ErrorKind::PostReleaseDocumentVersion {
+                path: base.clone(),
+                found: document.selector.own_version().to_owned(),
+                release: release.clone(),
+            }
+            .into());
+        }
+        document.selector.selector_version = Some(version.clone());
+        if document.library_path.is_empty() {
+            // Written before the document had it: the model's.
+            document.library_path = library_path();
+        }
+        planned.push((dir, document.to_json()));
+    }
+    let mut written = Vec::new();
+    for (dir, document) in planned {
+        written.push(write_sdist(
+            &version, &metadata, &document, &files, &dir, &write,
+        )?);
+    }
+    Ok(PostReleaseReport {
+        release,
+        version,
+        written,
+    })
+}
