@@ -363,8 +363,7 @@ def library_directories() -> list[Path]:
 
     Only directories of installed packages that exist are listed; a
     target-specific package (legacy libraries) gives one entry per
-    installed family, in the order the release lists them. Never unpacks
-    the devel tree.
+    installed family, in name order. Never unpacks the devel tree.
     """
     from pathlib import Path
 
@@ -377,11 +376,24 @@ def library_directories() -> list[Path]:
         package = di.ALL_PACKAGES.get(entry.get("package"))
         if not relpath or package is None:
             continue
-        targets: list[str | None] = (
-            list(di._SELECTOR.available_targets) if package.is_target_specific else [None]
-        )
-        for target in targets:
-            name = package.get_py_package_name(target)
+        template = package.platform_package_template
+        if not template:
+            continue
+        prefix, placeholder, suffix = template.partition(di._TARGET_PLACEHOLDER)
+        if placeholder:
+            # Each installed one (legacy libraries), in name order: found on
+            # disk, since with several families every package ships one
+            # family's document.
+            names = sorted(
+                n
+                for n in os.listdir(di.SITE_PACKAGES)
+                if len(n) > len(prefix) + len(suffix)
+                and n.startswith(prefix)
+                and n.endswith(suffix)
+            )
+        else:
+            names = [template]
+        for name in names:
             directory = Path(di.SITE_PACKAGES, name, *relpath.split("/"))
             if directory.is_dir() and directory not in directories:
                 directories.append(directory)

@@ -161,16 +161,13 @@ impl Site {
                 continue;
             };
             // A target-specific package (legacy libraries): each installed
-            // one, in the order the release lists its families.
-            let packages: Vec<String> = if record.target_specific {
-                document
-                    .selector
-                    .available_targets
-                    .iter()
-                    .map(|t| template.replace(TARGET_PLACEHOLDER, &t.replace('-', "_")))
-                    .collect()
-            } else {
-                vec![template.to_owned()]
+            // one, in name order. Found on disk, not in the document: with
+            // several families every package ships one family's document.
+            let packages: Vec<String> = match template.split_once(TARGET_PLACEHOLDER) {
+                Some((prefix, suffix)) if record.target_specific => {
+                    target_specific_dirs(self.root(), prefix, suffix)
+                }
+                _ => vec![template.to_owned()],
             };
             for package in packages {
                 let path = dir
@@ -246,6 +243,27 @@ impl InitReport {
             warnings: report.warnings,
         }
     }
+}
+
+/// The directories of `site_packages` named `{prefix}{target}{suffix}`
+/// for a non-empty target, sorted.
+fn target_specific_dirs(
+    site_packages: &std::path::Path,
+    prefix: &str,
+    suffix: &str,
+) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(site_packages) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| {
+            n.len() > prefix.len() + suffix.len() && n.starts_with(prefix) && n.ends_with(suffix)
+        })
+        .collect();
+    names.sort();
+    names
 }
 
 /// Warnings as the text `rocm-sdk` prints for each.

@@ -82,16 +82,21 @@ fn a_post_release_of_the_selector_installs_over_the_release_and_passes_the_self_
         )),
         "{out}"
     );
-    assert!(out.contains("PASSED  versions"), "{out}");
+    assert!(out.contains("ok      versions"), "{out}");
+    assert!(
+        out.contains("release verified: every check passed"),
+        "{out}"
+    );
     assert!(dist.join(format!("rocm-{POST}.tar.gz")).is_file());
     assert!(dist.join(format!("rocm-{RELEASE}.tar.gz")).is_file());
 
-    // The release as users have it, then the post-release over it.
-    let requirement = "rocm[libraries,devel,device-gfx942]";
+    // The release as users have it, then the post-release over it, with a
+    // device wheel of the release added at the same time.
     let venv = Venv::new();
-    ok(&venv.pip_install(&dist, &[&format!("{requirement}=={RELEASE}")]));
+    ok(&venv.pip_install(&dist, &[&format!("rocm[libraries,devel]=={RELEASE}")]));
     ok(&venv.run("rocm-sdk", &["init"]));
-    ok(&venv.pip_install(&dist, &[&format!("{requirement}=={POST}")]));
+    let requirement = format!("rocm[libraries,devel,device-gfx942]=={POST}");
+    ok(&venv.pip_install(&dist, &[&requirement]));
     assert_eq!(
         installed_versions(&venv),
         format!(
@@ -100,18 +105,23 @@ fn a_post_release_of_the_selector_installs_over_the_release_and_passes_the_self_
         )
     );
 
-    // Device files are linked into the devel tree, with no warning.
+    // `rocm-sdk path` links the device files into the devel tree, warning
+    // of nothing.
     let sp = venv.site_packages();
     let links: serde_json::Value = serde_json::from_slice(
         &fs::read(sp.join("_rocm_sdk_libraries/.devel_links/gfx942.json")).unwrap(),
     )
     .unwrap();
     let relpath = links["links"][0]["relpath"].as_str().unwrap().to_owned();
-    fs::remove_file(sp.join("_rocm_sdk_devel").join(&relpath)).unwrap();
+    assert!(
+        !sp.join("_rocm_sdk_devel").join(&relpath).exists(),
+        "{relpath}"
+    );
     let path = venv.run("rocm-sdk", &["path", "--root"]);
     ok(&path);
     let stderr = String::from_utf8_lossy(&path.stderr);
     assert!(!stderr.contains("skipping"), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
     assert!(
         sp.join("_rocm_sdk_devel").join(&relpath).is_file(),
         "{relpath}"
