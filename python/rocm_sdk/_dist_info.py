@@ -221,11 +221,15 @@ class PackageEntry:
         )
 
     def get_py_package_name(self, target_family: str | None = None) -> str:
-        """The platform package in site-packages (`_rocm_sdk_core`, nonce
-        included); for the meta package, which has none, its pure package."""
-        template = self.platform_package_template or self.pure_package_template
-        assert template is not None, "every package has a pure or a platform package"
-        return _fill(template, target_family, separator="_", logical=self.logical_name)
+        """The platform package in site-packages, named as the reference
+        names it: `_` + the dist name with `-` → `_` + the nonce
+        (`_rocm_sdk_core`, `_rocm_sdk_libraries_gfx94X_dcgpu_n1`). The meta
+        package has none and device wheels overlay `_rocm_sdk_libraries`:
+        for them it is a name nothing installs (`_rocm`,
+        `_rocm_sdk_device_gfx942`), as in the reference, so
+        `has_py_package` says False."""
+        dist = self.get_dist_package_name(target_family)
+        return "_" + dist.replace("-", "_") + PY_PACKAGE_SUFFIX_NONCE
 
     def get_py_package_path(self, target_family: str | None = None) -> Path | None:
         """The installed directory of the platform package, or None.

@@ -54,6 +54,30 @@ print(sorted(d.build_per_target_extras()))
         # Device extras stay one per base target.
         self.assertEqual(lines[3], "['device-all', 'device-gfx1030', 'device-gfx90a']")
 
+    def test_package_names_are_the_references(self) -> None:
+        self.touch("_rocm_sdk_libraries/__init__.py")
+        code = """
+from rocm_sdk import _dist_info as d
+p = d.ALL_PACKAGES
+print(p['device'].get_py_package_name('gfx90a:xnack+'), p['device'].has_py_package('gfx90a'))
+print(p['meta'].get_py_package_name(), p['libraries'].get_py_package_name())
+print([e.pure_py_package_name for e in p.values()])
+print(repr(p['device']), repr(d.ALL_LIBRARIES['amdhip64']))
+"""
+        lines = self.ok(code).splitlines()
+        self.assertEqual(lines[0], "_rocm_sdk_device_gfx90a False")
+        self.assertEqual(lines[1], "_rocm _rocm_sdk_libraries")
+        self.assertEqual(
+            lines[2],
+            "['rocm_sdk', 'rocm_sdk_core', 'rocm_sdk_libraries', 'rocm_sdk_device', "
+            "'rocm_sdk_devel', 'rocm_profiler']",
+        )
+        self.assertEqual(
+            lines[3],
+            "rocm-sdk-device-{target_family} amdhip64(so_pattern=libamdhip64.so*, "
+            "dll_pattern=amdhip64*.dll, package=rocm-sdk-core)",
+        )
+
     def test_target_choice_keeps_base_targets(self) -> None:
         code = "from rocm_sdk import _dist_info as d\nprint(d.determine_target_family())"
         # A listed target is the reference's answer; a base target is ours.
