@@ -16,6 +16,32 @@ pub fn base_target(target: &str) -> &str {
     target.split_once(':').map_or(target, |(base, _)| base)
 }
 
+/// Whether `target` is a GPU target ID as TheRock names device artifacts:
+/// a base target (`gfx` and lower-case letters or digits) followed by any
+/// of the features `:xnack±` and `:sramecc±`.
+///
+/// ```
+/// use dist_info::target::is_target_id;
+/// assert!(is_target_id("gfx942:xnack+"));
+/// assert!(is_target_id("gfx90a:sramecc-:xnack+"));
+/// assert!(!is_target_id("gfx942:evil"));
+/// assert!(!is_target_id("gfx94X-dcgpu"));
+/// ```
+pub fn is_target_id(target: &str) -> bool {
+    let mut parts = target.split(':');
+    let base = parts.next().unwrap_or_default();
+    let stem = base.strip_prefix("gfx").unwrap_or_default();
+    let base_ok = !stem.is_empty()
+        && stem
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase());
+    base_ok
+        && parts.all(|feature| {
+            let name = feature.strip_suffix(['+', '-']).unwrap_or_default();
+            matches!(name, "xnack" | "sramecc")
+        })
+}
+
 /// The distinct base targets of `targets`, sorted (input order never matters).
 ///
 /// ```

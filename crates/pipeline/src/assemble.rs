@@ -393,6 +393,7 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
     let mut kinds = BTreeSet::new();
     let mut on_disk = BTreeSet::new();
     let mut nonce = None;
+    let mut built = None;
     for shard in &leg.shards {
         for package in &shard.manifest.packages {
             #[allow(clippy::case_sensitive_file_extension_comparisons)]
@@ -441,13 +442,39 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                         source,
                     })?;
                 nonce = Some(doc.nonce);
+                built = doc
+                    .selector
+                    .target_families
+                    .map(|f| (f.available, path.clone()));
             }
         }
     }
     let nonce = nonce.ok_or_else(|| ErrorKind::NoCoreShard {
         platform_tag: leg.platform_tag.clone(),
     })?;
-    let on_disk: Vec<String> = on_disk.into_iter().collect();
+    let mut on_disk: Vec<String> = on_disk.into_iter().collect();
+    // The device wheels name base targets only; the targets as built
+    // (`gfx942:xnack+`), which the document lists for the reference's
+    // `AVAILABLE_TARGET_FAMILIES`, come from the core wheel's document when
+    // no release list decides, and must be exactly the wheels' targets.
+    let lists_given =
+        manifest.linux_amdgpu_families.is_some() || manifest.windows_amdgpu_families.is_some();
+    if manifest.mode == dist_info::package::Mode::Kpack
+        && !lists_given
+        && let Some((built, core)) = built
+    {
+        if dist_info::target::base_targets(&built) != on_disk
+            || !built.iter().all(|t| dist_info::target::is_target_id(t))
+        {
+            return Err(ErrorKind::ShardBuiltTargets {
+                core,
+                built,
+                wheels: on_disk,
+            }
+            .into());
+        }
+        on_disk = built;
+    }
     plan_selectors(&SelectorFacts {
         mode: manifest.mode,
         version: &version,

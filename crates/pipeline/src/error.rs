@@ -668,6 +668,23 @@ pub enum ErrorKind {
         /// Why.
         source: dist_info::document::DocumentError,
     },
+    /// The core wheel's document lists other targets than the device
+    /// wheels the shards delivered, or names that are no target IDs.
+    #[error(
+        "{} lists the targets {} as built, but the device wheels are for {}; rebuild the shards \
+         from one artifact tree",
+        core.display(),
+        built.join(", "),
+        wheels.join(", ")
+    )]
+    ShardBuiltTargets {
+        /// The core wheel.
+        core: PathBuf,
+        /// The targets its document lists.
+        built: Vec<String>,
+        /// The base targets of the device wheels.
+        wheels: Vec<String>,
+    },
     /// No shard of a platform holds the core wheel.
     #[error("the {platform_tag} shards hold no rocm-sdk-core wheel; pass the shard that builds it")]
     NoCoreShard {
