@@ -189,6 +189,10 @@ fn library_records_name_the_files_each_runtime_package_ships() {
         @r#"
     == rocm_sdk_core/_libraries.json
     {
+      "aliases": {
+        "lib/libamdhip64.so": "libamdhip64.so.7",
+        "lib/librocblas.so": "librocblas.so.5"
+      },
       "distribution": "rocm-sdk-core",
       "libraries": {
         "amd_comgr": "lib/libamd_comgr.so.3",

@@ -826,14 +826,6 @@ pub enum ErrorKind {
         source: pypa_formats::filename::FilenameError,
     },
     // ---- post-release of the selector ------------------------------
-    /// `post-release --version` is not a PEP 440 version.
-    #[error("--version {version} is not a PEP 440 version")]
-    PostReleaseVersion {
-        /// What was given.
-        version: String,
-        /// Why.
-        source: pypa_formats::version::VersionError,
-    },
     /// The version is not a post-release of the release.
     #[error(
         "{version} is not a post-release of the release {release}: a post-release of the \

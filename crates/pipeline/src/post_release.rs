@@ -20,13 +20,13 @@ use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::write_sdist;
 
 /// What `post-release` is asked to do.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PostReleaseOptions {
     /// The `dist/` directory of the published release `X` (its wheels and
     /// its `rocm` sdist or sdists, as `build` or `assemble` wrote them).
     pub dist_dir: PathBuf,
     /// The post-release's version, `X.postN`.
-    pub version: String,
+    pub version: Version,
     /// The TOML metadata file of the release (`build --metadata`), for the
     /// sdist's `Summary`, `License-Expression` and `Project-URL`.
     pub metadata: Option<PathBuf>,
@@ -54,15 +54,7 @@ pub struct PostReleaseReport {
 /// appears atomically.
 pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
     let dist = &options.dist_dir;
-    let version: Version =
-        options
-            .version
-            .parse()
-            .map_err(|source| ErrorKind::PostReleaseVersion {
-                version: options.version.clone(),
-                source,
-            })?;
-    let version = version.to_string();
+    let version = options.version.to_string();
     let listing = list_packages(dist).map_err(Error::io(IoAction::List, dist))?;
     let mut release: Option<String> = None;
     let mut selectors = Vec::new();

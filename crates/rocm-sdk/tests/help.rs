@@ -20,35 +20,35 @@ fn help(args: &[&str]) -> String {
 
 #[test]
 fn the_program() {
-    insta::assert_snapshot!(help(&[]), @r"
-        Sets up and checks an installed ROCm Python SDK
+    insta::assert_snapshot!(help(&[]), @"
+    Sets up and checks an installed ROCm Python SDK
 
-        Usage: rocm-sdk [OPTIONS] [COMMAND]
+    Usage: rocm-sdk [OPTIONS] [COMMAND]
 
-        Commands:
-          init     Unpack the devel tree and link installed device files into it
-          path     Print a path of the devel tree (unpacking it on first use)
-          version  Print the version of the installed ROCm packages
-          targets  Print the GPU targets this ROCm release was built for
-          test     Check the installation; ends with `N passed, N failed`
-          help     Print this message or the help of the given subcommand(s)
+    Commands:
+      init     Unpack the devel tree and link installed device files into it
+      path     Print a path of the devel tree (unpacking it on first use), or the shared-library directories
+      version  Print the version of the installed ROCm packages
+      targets  Print the GPU targets this ROCm release was built for
+      test     Check the installation; ends with `N passed, N failed`
+      help     Print this message or the help of the given subcommand(s)
 
-        Options:
-          -V, --version  Print the version of the installed ROCm packages (as `version`)
-          -h, --help     Print help
+    Options:
+      -V, --version  Print the version of the installed ROCm packages (as `version`)
+      -h, --help     Print help
 
-        Global options:
-          -v, --verbose...  More log output (repeat for more; `ROCM_SDK_LOG` or `RUST_LOG` override)
-          -q, --quiet       Print nothing on success (warnings included)
+    Global options:
+      -v, --verbose...  More log output (repeat for more; `ROCM_SDK_LOG` or `RUST_LOG` override)
+      -q, --quiet       Print nothing on success (warnings included)
 
-        Examples:
-          rocm-sdk test                 check the installation (paste this into a bug report)
-          rocm-sdk init                 unpack the devel tree once, e.g. in a Dockerfile
-          rocm-sdk path --cmake         for CMAKE_PREFIX_PATH
-          rocm-sdk version --json
+    Examples:
+      rocm-sdk test                 check the installation (paste this into a bug report)
+      rocm-sdk init                 unpack the devel tree once, e.g. in a Dockerfile
+      rocm-sdk path --cmake         for CMAKE_PREFIX_PATH
+      rocm-sdk version --json
 
-        Run `rocm-sdk COMMAND --help` for the flags of one command.
-        ");
+    Run `rocm-sdk COMMAND --help` for the flags of one command.
+    ");
 }
 
 #[test]
@@ -75,26 +75,28 @@ fn init() {
 #[test]
 fn path() {
     insta::assert_snapshot!(help(&["path"]), @r#"
-        Print a path of the devel tree (unpacking it on first use)
+    Print a path of the devel tree (unpacking it on first use), or the shared-library directories
 
-        Usage: rocm-sdk path [OPTIONS] <--cmake|--bin|--root|--json>
+    Usage: rocm-sdk path [OPTIONS] <--cmake|--bin|--root|--library-path|--json>
 
-        Options:
-              --cmake  The CMake package directory (`<devel>/lib/cmake`)
-              --bin    The directory of executables (`<devel>/bin`)
-              --root   The root of the devel tree
-              --json   Print all three paths and the warnings as JSON
-          -h, --help   Print help
+    Options:
+          --cmake         The CMake package directory (`<devel>/lib/cmake`)
+          --bin           The directory of executables (`<devel>/bin`)
+          --root          The root of the devel tree
+          --library-path  The directories of the installation's shared libraries, in the order the loader should search them, joined as `LD_LIBRARY_PATH` (`PATH` on Windows) takes them. Never unpacks the devel tree
+          --json          Print all three paths and the warnings as JSON (with `--library-path`: the directories as a JSON list)
+      -h, --help          Print help
 
-        Global options:
-          -v, --verbose...  More log output (repeat for more; `ROCM_SDK_LOG` or `RUST_LOG` override)
-          -q, --quiet       Print nothing on success (warnings included)
+    Global options:
+      -v, --verbose...  More log output (repeat for more; `ROCM_SDK_LOG` or `RUST_LOG` override)
+      -q, --quiet       Print nothing on success (warnings included)
 
-        Examples:
-          cmake -DCMAKE_PREFIX_PATH="$(rocm-sdk path --cmake)" ..
-          export PATH="$(rocm-sdk path --bin):$PATH"
-          rocm-sdk path --json
-        "#);
+    Examples:
+      cmake -DCMAKE_PREFIX_PATH="$(rocm-sdk path --cmake)" ..
+      export PATH="$(rocm-sdk path --bin):$PATH"
+      export LD_LIBRARY_PATH="$(rocm-sdk path --library-path)"
+      rocm-sdk path --json
+    "#);
 }
 
 #[test]

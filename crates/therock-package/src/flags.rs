@@ -434,7 +434,7 @@ pub(crate) struct PostReleaseFlags {
     dir: PathBuf,
     /// The post-release's version: `X.postN`.
     #[arg(long, value_name = "VERSION")]
-    version: String,
+    version: pypa_formats::version::Version,
     /// The release's metadata file (as `build --metadata`), for the sdist's
     /// Summary, License-Expression and Project-URL.
     #[arg(long, value_name = "FILE")]

@@ -28,37 +28,38 @@ fn help(args: &[&str]) -> String {
 
 #[test]
 fn the_program() {
-    insta::assert_snapshot!(help(&[]), @r"
-        Builds the ROCm Python packages from TheRock artifacts
+    insta::assert_snapshot!(help(&[]), @"
+    Builds the ROCm Python packages from TheRock artifacts
 
-        Usage: therock-package [OPTIONS] <COMMAND>
+    Usage: therock-package [OPTIONS] <COMMAND>
 
-        Commands:
-          inspect      Describe an artifact directory: mode, artifacts, targets, counts, warnings
-          build        Build every package of the set into `--dest-dir/dist`
-          plan         Print where every file would go, without writing anything
-          assemble     Join the outputs of `build --shard K/N` into one release: check the shards, write the `rocm` sdists and the index, verify
-          verify       Check a release before publishing: well-formed packages, one version, identical duplicates, reachable device extras, satisfiable requirements, complete targets, resolvable ELF links (exit 1 on any problem)
-          index        Write the index pages of a dist directory: a find-links page, a PEP 503 simple tree, and the PEP 658 `.metadata` file of every wheel
-          completions  Print a completion script for a shell (bash, zsh, fish, elvish, powershell)
-          help         Print this message or the help of the given subcommand(s)
+    Commands:
+      inspect       Describe an artifact directory: mode, artifacts, targets, counts, warnings
+      build         Build every package of the set into `--dest-dir/dist`
+      plan          Print where every file would go, without writing anything
+      assemble      Join the outputs of `build --shard K/N` into one release: check the shards, write the `rocm` sdists and the index, verify
+      verify        Check a release before publishing: well-formed packages, one version, identical duplicates, reachable device extras, satisfiable requirements, complete targets, resolvable ELF links (exit 1 on any problem)
+      index         Write the index pages of a dist directory: a find-links page, a PEP 503 simple tree, and the PEP 658 `.metadata` file of every wheel
+      post-release  Write a post-release `X.postN` of the `rocm` selector beside the selector of a published release `X`: this program's selector code, the release's document, every requirement still pinned to `X`
+      completions   Print a completion script for a shell (bash, zsh, fish, elvish, powershell)
+      help          Print this message or the help of the given subcommand(s)
 
-        Options:
-          -h, --help     Print help (see more with '--help')
-          -V, --version  Print version
+    Options:
+      -h, --help     Print help (see more with '--help')
+      -V, --version  Print version
 
-        Global options:
-          -v, --verbose...  More log output (repeat for more: info, debug, trace)
-          -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
+    Global options:
+      -v, --verbose...  More log output (repeat for more: info, debug, trace)
+      -q, --quiet       Only errors: no progress and no report of what was done (a command's answer, such as `plan` or `verify`, still prints)
 
-        Examples:
-          therock-package inspect --artifact-dir build/artifacts
-          therock-package build --artifact-dir build/artifacts --dest-dir out
-          therock-package verify out/dist
-          therock-package index out/dist --layout both
+    Examples:
+      therock-package inspect --artifact-dir build/artifacts
+      therock-package build --artifact-dir build/artifacts --dest-dir out
+      therock-package verify out/dist
+      therock-package index out/dist --layout both
 
-        Run `therock-package COMMAND --help` for the flags of one command.
-        ");
+    Run `therock-package COMMAND --help` for the flags of one command.
+    ");
 }
 
 #[test]

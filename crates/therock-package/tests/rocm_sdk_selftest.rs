@@ -314,7 +314,7 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     site-packages: [site-packages]
     distributions: rocm 7.1.0, rocm-profiler 7.1.0, rocm-sdk-core 7.1.0, rocm-sdk-devel 7.1.0, rocm-sdk-device-gfx942 7.1.0, rocm-sdk-libraries 7.1.0
     gpu targets:   built for gfx942, gfx942:xnack+, gfx1100; detected no GPU; selected gfx1100 (default)
-    
+
     PASS installation: rocm (rocm 7.1.0)
     PASS installation: rocm-sdk-core (rocm-sdk-core 7.1.0)
     PASS installation: rocm target selection (gfx1100 (default) still holds on this machine)
@@ -351,6 +351,8 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     PASS preload: amdhip64 (_rocm_sdk_core/lib/libamdhip64.so.7)
     PASS preload: hipfft (_rocm_sdk_libraries/lib/libhipfft.so.0)
     PASS preload: rocm_sysdeps_liblzma (_rocm_sdk_core/lib/rocm_sysdeps/lib/librocm_sysdeps_liblzma.so.5)
+    PASS preload: libamdhip64.so from Python (after initialize_process(preload_shortnames=['amdhip64']), ctypes.CDLL("libamdhip64.so") reaches the preloaded libamdhip64.so.7 (hipRuntimeVersion at one address) and find_library_path("libamdhip64.so") names it)
+    PASS preload: library path (5 directories: _rocm_sdk_libraries/lib, _rocm_sdk_core/lib, _rocm_sdk_core/lib/rocm_sysdeps/lib, _rocm_sdk_core/lib/llvm/lib, _rocm_profiler/lib)
     PASS needed: DT_NEEDED (20 of 21 ELF files resolve every entry; the others follow)
     WARN needed: _rocm_sdk_core/lib/llvm/lib/liblldb.so.20 (NEEDED libtinfo.so.6 is taken from the host system (/lib/x86_64-linux-gnu/libtinfo.so.6): it is neither in the ROCm packages nor an allowed manylinux_2_28 system library, so this works here but not on a machine without it)
     PASS scripts: amdclang (runs _rocm_sdk_devel/lib/llvm/bin/amdclang)
@@ -381,7 +383,7 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     PASS profiler: rocprof-sys-run --version (rocprof-sys-run 1.0.0)
     SKIP profiler: rocprof-sys-instrument --version (bin/rocprof-sys-instrument is not part of this build)
     2 warned, 5 skipped
-    58 passed, 0 failed
+    60 passed, 0 failed
     "#);
 
     let json = run(&rocm_sdk, &["test", "--json"], &[]);

@@ -393,6 +393,7 @@ fn man_pages_for_the_program_and_each_command() {
             "therock-package-index.1",
             "therock-package-inspect.1",
             "therock-package-plan.1",
+            "therock-package-post-release.1",
             "therock-package-verify.1",
             "therock-package.1",
         ]
