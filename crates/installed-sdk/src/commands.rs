@@ -82,7 +82,9 @@ pub struct VersionReport {
     pub distributions: Vec<NameVersion>,
     /// Always [`COMMAND_SCHEMA`].
     pub schema: u32,
-    /// The release version the `rocm` package selected.
+    /// The version of the installed `rocm` package: the release's, or a
+    /// post-release `X.postN` of the selector over it (as
+    /// `rocm_sdk.__version__`).
     pub version: String,
 }
 
@@ -184,6 +186,20 @@ impl Site {
         })
     }
 
+    /// The `rocm` package's own version (`rocm_sdk.__version__`): its
+    /// document's, a post-release's `X.postN` included; `document`'s
+    /// version when the selector's document cannot be read.
+    pub fn selector_version(&self, document: &dist_info::document::DistInfo) -> String {
+        let selector = self
+            .root()
+            .join("rocm_sdk")
+            .join(dist_info::document::FILE_NAME);
+        crate::site::read_document(&selector).map_or_else(
+            |_| document.selector.version.clone(),
+            |doc| doc.selector.own_version().to_owned(),
+        )
+    }
+
     /// The release version and the installed distributions.
     pub fn version_report(&self) -> Result<VersionReport, Error> {
         let document = self.dist_info()?;
@@ -198,7 +214,7 @@ impl Site {
         Ok(VersionReport {
             distributions,
             schema: COMMAND_SCHEMA,
-            version: document.selector.version,
+            version: self.selector_version(&document),
         })
     }
 

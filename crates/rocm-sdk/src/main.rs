@@ -308,7 +308,7 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
             if json {
                 print!("{}", cli_output::json(&site.version_report()?));
             } else {
-                println!("{}", site.dist_info()?.selector.version);
+                println!("{}", site.selector_version(&site.dist_info()?));
             }
         }
         Command::Targets(JsonArg { json }) => {

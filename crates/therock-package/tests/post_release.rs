@@ -143,6 +143,7 @@ fn a_post_release_of_the_selector_installs_over_the_release_and_passes_the_self_
         print(rocm_sdk.__version__)";
     let out = ok(&venv.run("python", &["-I", "-c", code, POST, RELEASE]));
     assert_eq!(out.trim(), POST);
+    assert_eq!(ok(&venv.run("rocm-sdk", &["version"])).trim(), POST);
 }
 
 /// The error text of a command that must exit 1.
