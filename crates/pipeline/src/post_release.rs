@@ -35,6 +35,8 @@ pub struct PostReleaseOptions {
 /// What `post-release` wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PostReleaseReport {
+    /// The report format (1).
+    pub schema: u32,
     /// The release the selector is published over (`X`).
     pub release: String,
     /// The selector's version (`X.postN`).
@@ -146,6 +148,7 @@ pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
         )?);
     }
     Ok(PostReleaseReport {
+        schema: 1,
         release,
         version,
         written,

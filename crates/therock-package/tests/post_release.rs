@@ -168,10 +168,15 @@ fn verify_refuses_a_selector_of_another_release_over_the_packages() {
     );
     assert!(!dist.join("rocm-7.1.1.tar.gz").exists());
     let again = Command::new(program)
-        .args(["post-release", dist_text, "--version", POST])
+        .args(["post-release", dist_text, "--version", "7.1.0-1", "--json"])
         .output()
         .unwrap();
-    ok(&again);
+    let report: serde_json::Value = serde_json::from_str(&ok(&again)).unwrap();
+    assert_eq!(report["schema"], 1);
+    assert_eq!(report["release"], RELEASE);
+    // The canonical form of the version asked for.
+    assert_eq!(report["version"], POST);
+    assert_eq!(report["written"].as_array().unwrap().len(), 1);
     let twice = refused(Command::new(program).args(["post-release", dist_text, "--version", POST]));
     assert!(twice.contains("exists already"), "{twice}");
 
@@ -188,4 +193,32 @@ fn verify_refuses_a_selector_of_another_release_over_the_packages() {
         report.contains("but the rocm* packages are 7.1.0: a selector must carry the packages' version or a post-release of it"),
         "{report}"
     );
+}
+
+#[test]
+fn post_release_needs_the_release_s_core_wheel_and_selector_and_writes_nothing_else() {
+    let program = env!("CARGO_BIN_EXE_therock-package");
+    let post = |dist: &Path| {
+        refused(Command::new(program).args([
+            "post-release",
+            dist.to_str().unwrap(),
+            "--version",
+            POST,
+        ]))
+    };
+    let (_tmp, dist) = release_copy();
+    fs::remove_file(dist.join(format!("rocm-{RELEASE}.tar.gz"))).unwrap();
+    let error = post(&dist);
+    assert!(
+        error.contains(&format!(
+            "holds no rocm-{RELEASE}.tar.gz: post-release starts from the release's own selector"
+        )),
+        "{error}"
+    );
+    let (_tmp, dist) = release_copy();
+    fs::remove_file(dist.join(format!("rocm_sdk_core-{RELEASE}-py3-none-linux_x86_64.whl")))
+        .unwrap();
+    let error = post(&dist);
+    assert!(error.contains("holds no rocm-sdk-core wheel"), "{error}");
+    assert!(!dist.join(format!("rocm-{POST}.tar.gz")).exists());
 }
