@@ -143,9 +143,11 @@ impl Site {
         options: &mut devel_tar::UnpackOptions<'_>,
     ) -> Result<(PathBuf, devel_tar::EnsureReport), Error> {
         if !self.has_devel() {
+            // The installed selector's version: `rocm[devel]==X` would take
+            // a post-release `X.postN` of it back.
             let pin = self
                 .dist_info()
-                .map(|d| format!("=={}", d.selector.version))
+                .map(|d| format!("=={}", self.selector_version(&d)))
                 .unwrap_or_default();
             return Err(Error::DevelNotInstalled {
                 site_packages: self.root.clone(),

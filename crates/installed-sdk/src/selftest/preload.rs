@@ -207,7 +207,7 @@ fn skipped_entries(
             format!(
                 "the `{package}` package is not installed (`{} \"rocm[{package}]=={}\"`): {}",
                 cx.install,
-                cx.document.selector.version,
+                cx.site.selector_version(&cx.document),
                 names.join(" ")
             ),
         ));
