@@ -50,6 +50,7 @@ mod build_cmd;
 mod built_links;
 mod error;
 mod execute;
+mod foreseen;
 mod index;
 mod inspect;
 mod native;
@@ -65,6 +66,7 @@ pub use build_cmd::{
     PlanOptions, PlanReport, ShardRecord, WrittenFile, build, plan,
 };
 pub use error::{Disagreement, Error, ErrorKind, IoAction, Result};
+pub use foreseen::ForeseenFailure;
 pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
 pub use inspect::{
     ComponentGroup, Counts, InspectOptions, InspectReport, NameGroup, TargetRow, inspect,
@@ -75,4 +77,5 @@ pub use native::{
 pub use progress::{BuildProgress, NoProgress};
 pub use release_check::ElfLinks;
 pub use shard::{MatrixEntry, ShardId, ShardIdError, ShardPlan};
+pub use staging::StagingCleanup;
 pub use timings::{BuildTimings, PackageTime, PhaseTime, StepTime};
