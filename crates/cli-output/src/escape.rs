@@ -6,6 +6,8 @@
 
 use std::borrow::Cow;
 
+use fs_helpers::error_chain::escape_controls;
+
 /// `text` with every control character escaped as Rust writes it (`\n`,
 /// `\0`, `\u{1b}`).
 ///
@@ -14,7 +16,7 @@ use std::borrow::Cow;
 /// assert_eq!(cli_output::escaped("plain"), "plain");
 /// ```
 pub fn escaped(text: &str) -> Cow<'_, str> {
-    escape_except(text, &[])
+    escape_controls(text, &[])
 }
 
 /// `text`, a report of several lines, with every control character but
@@ -24,21 +26,5 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
 /// assert_eq!(cli_output::escaped_lines("a\tb\nc\rd\n"), "a\tb\nc\\rd\n");
 /// ```
 pub fn escaped_lines(text: &str) -> Cow<'_, str> {
-    escape_except(text, &['\n', '\t'])
-}
-
-fn escape_except<'a>(text: &'a str, kept: &[char]) -> Cow<'a, str> {
-    let escape = |c: char| c.is_control() && !kept.contains(&c);
-    if !text.chars().any(escape) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if escape(c) {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    escape_controls(text, &['\n', '\t'])
 }

@@ -27,6 +27,8 @@
 
 use std::fmt;
 
+use fs_helpers::error_chain::escape_controls;
+
 /// The longest name (one path segment) a file system holds, in bytes.
 pub const NAME_MAX: usize = 255;
 
@@ -80,15 +82,9 @@ struct Shown<'a>(&'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut chars = self.0.chars();
-        for c in chars.by_ref().take(SHOWN) {
-            if c.is_control() {
-                write!(f, "{}", c.escape_debug())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        if chars.next().is_some() {
+        let start: String = self.0.chars().take(SHOWN).collect();
+        f.write_str(&escape_controls(&start, &[]))?;
+        if self.0.chars().nth(SHOWN).is_some() {
             f.write_str("…")?;
         }
         Ok(())
@@ -111,27 +107,58 @@ const SHOWN_PATH: usize = 200;
 pub fn shortened(path: &str) -> String {
     let count = path.chars().count();
     if count <= SHOWN_PATH {
-        return escaped(path.chars());
+        return escape_controls(path, &[]).into_owned();
     }
     let (head, tail) = (SHOWN_PATH / 2, SHOWN_PATH / 4);
+    let head: String = path.chars().take(head).collect();
+    let tail: String = path.chars().skip(count - tail).collect();
     format!(
         "{}…({} characters)…{}",
-        escaped(path.chars().take(head)),
-        count - head - tail,
-        escaped(path.chars().skip(count - tail))
+        escape_controls(&head, &[]),
+        count - SHOWN_PATH / 2 - SHOWN_PATH / 4,
+        escape_controls(&tail, &[])
     )
 }
 
-fn escaped(chars: impl Iterator<Item = char>) -> String {
-    chars
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
+/// The problems of a set of installed paths (`(path, is a directory)`,
+/// in any order): each segment longer than [`NAME_MAX`] once, where it
+/// first appears (not once per path below a long directory), then each
+/// file too long as a whole (a directory is as long as the files below
+/// it, which say it). Each problem with the index of its path.
+///
+/// ```
+/// use dist_info::name_lengths::problems;
+/// let long = "n".repeat(300);
+/// let paths = [(format!("a/{long}/x"), false), (format!("a/{long}/y"), false), ("a/ok".into(), false)];
+/// let found = problems(paths.iter().map(|(p, dir)| (p.as_str(), *dir)));
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].0, 0);
+/// ```
+pub fn problems<'a>(
+    paths: impl IntoIterator<Item = (&'a str, bool)>,
+) -> Vec<(usize, LengthProblem)> {
+    let mut judged = std::collections::BTreeSet::new();
+    let mut found = Vec::new();
+    for (index, (path, dir)) in paths.into_iter().enumerate() {
+        let problem = match first_long_name(path) {
+            Some((segment, down_to)) => {
+                if !judged.insert(down_to) {
+                    continue;
+                }
+                LengthProblem::LongName {
+                    segment: segment.to_owned(),
+                    bytes: segment.len(),
+                }
             }
-        })
-        .collect()
+            None if dir => continue,
+            None => match check_path(path) {
+                Ok(()) => continue,
+                Err(problem) => problem,
+            },
+        };
+        found.push((index, problem));
+    }
+    found
 }
 
 /// Checks one installed path: every segment, then the whole. The first

@@ -6,11 +6,11 @@
 //! (`dist_info::installed_paths`), the rules `verify` applies again to
 //! what was published.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use dist_info::devel_tree::TreeNames;
 use dist_info::installed_paths::shared_paths;
-use dist_info::name_lengths::{self, LengthProblem, shortened};
+use dist_info::name_lengths::{self, shortened};
 
 use crate::error::{CheckError, Error, LongNameProblem, SharedPathProblem};
 use crate::plan::{Action, DevelEntry, LinkReason, PackagePlan, SourceRef};
@@ -83,38 +83,20 @@ fn origin_of(source: &SourceRef) -> String {
 /// every long name once (the directory, not each file below it), then
 /// every path too long as a whole.
 pub(crate) fn check_name_lengths(installed: &[Installed<'_>]) -> Result<(), Error> {
-    let mut problems: Vec<(LongNameProblem, String)> = Vec::new();
-    let mut judged = BTreeSet::new();
-    for item in installed {
-        let problem = match name_lengths::first_long_name(&item.path) {
-            Some((segment, down_to)) => {
-                if !judged.insert(down_to) {
-                    continue;
-                }
-                LengthProblem::LongName {
-                    segment: segment.to_owned(),
-                    bytes: segment.len(),
-                }
-            }
-            // A directory is as long as the files below it: they say it.
-            None if item.dir => continue,
-            None => match name_lengths::check_path(&item.path) {
-                Ok(()) => continue,
-                Err(problem) => problem,
-            },
-        };
-        let short = shortened(&item.path);
-        problems.push((
+    let found = name_lengths::problems(installed.iter().map(|i| (i.path.as_str(), i.dir)));
+    let problems = found.into_iter().map(|(index, problem)| {
+        let item = &installed[index];
+        (
             LongNameProblem {
                 origin: item.origin.clone(),
                 path: item.path.clone(),
                 package: item.package.to_owned(),
                 problem,
             },
-            short,
-        ));
-    }
-    let mut problems = problems.into_iter();
+            shortened(&item.path),
+        )
+    });
+    let mut problems = problems;
     let Some((first, _)) = problems.next() else {
         return Ok(());
     };

@@ -11,7 +11,7 @@ use std::io;
 use std::path::Path;
 
 use dist_info::installed_paths::shared_paths;
-use dist_info::name_lengths::{self, LengthProblem, shortened};
+use dist_info::name_lengths::{self, shortened};
 use wheel_writer::WheelReader;
 
 use super::release::{DistFile, Kind};
@@ -67,11 +67,16 @@ pub(crate) fn read(release: &Release) -> Installed<'_> {
             .filter(|m| devel_tarball::is_devel_tarball(m))
         {
             let origin = format!("{} ({member})", file.display);
-            match tarball_files(&file.path, member) {
-                Ok(names) => paths.extend(names.into_iter().map(|path| InstalledPath {
-                    path,
-                    origin: origin.clone(),
-                })),
+            // Files and links: directories are shared freely.
+            match tarball_members(&file.path, member) {
+                Ok(names) => {
+                    paths.extend(names.into_iter().filter(|(_, dir)| !dir).map(|(path, _)| {
+                        InstalledPath {
+                            path,
+                            origin: origin.clone(),
+                        }
+                    }));
+                }
                 Err(e) => installed.problems.push(format!(
                     "{origin}: cannot read the devel tarball's member names: {e}; rebuild the wheel"
                 )),
@@ -99,17 +104,16 @@ fn installed_path(member: &str) -> &str {
         .unwrap_or(member)
 }
 
-/// The paths the devel tarball `member` of the wheel at `wheel` unpacks,
-/// read as a stream: files and links (directories are shared freely).
-fn tarball_files(wheel: &Path, member: &str) -> io::Result<Vec<String>> {
+/// The members of the devel tarball `member` of the wheel at `wheel`, as
+/// the site-packages paths they unpack to, each with whether it is a
+/// directory, read as a stream.
+pub(crate) fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<(String, bool)>> {
     devel_tarball::with_archive(wheel, member, |archive| {
         let mut names = Vec::new();
         for entry in archive.entries()? {
             let entry = entry?;
-            if entry.header().entry_type().is_dir() {
-                continue;
-            }
-            names.push(devel_tarball::clean_path(&entry.path_bytes()));
+            let dir = entry.header().entry_type().is_dir();
+            names.push((devel_tarball::clean_path(&entry.path_bytes()), dir));
         }
         Ok(names)
     })
@@ -120,23 +124,9 @@ fn tarball_files(wheel: &Path, member: &str) -> io::Result<Vec<String>> {
 pub(crate) fn name_lengths(installed: &Installed<'_>) -> Vec<String> {
     let mut problems = installed.problems.clone();
     for wheel in &installed.wheels {
-        let mut judged = BTreeSet::new();
-        for item in &wheel.paths {
-            let problem = match name_lengths::first_long_name(&item.path) {
-                Some((segment, down_to)) => {
-                    if !judged.insert(down_to) {
-                        continue;
-                    }
-                    LengthProblem::LongName {
-                        segment: segment.to_owned(),
-                        bytes: segment.len(),
-                    }
-                }
-                None => match name_lengths::check_path(&item.path) {
-                    Ok(()) => continue,
-                    Err(problem) => problem,
-                },
-            };
+        let found = name_lengths::problems(wheel.paths.iter().map(|p| (p.path.as_str(), false)));
+        for (index, problem) in found {
+            let item = &wheel.paths[index];
             problems.push(format!(
                 "{}: {}: {problem}; rebuild without it (shorten or rename it in its artifact)",
                 item.origin,
