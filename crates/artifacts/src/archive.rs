@@ -419,7 +419,11 @@ fn index_members(
             let source = match extract.as_deref_mut() {
                 Some(root) => {
                     let (path, identity) = root.write(&full, offset, size, &mut entry)?;
-                    EntrySource::File { path, identity }
+                    EntrySource::File {
+                        path,
+                        identity,
+                        extracted_from: Some(Arc::clone(archive)),
+                    }
                 }
                 None => EntrySource::ArchiveMember {
                     archive: Arc::clone(archive),

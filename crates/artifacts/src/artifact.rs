@@ -51,6 +51,10 @@ pub enum EntrySource {
         path: PathBuf,
         /// What it was when it was indexed.
         identity: FileIdentity,
+        /// The archive artifact it was extracted from, for messages: the
+        /// file itself is the build's scratch copy, which the user never
+        /// sees.
+        extracted_from: Option<Arc<ArchiveRef>>,
     },
     /// The data of an archive member: `size` bytes at `offset` in the
     /// decompressed tar stream (a hard link points at its target's data).
@@ -71,14 +75,18 @@ impl EntrySource {
         let path = path.into();
         let (file, meta) = open_regular(&path, false)?;
         let identity = FileIdentity::of(&path, &file, &meta)?;
-        Ok(Self::File { path, identity })
+        Ok(Self::File {
+            path,
+            identity,
+            extracted_from: None,
+        })
     }
 
     /// A file on disk, opened and checked against its identity (seekable,
     /// for a reader that parses headers); `None` for an archive member.
     pub fn open_file(&self) -> Result<Option<std::fs::File>> {
         match self {
-            Self::File { path, identity } => open_checked(path, identity, false).map(Some),
+            Self::File { path, identity, .. } => open_checked(path, identity, false).map(Some),
             Self::ArchiveMember { .. } => Ok(None),
         }
     }
@@ -91,7 +99,7 @@ impl EntrySource {
     /// which decompress each archive once.
     pub fn open(&self) -> Result<Box<dyn Read + Send>> {
         match self {
-            Self::File { path, identity } => Ok(Box::new(open_checked(path, identity, false)?)),
+            Self::File { path, identity, .. } => Ok(Box::new(open_checked(path, identity, false)?)),
             Self::ArchiveMember {
                 archive,
                 offset,
@@ -121,6 +129,16 @@ impl EntrySource {
             Self::ArchiveMember { archive, .. } => crate::archive::read_error(&archive.path, e),
         })?;
         Ok(out)
+    }
+
+    /// The archive artifact the bytes come from: the archive of a member,
+    /// or the one a file was extracted from; `None` for a file of a
+    /// directory artifact.
+    pub fn archive(&self) -> Option<&ArchiveRef> {
+        match self {
+            Self::File { extracted_from, .. } => extracted_from.as_deref(),
+            Self::ArchiveMember { archive, .. } => Some(archive),
+        }
     }
 
     /// The file on disk, or the archive, that holds the bytes.

@@ -223,17 +223,7 @@ pub enum Error {
 
 /// `path` with its control characters escaped (`\n`, `\u{7}`).
 fn escaped(path: &std::path::Path) -> String {
-    path.display()
-        .to_string()
-        .chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_debug().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    fs_helpers::error_chain::escape_controls(&path.display().to_string(), &[]).into_owned()
 }
 
 /// Refuses `text` (a name, or with `what` = `link text` a link's text)

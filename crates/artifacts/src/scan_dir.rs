@@ -243,6 +243,7 @@ fn walk(dir: &Path, rel: &str, prefix: usize, out: &mut Vec<Member>) -> Result<(
                 source: Some(EntrySource::File {
                     identity: FileIdentity::of_entry(&path, &meta)?,
                     path,
+                    extracted_from: None,
                 }),
             });
         } else {

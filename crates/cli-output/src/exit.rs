@@ -57,9 +57,10 @@ impl ExitStatus {
     }
 
     /// Prints a failed command's error chain (`{error:#}`) as one line
-    /// after `prefix` on stderr and returns [`Failure`](Self::Failure).
+    /// after `prefix` on stderr, control characters escaped
+    /// ([`escaped`](crate::escaped)), and returns [`Failure`](Self::Failure).
     pub fn failed(prefix: &str, error: &impl Display) -> Self {
-        eprintln!("{prefix}{error:#}");
+        eprintln!("{prefix}{}", crate::escaped(&format!("{error:#}")));
         Self::Failure
     }
 }

@@ -19,6 +19,9 @@
 //!   progress leaves off).
 //! - **Exit status**: one [`ExitStatus`] for every command (0 ok, 1 bad
 //!   input or release, 2 usage).
+//! - **Control characters** are escaped in every error and log message
+//!   ([`escaped`]; a report of several lines keeps its line breaks,
+//!   [`escaped_lines`]).
 //! - **JSON documents**: every `--json` of both binaries is a library's
 //!   report serialised by [`json`] (pretty, one final newline;
 //!   docs/formats.md).
@@ -41,10 +44,12 @@
 //! ```
 #![allow(clippy::print_stderr)] // this crate is the binaries' stderr
 
+mod escape;
 mod exit;
 #[cfg(feature = "clap")]
 pub mod man;
 
+pub use escape::{escaped, escaped_lines};
 pub use exit::ExitStatus;
 
 use std::io::{self, IsTerminal, Write};
@@ -236,10 +241,24 @@ impl Console {
     /// Installs the `tracing` subscriber: stderr, no timestamps, colour as
     /// [`Console::colour`] says, lines kept above a live display.
     pub fn init_logging(&self, env_vars: &[&str]) {
+        use tracing_subscriber::field::MakeExt as _;
         let (filter, problem) = self.filter(env_vars);
         tracing_subscriber::fmt()
             // The builder's own ceiling is INFO: the filter decides.
             .with_max_level(tracing::level_filters::LevelFilter::TRACE)
+            // A message quotes names and versions from the input: its
+            // control characters are escaped (other fields print with
+            // `Debug`, which escapes them already).
+            .fmt_fields(
+                tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+                    if field.name() == "message" {
+                        write!(w, "{}", escaped(&format!("{value:?}")))
+                    } else {
+                        write!(w, "{}={value:?}", field.name())
+                    }
+                })
+                .delimited(" "),
+            )
             .with_writer(AboveProgress {
                 active: Arc::clone(&self.active),
             })

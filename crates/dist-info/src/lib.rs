@@ -4,7 +4,8 @@
 //! selection, the `_dist_info.json` document, TheRock's
 //! `share/therock/dist_info.json` (its one reader), the nonce, runtime
 //! aliases, the safety rules of the devel tree that the build and the
-//! install share, and the names Windows cannot hold.
+//! install share, the names Windows cannot hold, the name lengths every
+//! file system holds, and one owner for every installed path.
 //!
 //! The Python packaging formats it builds on (names, PEP 440 versions,
 //! file names, RECORD, member rules) are `pypa-formats`; file-system
@@ -38,9 +39,11 @@ pub mod devel_tree;
 pub mod dist_targets;
 pub mod document;
 pub mod families;
+pub mod installed_paths;
 pub mod libraries_record;
 pub mod library;
 pub mod library_path;
+pub mod name_lengths;
 pub mod nonce;
 pub mod package;
 pub mod project_metadata;

@@ -9,7 +9,7 @@ use std::path::Path;
 use object::elf;
 
 use crate::error::{Result, malformed};
-use crate::shape::{self, Decoder, ElfClass, Endianness, Ident, Layout};
+use crate::shape::{self, ElfClass, Endianness, Ident, Layout};
 use crate::source::{ReadAt, Source};
 
 /// What kind of file this is, decided from its bytes alone.
@@ -296,11 +296,4 @@ fn read_facts(src: &mut impl ReadAt, layout: &Layout) -> Result<RawFacts> {
         }
     }
     Ok(raw)
-}
-
-impl Decoder {
-    /// True for the one layout this crate edits: ELF64 little-endian.
-    pub(crate) fn is_elf64_le(self) -> bool {
-        self.class == ElfClass::Elf64 && self.endian == Endianness::Little
-    }
 }

@@ -32,6 +32,8 @@
 mod edit;
 mod error;
 mod file;
+#[cfg(test)]
+mod handmade;
 mod imports;
 mod literals;
 mod plan;
@@ -61,9 +63,10 @@ impl ElfFile {
     /// Plans `request` on this file and verifies the result on the edited
     /// view of `source` (the same file this was parsed from).
     ///
-    /// A static executable yields an unchanged edit
-    /// ([`Unchanged::NoDynamicSection`]); device code, object files, 32-bit,
-    /// big-endian and foreign-machine files are [`ErrorKind::Unsupported`].
+    /// Files of both classes and byte orders, for any machine, are edited
+    /// the same way. A static executable yields an unchanged edit
+    /// ([`Unchanged::NoDynamicSection`]); device code (AMDGPU code objects)
+    /// and object files are [`ErrorKind::Unsupported`].
     pub fn plan_edit<R: Read + Seek>(
         &self,
         source: &mut R,

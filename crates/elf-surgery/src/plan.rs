@@ -7,6 +7,9 @@
 //! the source, then the new string) and, when it had no spare slot, the
 //! grown `.dynamic`. Nothing that code refers to moves, so `DT_INIT`,
 //! `DT_FINI` and the init/fini arrays stay valid by construction.
+//!
+//! The same mechanism serves both classes and both byte orders: every
+//! structure is written back in the file's own layout ([`Decoder`]).
 
 use object::elf;
 use tracing::debug;
@@ -15,12 +18,9 @@ use crate::edit::{Appended, Edit, Patch, Unchanged};
 use crate::error::{Result, malformed, unsupported};
 use crate::file::{ElfFile, ElfKind};
 use crate::search_path::{SearchPathEdit, Target};
-use crate::shape::{Dynamic, Layout, Segment};
+use crate::shape::{Decoder, Dynamic, Layout, Segment};
 use crate::verify;
 
-const PHDR_SIZE: u64 = 56;
-const DYN_SIZE: u64 = 16;
-const SHDR_SIZE: u64 = 64;
 /// Spare `DT_NULL` slots left in a moved dynamic section for later edits.
 const SPARE_DYNAMIC_SLOTS: u64 = 4;
 /// Smallest page size the new segment is kept apart by.
@@ -55,18 +55,6 @@ pub(crate) fn editable_layout(file: &ElfFile) -> Result<Option<&Layout>> {
             )));
         }
         ElfKind::StaticExecutable | ElfKind::DynamicExecutable | ElfKind::SharedObject => {}
-    }
-    if !layout.decoder.is_elf64_le() {
-        return Err(unsupported(format!(
-            "only 64-bit little-endian ELF is edited; this is {:?} {:?}",
-            layout.decoder.class, layout.decoder.endian
-        )));
-    }
-    if !matches!(layout.machine, elf::EM_X86_64 | elf::EM_AARCH64) {
-        return Err(unsupported(format!(
-            "machine {} is neither x86_64 nor aarch64",
-            layout.machine
-        )));
     }
     if layout.dynamic.is_none() && crate::file::has_dynamic_segment(layout) {
         return Err(unsupported(
@@ -143,7 +131,7 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
         });
     }
     let edit = if new_string.is_none() && (entries.len() as u64) < dynamic.slots {
-        let bytes = encode_dynamic(&entries, dynamic.slots);
+        let bytes = encode_dynamic(layout.decoder, &entries, dynamic.slots);
         Edit::new(
             layout.file_len,
             vec![Edit::patch(dynamic.offset, bytes)],
@@ -196,6 +184,8 @@ fn grow(
     new_string: Option<&[u8]>,
 ) -> Result<Edit> {
     let overflow = || unsupported("its addresses are too large to add a segment");
+    let d = layout.decoder;
+    let (phdr_size, dyn_size) = (d.phdr_size() as u64, d.dyn_size() as u64);
     let mut phdrs = layout.segments.clone();
     // A PT_NULL entry can become the new PT_LOAD: the table then keeps its
     // size and place.
@@ -212,16 +202,16 @@ fn grow(
 
     // Lay out the new segment's contents (offsets relative to its start).
     let mut seg = SegmentBuilder::default();
-    let pht_at = pht_moves.then(|| seg.reserve(new_phnum * PHDR_SIZE));
+    let pht_at = pht_moves.then(|| seg.reserve(new_phnum * phdr_size));
     let old_strtab = dynamic.strtab;
     let strtab_at = match (new_string, old_strtab) {
         (Some(s), Some(t)) => Some((seg.reserve(t.size + s.len() as u64 + 1), t)),
         _ => None,
     };
     let dyn_slots = entries.len() as u64 + 1 + SPARE_DYNAMIC_SLOTS;
-    let dyn_at = dynamic_moves.then(|| seg.reserve(dyn_slots * DYN_SIZE));
+    let dyn_at = dynamic_moves.then(|| seg.reserve(dyn_slots * dyn_size));
 
-    let (offset, vaddr, align) = place(file, layout)?;
+    let (offset, vaddr, align) = place(file, layout, seg.len)?;
     let at = |rel: u64| (offset + rel, vaddr + rel);
 
     if let (Some((rel, old)), Some(s)) = (strtab_at, new_string) {
@@ -235,6 +225,7 @@ fn grow(
         }
     }
     let dyn_bytes = encode_dynamic(
+        d,
         &entries,
         if dynamic_moves {
             dyn_slots
@@ -259,13 +250,13 @@ fn grow(
             (elf::PT_PHDR, Some(rel), _) => {
                 (s.offset, s.vaddr) = at(rel);
                 s.paddr = s.vaddr;
-                s.filesz = new_phnum * PHDR_SIZE;
+                s.filesz = new_phnum * phdr_size;
                 s.memsz = s.filesz;
             }
             (elf::PT_DYNAMIC, _, Some(rel)) => {
                 (s.offset, s.vaddr) = at(rel);
                 s.paddr = s.vaddr;
-                s.filesz = dyn_slots * DYN_SIZE;
+                s.filesz = dyn_slots * dyn_size;
                 s.memsz = s.filesz;
             }
             _ => {}
@@ -276,12 +267,20 @@ fn grow(
         .rposition(|s| s.p_type == elf::PT_LOAD)
         .ok_or_else(|| unsupported("it has no PT_LOAD segment"))?;
     phdrs.insert(last_load + 1, load);
-    let pht_bytes = encode_phdrs(&phdrs);
+    let pht_bytes = encode_phdrs(d, &phdrs);
 
     let mut patches: Vec<Patch> = Vec::new();
     if pht_moves {
-        patches.push(Edit::patch(32, offset.to_le_bytes().to_vec()));
-        patches.push(Edit::patch(56, (new_phnum as u16).to_le_bytes().to_vec()));
+        let (phoff_at, phnum_at) = d.phoff_phnum_fields();
+        let mut phoff = Vec::with_capacity(8);
+        d.put_word(&mut phoff, offset);
+        let mut phnum = Vec::with_capacity(2);
+        d.put_u16(
+            &mut phnum,
+            u16::try_from(new_phnum).map_err(|_| overflow())?,
+        );
+        patches.push(Edit::patch(phoff_at, phoff));
+        patches.push(Edit::patch(phnum_at, phnum));
     } else {
         patches.push(Edit::patch(layout.phoff, pht_bytes.clone()));
     }
@@ -295,18 +294,18 @@ fn grow(
             {
                 Some((rel, old.size + new_string.map_or(0, |n| n.len() as u64 + 1)))
             }
-            (elf::SHT_DYNAMIC, _, Some(rel)) => Some((rel, dyn_slots * DYN_SIZE)),
+            (elf::SHT_DYNAMIC, _, Some(rel)) => Some((rel, dyn_slots * dyn_size)),
             _ => None,
         };
         if let Some((rel, size)) = moved {
             let (new_off, new_addr) = at(rel);
             let mut b = Vec::with_capacity(24);
-            b.extend_from_slice(&new_addr.to_le_bytes());
-            b.extend_from_slice(&new_off.to_le_bytes());
-            b.extend_from_slice(&size.to_le_bytes());
+            for word in [new_addr, new_off, size] {
+                d.put_word(&mut b, word);
+            }
             let field = layout
                 .shoff
-                .checked_add(u64::from(s.index) * SHDR_SIZE + 16)
+                .checked_add(u64::from(s.index) * d.shdr_size() as u64 + d.section_addr_field())
                 .ok_or_else(overflow)?;
             patches.push(Edit::patch(field, b));
         }
@@ -364,11 +363,24 @@ fn appended_len(a: &Appended) -> u64 {
     }
 }
 
-/// Chooses file offset, address and alignment of the new segment: past the
-/// end of the file and past every segment's memory, a whole page (of the
-/// largest alignment in use) away from the last one, congruent modulo that
-/// alignment.
-fn place(file: &ElfFile, layout: &Layout) -> Result<(u64, u64, u64)> {
+/// Chooses file offset, address and alignment of the new segment of `len`
+/// bytes: past the end of the file and past every segment's memory, a
+/// whole page (of the largest alignment in use) away from the last one,
+/// congruent modulo that alignment, and within the class's address space.
+fn place(file: &ElfFile, layout: &Layout, len: u64) -> Result<(u64, u64, u64)> {
+    let (offset, vaddr, align) = place_unbounded(file, layout)?;
+    let max = layout.decoder.max_word();
+    let fits = |start: u64| start.checked_add(len).is_some_and(|end| end <= max);
+    if fits(offset) && fits(vaddr) {
+        Ok((offset, vaddr, align))
+    } else {
+        Err(unsupported(
+            "its addresses are too large to add a segment within its class's address space",
+        ))
+    }
+}
+
+fn place_unbounded(file: &ElfFile, layout: &Layout) -> Result<(u64, u64, u64)> {
     let overflow = || unsupported("its addresses are too large to add a segment");
     let loads: Vec<&Segment> = layout
         .segments
@@ -418,25 +430,34 @@ fn place(file: &ElfFile, layout: &Layout) -> Result<(u64, u64, u64)> {
     Ok((end, vaddr, align))
 }
 
-fn encode_phdrs(phdrs: &[Segment]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(phdrs.len() * PHDR_SIZE as usize);
+/// The program header table in the file's layout: `Elf64_Phdr` keeps
+/// `p_flags` second, `Elf32_Phdr` keeps it after `p_memsz`.
+fn encode_phdrs(d: Decoder, phdrs: &[Segment]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(phdrs.len() * d.phdr_size());
     for s in phdrs {
-        b.extend_from_slice(&s.p_type.to_le_bytes());
-        b.extend_from_slice(&s.flags.to_le_bytes());
-        for v in [s.offset, s.vaddr, s.paddr, s.filesz, s.memsz, s.align] {
-            b.extend_from_slice(&v.to_le_bytes());
+        d.put_u32(&mut b, s.p_type);
+        if d.is64() {
+            d.put_u32(&mut b, s.flags);
         }
+        for v in [s.offset, s.vaddr, s.paddr, s.filesz, s.memsz] {
+            d.put_word(&mut b, v);
+        }
+        if !d.is64() {
+            d.put_u32(&mut b, s.flags);
+        }
+        d.put_word(&mut b, s.align);
     }
     b
 }
 
 /// The entries, a `DT_NULL` terminator, and `DT_NULL` up to `slots`.
-fn encode_dynamic(entries: &[(u64, u64)], slots: u64) -> Vec<u8> {
-    let mut b = Vec::with_capacity((slots * DYN_SIZE) as usize);
+fn encode_dynamic(d: Decoder, entries: &[(u64, u64)], slots: u64) -> Vec<u8> {
+    let len = usize::try_from(slots).unwrap_or(usize::MAX) * d.dyn_size();
+    let mut b = Vec::with_capacity(len);
     for (tag, val) in entries {
-        b.extend_from_slice(&tag.to_le_bytes());
-        b.extend_from_slice(&val.to_le_bytes());
+        d.put_word(&mut b, *tag);
+        d.put_word(&mut b, *val);
     }
-    b.resize((slots * DYN_SIZE) as usize, 0);
+    b.resize(len, 0);
     b
 }

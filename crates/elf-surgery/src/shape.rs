@@ -95,6 +95,58 @@ impl Decoder {
     pub(crate) fn sym_size(self) -> usize {
         if self.is64() { 24 } else { 16 }
     }
+
+    /// The largest address, offset or size a class-sized word holds.
+    pub(crate) fn max_word(self) -> u64 {
+        if self.is64() {
+            u64::MAX
+        } else {
+            u64::from(u32::MAX)
+        }
+    }
+
+    /// Appends `v` in this byte order.
+    pub(crate) fn put_u16(self, out: &mut Vec<u8>, v: u16) {
+        out.extend_from_slice(&match self.endian {
+            Endianness::Little => v.to_le_bytes(),
+            Endianness::Big => v.to_be_bytes(),
+        });
+    }
+
+    /// Appends `v` in this byte order.
+    pub(crate) fn put_u32(self, out: &mut Vec<u8>, v: u32) {
+        out.extend_from_slice(&match self.endian {
+            Endianness::Little => v.to_le_bytes(),
+            Endianness::Big => v.to_be_bytes(),
+        });
+    }
+
+    /// Appends `v` as a class-sized word. The planner keeps every value it
+    /// writes within [`Decoder::max_word`]; values read from an ELF32 file
+    /// fit by construction.
+    pub(crate) fn put_word(self, out: &mut Vec<u8>, v: u64) {
+        match self.class {
+            ElfClass::Elf64 => out.extend_from_slice(&match self.endian {
+                Endianness::Little => v.to_le_bytes(),
+                Endianness::Big => v.to_be_bytes(),
+            }),
+            ElfClass::Elf32 => {
+                let v = u32::try_from(v).expect("the planner keeps ELF32 words within 32 bits");
+                self.put_u32(out, v);
+            }
+        }
+    }
+
+    /// Where `e_phoff` and `e_phnum` sit in the ELF header.
+    pub(crate) fn phoff_phnum_fields(self) -> (u64, u64) {
+        if self.is64() { (32, 56) } else { (28, 44) }
+    }
+
+    /// Where `sh_addr`, then `sh_offset` and `sh_size` (adjacent words),
+    /// sit in a section header.
+    pub(crate) fn section_addr_field(self) -> u64 {
+        if self.is64() { 16 } else { 12 }
+    }
 }
 
 /// One program header, widened to 64 bits.

@@ -93,7 +93,9 @@ pub(crate) fn check_layout(layout: &Layout) -> Check {
                 if first_load.is_some_and(|f| f < i) {
                     return Err("PT_PHDR comes after a PT_LOAD".into());
                 }
-                if s.offset != layout.phoff || s.filesz < layout.phnum * 56 {
+                if s.offset != layout.phoff
+                    || s.filesz < layout.phnum * layout.decoder.phdr_size() as u64
+                {
                     return Err("PT_PHDR does not describe the program header table".into());
                 }
                 if !covered_by_load(layout, s) {

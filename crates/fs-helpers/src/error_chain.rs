@@ -46,3 +46,29 @@ impl fmt::Display for Chain<'_> {
         Ok(())
     }
 }
+
+/// `text` with every control character but those in `kept` escaped as
+/// Rust writes it (`\n`, `\0`, `\u{1b}`): a message that quotes a name, a
+/// version or a path from its input stays on its lines and cannot steer a
+/// terminal. Borrowed when there is nothing to escape.
+///
+/// ```
+/// use fs_helpers::error_chain::escape_controls;
+/// assert_eq!(escape_controls("7.1.0\n\0\u{1b}[31m", &[]), "7.1.0\\n\\0\\u{1b}[31m");
+/// assert_eq!(escape_controls("a\tb\nc\r", &['\n', '\t']), "a\tb\nc\\r");
+/// ```
+pub fn escape_controls<'a>(text: &'a str, kept: &[char]) -> std::borrow::Cow<'a, str> {
+    let escape = |c: char| c.is_control() && !kept.contains(&c);
+    if !text.chars().any(escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escape(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}

@@ -5,7 +5,7 @@
 //! reads and writes at an offset that leave a shared cursor alone
 //! ([`positioned`]), removing an entry without following links ([`remove`]), and an error
 //! printed with its causes ([`error_chain`]) for messages that carry an
-//! I/O error as text.
+//! I/O error as text, with the control characters of quoted input escaped.
 //!
 //! Nothing here knows what a package is; the crates above decide what to
 //! write and where.

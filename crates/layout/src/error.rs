@@ -126,6 +126,50 @@ pub enum CheckError {
         /// Every other problem's short name (`lib/aux/`, `A.h / a.h`).
         others: Vec<String>,
     },
+    /// Installed paths no file system holds (too long a name or path):
+    /// the first problem, then the others by their short names.
+    #[error("{first}{}", more_names(others))]
+    LongNames {
+        /// The first problem, in full.
+        first: Box<LongNameProblem>,
+        /// Every other problem's short name.
+        others: Vec<String>,
+    },
+    /// Two packages that are installed together ship the same path: the
+    /// first such path, then the others.
+    #[error("{first}{}", more_names(others))]
+    SharedPaths {
+        /// The first shared path, in full.
+        first: Box<SharedPathProblem>,
+        /// Every other shared path.
+        others: Vec<String>,
+    },
+    /// A file the build ships without editing it (it does not edit its
+    /// kind) still searches directories of the build host: `verify`
+    /// would refuse the release.
+    #[error(
+        "{file}: its {tag} searches the absolute {dirs} {entries} (of the build host), and the \
+         build does not edit {kind}, so {package} would ship {them} as {they} {are}; rebuild the \
+         file without {them}, or pass --keep-absolute-search-paths to ship {them} anyway (the \
+         release then fails verify's search-paths check)",
+        dirs = if entries.len() == 1 { "directory" } else { "directories" },
+        entries = entries.join(", "),
+        them = if entries.len() == 1 { "it" } else { "them" },
+        they = if entries.len() == 1 { "it" } else { "they" },
+        are = if entries.len() == 1 { "is" } else { "are" },
+    )]
+    UneditedSearchPath {
+        /// The file on disk or the archive member.
+        file: String,
+        /// `RUNPATH` or `RPATH`.
+        tag: &'static str,
+        /// The absolute entries.
+        entries: Vec<String>,
+        /// What the file is (`a static executable`, `device code`).
+        kind: &'static str,
+        /// The distribution that would ship it.
+        package: String,
+    },
     /// A `--runtime-alias` that is not an unversioned library name.
     #[error(
         "--runtime-alias {name:?}: not an unversioned library name; give a file name \
@@ -209,6 +253,41 @@ pub enum WindowsNameProblem {
         /// The other.
         second: CaseSpelling,
     },
+}
+
+/// An installed path no file system holds
+/// (docs/behaviour.md#name-lengths).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{}: shipped as {} in {package}, but {problem}: shorten or rename it in its artifact",
+    dist_info::name_lengths::shortened(origin),
+    dist_info::name_lengths::shortened(path)
+)]
+pub struct LongNameProblem {
+    /// Where the file comes from, as the user finds it.
+    pub origin: String,
+    /// Its installed path, relative to site-packages.
+    pub path: String,
+    /// The distribution that installs it.
+    pub package: String,
+    /// Why no file system holds it (said here, so it is no source as well).
+    pub problem: dist_info::name_lengths::LengthProblem,
+}
+
+/// A path two packages installed together ship
+/// (docs/behaviour.md#one-owner).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{first_origin} and {second_origin}: {shared}; take it out of one of the artifacts (a device \
+     artifact holds only files of its own target)"
+)]
+pub struct SharedPathProblem {
+    /// Where the first package's file comes from.
+    pub first_origin: String,
+    /// Where the second package's file comes from.
+    pub second_origin: String,
+    /// The path and both packages (said here, so it is no source as well).
+    pub shared: dist_info::installed_paths::SharedPath,
 }
 
 /// One spelling of a case collision, as the message shows it.

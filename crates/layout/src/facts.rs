@@ -12,24 +12,22 @@ use serde::Serialize;
 
 use crate::error::Error;
 
-/// `EM_X86_64` and `EM_AARCH64`: the machines whose ELF files are host code.
-const HOST_MACHINES: [u16; 2] = [62, 183];
-
 /// What a file is, as far as packaging cares.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "class")]
 pub enum FileClass {
-    /// A host shared object, with its SONAME when it has one.
+    /// A shared object (of any class, byte order and machine but AMDGPU),
+    /// with its SONAME when it has one.
     SharedObject {
         /// `DT_SONAME`.
         soname: Option<String>,
     },
-    /// A host executable run through the dynamic loader.
+    /// An executable run through the dynamic loader.
     Executable,
-    /// A host executable without a dynamic section: no search path needed.
+    /// An executable without a dynamic section: no search path needed.
     StaticExecutable,
     /// ELF that is data to us: AMDGPU code objects, object files, other
-    /// machines.
+    /// ELF types (docs/behaviour.md#file-types).
     DeviceCode,
     /// A Windows PE image (`MZ` header with a `PE` signature).
     WindowsImage {
@@ -43,7 +41,9 @@ pub enum FileClass {
 }
 
 impl FileClass {
-    /// Whether the file is host ELF code that gets search-path edits.
+    /// Whether the file is ELF code that gets search-path edits: a
+    /// multilib toolchain's 32-bit runtimes as much as the host's own
+    /// libraries (docs/behaviour.md#elf).
     pub fn takes_search_path(&self) -> bool {
         matches!(self, Self::SharedObject { .. } | Self::Executable)
     }
@@ -317,16 +317,17 @@ fn absolute_search_path(elf: &ElfFile) -> Option<AbsoluteSearchPath> {
     (!entries.is_empty()).then_some(AbsoluteSearchPath { tag, entries })
 }
 
+/// The class of an ELF file: every class, byte order and machine but
+/// AMDGPU code objects ([`ElfKind::DeviceCode`]) is code.
 fn class_of(elf: &ElfFile) -> FileClass {
-    let host = elf.machine().is_some_and(|m| HOST_MACHINES.contains(&m));
     match elf.kind() {
-        ElfKind::SharedObject if host => FileClass::SharedObject {
+        ElfKind::SharedObject => FileClass::SharedObject {
             soname: elf.soname().map(str::to_owned),
         },
-        ElfKind::DynamicExecutable if host => FileClass::Executable,
-        ElfKind::StaticExecutable if host => FileClass::StaticExecutable,
+        ElfKind::DynamicExecutable => FileClass::Executable,
+        ElfKind::StaticExecutable => FileClass::StaticExecutable,
         ElfKind::NotElf => FileClass::Data,
-        _ => FileClass::DeviceCode,
+        ElfKind::DeviceCode | ElfKind::Relocatable | ElfKind::Other => FileClass::DeviceCode,
     }
 }
 

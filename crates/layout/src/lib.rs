@@ -20,6 +20,7 @@ mod devel;
 mod dist_targets;
 mod error;
 mod facts;
+mod installed;
 mod libraries;
 mod plan;
 mod planner;
@@ -30,11 +31,14 @@ mod search_path;
 mod selectors;
 mod windows;
 
-pub use error::{CaseSpelling, CheckError, Error, ModelError, WindowsNameProblem};
+pub use error::{
+    CaseSpelling, CheckError, Error, LongNameProblem, ModelError, SharedPathProblem,
+    WindowsNameProblem,
+};
 pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
-    Action, AliasReason, DevelEntry, Dropped, LinkReason, PLAN_SCHEMA, PackagePlan, Plan,
-    PlannedFile, RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
+    Action, AliasReason, DevelEntry, Dropped, KeptSearchPath, LinkReason, PLAN_SCHEMA, PackagePlan,
+    Plan, PlannedFile, RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};

@@ -27,14 +27,15 @@ impl SourceRef {
     /// The file as the user finds it: on disk, or a member of an archive
     /// (as the build's errors and warnings name it).
     pub fn describe(&self) -> String {
-        match &self.source {
-            EntrySource::File { path, .. } => path.display().to_string(),
-            EntrySource::ArchiveMember { archive, .. } => format!(
+        match self.source.archive() {
+            // A member read in place or extracted for the build alike.
+            Some(archive) => format!(
                 "{} (member {} of {})",
                 archive.path.display(),
                 self.relpath,
                 self.artifact
             ),
+            None => self.source.path().display().to_string(),
         }
     }
 
@@ -299,6 +300,27 @@ pub struct SelectorPlan {
     pub extras: Vec<(String, Vec<String>)>,
 }
 
+/// An ELF file that keeps the absolute entries of its search path
+/// (`--keep-absolute-search-paths`) where `verify` reads them: its
+/// search-paths check will refuse the release, and the build says so
+/// (docs/behaviour.md#search-paths).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeptSearchPath {
+    /// The distribution that ships it.
+    pub package: String,
+    /// The sub-directory of `dist/` its package is written to.
+    pub subdir: String,
+    /// Its installed path, relative to site-packages (in the devel tree
+    /// where `rocm-sdk init` unpacks it).
+    pub path: String,
+    /// Whether it is a member of the devel tarball.
+    pub in_devel: bool,
+    /// `RPATH` or `RUNPATH`, as the shipped file has it.
+    pub tag: String,
+    /// The absolute entries it keeps.
+    pub entries: Vec<String>,
+}
+
 /// The `schema` of the plan document (`plan --json`, `plan.json`).
 pub const PLAN_SCHEMA: u32 = 1;
 
@@ -324,6 +346,10 @@ pub struct Plan {
     pub packages: Vec<PackagePlan>,
     /// The `rocm` sdists.
     pub selectors: Vec<SelectorPlan>,
+    /// Files that keep absolute search-path entries by request, which
+    /// `verify` will report.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_search_paths: Vec<KeptSearchPath>,
 }
 
 impl Plan {

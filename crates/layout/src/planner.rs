@@ -19,10 +19,11 @@ use pypa_formats::version::Version;
 use crate::devel::{RuntimeIndex, plan_devel};
 use crate::dist_targets::check_dist_targets;
 use crate::error::{CheckError, Error, ModelError};
-use crate::facts::Facts;
+use crate::facts::{Facts, FileClass};
 use crate::libraries::check_runtime_libraries;
 use crate::plan::{
-    Action, DevelEntry, PackagePlan, Plan, PlannedFile, SelectorPlan, windows_executable,
+    Action, DevelEntry, KeptSearchPath, PackagePlan, Plan, PlannedFile, SelectorPlan,
+    windows_executable,
 };
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
@@ -217,53 +218,92 @@ impl Planner<'_, '_> {
     /// docs/behaviour.md#search-paths: every ELF file whose search path
     /// names absolute directories is said once (whatever number of names
     /// and packages it ships under): the entries left out, kept by
-    /// request, or shipped unchanged in a file this tool does not edit.
-    fn report_absolute_search_paths(&self, packages: &[PackagePlan]) {
+    /// request, or shipped unchanged in a file this tool does not edit. A
+    /// file `verify` would read those entries in (any ELF file of the
+    /// devel tarball, the loader's files of runtime wheels) that the build
+    /// does not edit refuses the build, unless they are kept by request;
+    /// what is kept is returned, for the build to say that `verify` will
+    /// refuse it.
+    fn check_absolute_search_paths(
+        &self,
+        packages: &[PackagePlan],
+    ) -> Result<Vec<KeptSearchPath>, Error> {
+        let names = TreeNames::new(&self.input.nonce);
+        let keep = self.input.keep_absolute_search_paths;
         let mut said = BTreeSet::new();
-        let sources = packages.iter().flat_map(|p| {
-            let files = p.files.iter().filter_map(|f| match &f.action {
-                Action::PatchSearchPath { source, .. } => Some((source, true)),
-                Action::Copy { source } => Some((source, false)),
+        let mut kept = Vec::new();
+        for package in packages {
+            // (installed path, source, edited, in the devel tarball)
+            let files = package.files.iter().filter_map(|f| match &f.action {
+                Action::PatchSearchPath { source, .. } => {
+                    Some((f.dest.clone(), source, true, false))
+                }
+                Action::Copy { source } => Some((f.dest.clone(), source, false, false)),
                 _ => None,
             });
-            let devel = p.devel_tree.iter().filter_map(|e| match e {
+            let devel = package.devel_tree.iter().filter_map(|e| match e {
                 DevelEntry::File {
+                    relpath,
                     source,
                     force_rpath,
                     ..
-                } => Some((source, *force_rpath)),
+                } => Some((names.in_tree(relpath), source, *force_rpath, true)),
                 _ => None,
             });
-            files.chain(devel)
-        });
-        for (source, edited) in sources {
-            let Some(absolute) = self.facts.absolute_search_path_of(&source.source) else {
-                continue;
-            };
-            let file = source.describe();
-            if !said.insert(file.clone()) {
-                continue;
-            }
-            let (entries, tag) = (absolute.entries.join(", "), absolute.tag);
-            if !edited {
-                tracing::warn!(
-                    "{file}: ships with the absolute search-path entries {entries} ({tag}) \
-                     unchanged: it is ELF this tool does not edit (another machine, or 32-bit); \
-                     leave it out of the artifacts if nothing loads it"
-                );
-            } else if self.input.keep_absolute_search_paths {
-                tracing::info!(
-                    "{file}: keeping the absolute search-path entries {entries} ({tag}; \
-                     --keep-absolute-search-paths)"
-                );
-            } else {
-                tracing::warn!(
-                    "{file}: left out the absolute search-path entries {entries} ({tag}): they \
-                     name directories of the build host, where any machine that has them could \
-                     supply libraries; pass --keep-absolute-search-paths to ship them"
-                );
+            for (path, source, edited, in_devel) in files.chain(devel) {
+                let Some(absolute) = self.facts.absolute_search_path_of(&source.source) else {
+                    continue;
+                };
+                let class = self.facts.class_of(&source.source);
+                let verify_reads = in_devel || class.is_some_and(FileClass::takes_search_path);
+                if verify_reads && !edited && !keep {
+                    return Err(CheckError::UneditedSearchPath {
+                        file: source.describe(),
+                        tag: absolute.tag,
+                        entries: absolute.entries.clone(),
+                        kind: unedited_kind(class),
+                        package: package.dist_name.clone(),
+                    }
+                    .into());
+                }
+                if verify_reads && keep {
+                    kept.push(KeptSearchPath {
+                        package: package.dist_name.clone(),
+                        subdir: package.subdir.clone(),
+                        path,
+                        in_devel,
+                        // An edited file's search path is forced to DT_RPATH.
+                        tag: if edited { "RPATH" } else { absolute.tag }.to_owned(),
+                        entries: absolute.entries.clone(),
+                    });
+                }
+                let file = source.describe();
+                if !said.insert(file.clone()) {
+                    continue;
+                }
+                let (entries, tag) = (absolute.entries.join(", "), absolute.tag);
+                if !edited {
+                    tracing::info!(
+                        "{file}: ships with the absolute search-path entries {entries} ({tag}) \
+                         unchanged: the build does not edit {}, and no loader reads its search \
+                         path",
+                        unedited_kind(class)
+                    );
+                } else if keep {
+                    tracing::info!(
+                        "{file}: keeping the absolute search-path entries {entries} ({tag}; \
+                         --keep-absolute-search-paths)"
+                    );
+                } else {
+                    tracing::warn!(
+                        "{file}: left out the absolute search-path entries {entries} ({tag}): they \
+                         name directories of the build host, where any machine that has them could \
+                         supply libraries; pass --keep-absolute-search-paths to ship them"
+                    );
+                }
             }
         }
+        Ok(kept)
     }
 
     /// docs/behaviour.md#inputs: an artifact a package takes that gives it
@@ -433,7 +473,7 @@ impl Planner<'_, '_> {
         }
         self.report_catalog_warnings(&packages);
         self.report_silent_artifacts();
-        self.report_absolute_search_paths(&packages);
+        let kept_search_paths = self.check_absolute_search_paths(&packages)?;
         let selectors = self.selectors(version, &on_disk, &packages)?;
         let dist_info = &selectors
             .iter()
@@ -444,11 +484,15 @@ impl Planner<'_, '_> {
         for p in &mut packages {
             self.finish_package(p, dist_info);
         }
+        let names = TreeNames::new(&self.input.nonce);
+        let shipped = crate::installed::installed(&packages, &names);
+        crate::installed::check_name_lengths(&shipped)?;
+        crate::installed::check_owners(&shipped)?;
         if windows {
-            let names = TreeNames::new(&self.input.nonce);
-            crate::windows::check(&packages, &names, &self.input.platform_tag)?;
-            crate::windows::warn_long_paths(&packages, &names);
+            crate::windows::check(&shipped, &self.input.platform_tag)?;
+            crate::windows::warn_long_paths(&shipped);
         }
+        drop(shipped);
         Ok(Plan {
             schema: crate::plan::PLAN_SCHEMA,
             mode: self.mode,
@@ -458,6 +502,7 @@ impl Planner<'_, '_> {
             metadata: self.input.metadata.clone(),
             packages,
             selectors,
+            kept_search_paths,
         })
     }
 
@@ -803,5 +848,14 @@ fn generated(dest: String, what: &str, bytes: Vec<u8>) -> PlannedFile {
             what: what.to_owned(),
             bytes,
         },
+    }
+}
+
+/// What the build does not edit, as a message names it.
+fn unedited_kind(class: Option<&FileClass>) -> &'static str {
+    match class {
+        Some(FileClass::StaticExecutable) => "a static executable",
+        Some(FileClass::DeviceCode) => "device code, object files or other ELF types",
+        _ => "such a file",
     }
 }

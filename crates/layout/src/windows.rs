@@ -8,31 +8,18 @@
 
 use std::collections::BTreeSet;
 
-use dist_info::devel_tree::TreeNames;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
 
 use crate::error::{CaseSpelling, CheckError, Error, WindowsNameProblem};
-use crate::plan::{Action, DevelEntry, LinkReason, PackagePlan, SourceRef};
-
-/// One path the set installs, relative to site-packages.
-struct Installed<'p> {
-    path: String,
-    /// A directory (of the devel tree).
-    dir: bool,
-    /// The distribution that installs it.
-    package: &'p str,
-    /// Where it comes from, as the user finds it.
-    origin: String,
-}
+use crate::installed::Installed;
 
 /// Refuses a set for the Windows tag `tag` that installs a name Windows
 /// cannot hold or two paths that differ only in case.
-pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> Result<(), Error> {
-    let installed = installed(packages, names);
+pub(crate) fn check(installed: &[Installed<'_>], tag: &str) -> Result<(), Error> {
     let mut problems: Vec<(WindowsNameProblem, String)> = Vec::new();
     // A bad directory is one problem, however many paths lie below it.
     let mut judged = BTreeSet::new();
-    for item in &installed {
+    for item in installed {
         let Some((bad, problem)) = windows_names::first_bad_name(&item.path) else {
             continue;
         };
@@ -56,7 +43,7 @@ pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> R
     }
     for (first, second) in windows_names::case_collisions(installed.iter().map(|i| i.path.as_str()))
     {
-        let (a, b) = (spelled(&installed, &first), spelled(&installed, &second));
+        let (a, b) = (spelled(installed, &first), spelled(installed, &second));
         let short = format!("{} / {}", a.shown, b.shown);
         problems.push((
             WindowsNameProblem::CaseCollision {
@@ -79,8 +66,7 @@ pub(crate) fn check(packages: &[PackagePlan], names: &TreeNames, tag: &str) -> R
 
 /// Warns, naming the longest, when installed paths reach `MAX_PATH` below
 /// a typical site-packages.
-pub(crate) fn warn_long_paths(packages: &[PackagePlan], names: &TreeNames) {
-    let installed = installed(packages, names);
+pub(crate) fn warn_long_paths(installed: &[Installed<'_>]) {
     let Some((count, longest, length)) =
         windows_names::over_max_path(installed.iter().map(|i| i.path.as_str()))
     else {
@@ -148,57 +134,4 @@ fn spelled<'i>(installed: &'i [Installed<'_>], spelling: &str) -> Spelled<'i> {
             origin: "",
         },
     }
-}
-
-/// Every path the set installs, with its package and origin, sorted by
-/// path (the devel tree's paths where `rocm-sdk init` unpacks them).
-fn installed<'p>(packages: &'p [PackagePlan], names: &TreeNames) -> Vec<Installed<'p>> {
-    let mut out = Vec::new();
-    for p in packages {
-        let package = p.dist_name.as_str();
-        for file in &p.files {
-            let origin = match &file.action {
-                Action::Copy { source } | Action::PatchSearchPath { source, .. } => {
-                    origin_of(source)
-                }
-                Action::Launcher { target } => format!("the launcher of {target}"),
-                Action::Generated { what, .. } => format!("the {what} the build writes"),
-                Action::DevelTar => "the devel tarball".to_owned(),
-                Action::DevelDigest => "the devel tarball's digest file".to_owned(),
-            };
-            out.push(Installed {
-                path: file.dest.clone(),
-                dir: false,
-                package,
-                origin,
-            });
-        }
-        for entry in &p.devel_tree {
-            let origin = match entry {
-                DevelEntry::File { source, .. } => origin_of(source),
-                DevelEntry::Dir { relpath } => format!("the directory {relpath} of the artifacts"),
-                DevelEntry::Generated { what, .. } => format!("the {what} the build writes"),
-                DevelEntry::Symlink {
-                    relpath,
-                    target,
-                    why: LinkReason::Verbatim,
-                } => format!("the link {relpath} -> {target} of the artifacts"),
-                DevelEntry::Symlink { relpath, .. } => {
-                    format!("the devel link {relpath} to a runtime file")
-                }
-            };
-            out.push(Installed {
-                path: names.in_tree(entry.relpath()),
-                dir: matches!(entry, DevelEntry::Dir { .. }),
-                package,
-                origin,
-            });
-        }
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
-}
-
-fn origin_of(source: &SourceRef) -> String {
-    source.describe()
 }

@@ -1,12 +1,20 @@
 //! [`LinkChecker`]: resolves every `DT_NEEDED` of every host ELF file.
 
-use elf_surgery::ElfKind;
+use elf_surgery::{ElfClass, ElfFile, ElfKind};
 
 use crate::Error;
 use crate::policy::SystemPolicy;
 use crate::report::{ElfReport, LinkReport, Needed, Resolution, SearchKind};
 use crate::search_path::{SearchDir, expand_search_path, join, parent};
 use crate::tree::{Facts, FileTree, TreeElf};
+
+/// The class and machine of the ELF files a check parsed, by path.
+type Identities<'a> = std::collections::HashMap<&'a str, (Option<ElfClass>, Option<u16>)>;
+
+/// What the loader compares before it takes a library it found.
+fn identity(elf: &ElfFile) -> (Option<ElfClass>, Option<u16>) {
+    (elf.class(), elf.machine())
+}
 
 /// Resolves needed libraries the way the loader does for a file's own
 /// search path, restricted to a tree.
@@ -74,6 +82,14 @@ impl LinkChecker {
     /// files and static executables need nothing).
     pub fn check(&self, tree: &dyn FileTree) -> Result<LinkReport, Error> {
         let scan = tree.scan(&|p| self.selects(p), self.facts)?;
+        // The loader passes over a candidate of another class or machine
+        // (an x86_64 library in the directory an i386 one searches) and
+        // goes on searching: so does the check, for the files it parsed.
+        let identities: Identities<'_> = scan
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), identity(&f.elf)))
+            .collect();
         let files = scan
             .files
             .iter()
@@ -83,7 +99,7 @@ impl LinkChecker {
                     ElfKind::SharedObject | ElfKind::DynamicExecutable
                 )
             })
-            .map(|f| self.check_file(tree, f))
+            .map(|f| self.check_file_among(tree, f, &identities))
             .collect();
         Ok(LinkReport {
             files,
@@ -91,9 +107,23 @@ impl LinkChecker {
         })
     }
 
-    /// Resolves the needed libraries of one file of `tree`.
+    /// Resolves the needed libraries of one file of `tree` (any file of
+    /// the tree by a needed name counts, whatever its class or machine).
     pub fn check_file(&self, tree: &dyn FileTree, file: &TreeElf) -> ElfReport {
+        self.check_file_among(tree, file, &Identities::new())
+    }
+
+    /// [`LinkChecker::check_file`], passing over the files of `identities`
+    /// whose class or machine is not the file's, as the loader does.
+    fn check_file_among(
+        &self,
+        tree: &dyn FileTree,
+        file: &TreeElf,
+        identities: &Identities<'_>,
+    ) -> ElfReport {
         let elf = &file.elf;
+        let own = identity(elf);
+        let loads = |candidate: &str| identities.get(candidate).is_none_or(|i| *i == own);
         let (search_kind, search_path) = match (elf.runpath(), elf.rpath()) {
             (Some(runpath), _) => (Some(SearchKind::Runpath), runpath),
             (None, Some(rpath)) => (Some(SearchKind::Rpath), rpath),
@@ -110,7 +140,7 @@ impl LinkChecker {
             .iter()
             .map(|name| Needed {
                 name: name.clone(),
-                resolution: self.resolve(tree, name, &search_dirs, interpreter),
+                resolution: self.resolve(tree, name, &search_dirs, interpreter, &loads),
             })
             .collect();
         ElfReport {
@@ -131,6 +161,7 @@ impl LinkChecker {
         name: &str,
         dirs: &[SearchDir],
         interpreter: Option<&str>,
+        loads: &dyn Fn(&str) -> bool,
     ) -> Resolution {
         let base = name.rsplit('/').next().unwrap_or(name);
         if name.contains('/') {
@@ -144,7 +175,7 @@ impl LinkChecker {
         for dir in dirs {
             if let SearchDir::Tree(dir) = dir {
                 let candidate = join(dir, name);
-                if tree.contains_file(&candidate) {
+                if tree.contains_file(&candidate) && loads(&candidate) {
                     return Resolution::Tree { path: candidate };
                 }
             }

@@ -56,22 +56,83 @@ mod tests {
     use super::*;
     use crate::{DirTree, LinkChecker};
 
-    /// A shared object compiled by gcc (a TEST_PACKAGES of xtask/src/ci.rs)
-    /// with `flags`, its ELF facts.
+    /// A shared object compiled by gcc (a TEST_PACKAGES of xtask/src/ci.rs,
+    /// with gcc-multilib for `-m32`) with `flags`, its ELF facts.
     fn library(dir: &std::path::Path, name: &str, flags: &[&str]) -> elf_surgery::ElfFile {
         let src = dir.join("unit.c");
         std::fs::write(&src, "int f(void) { return 1; }\n").unwrap();
         let out = dir.join(name);
         std::fs::create_dir_all(out.parent().unwrap()).unwrap();
         let status = std::process::Command::new("gcc")
+            .args(flags.iter().filter(|f| **f == "-m32"))
             .args(["-shared", "-fPIC", "-o"])
             .arg(&out)
             .arg(&src)
-            .args(flags)
+            .args(flags.iter().filter(|f| **f != "-m32"))
             .status()
             .unwrap();
         assert!(status.success());
         elf_surgery::ElfFile::open(&out).unwrap()
+    }
+
+    #[test]
+    fn a_library_of_another_class_is_passed_over_as_the_loader_does() {
+        // An i386 runtime searching `$ORIGIN` then `$ORIGIN/../lib32`: the
+        // x86_64 libdep.so.1 beside it is not what the loader takes.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let host = library(root, "pkg/lib/libdep.so.1", &["-Wl,-soname,libdep.so.1"]);
+        let lib32 = root.join("pkg/lib32");
+        let dep32 = library(
+            root,
+            "pkg/lib32/libdep.so.1",
+            &["-m32", "-Wl,-soname,libdep.so.1"],
+        );
+        let user = library(
+            root,
+            "pkg/lib/librt-i386.so",
+            &[
+                "-m32",
+                "-L",
+                lib32.to_str().unwrap(),
+                "-Wl,--no-as-needed",
+                "-l:libdep.so.1",
+                "-Wl,-rpath,$ORIGIN:$ORIGIN/../lib32",
+            ],
+        );
+        let elf = |path: &str, elf: elf_surgery::ElfFile| TreeElf {
+            path: path.to_owned(),
+            origin: None,
+            elf,
+            imports: None,
+        };
+        let resolution = |files: Vec<TreeElf>| {
+            let report = LinkChecker::new().check(&FactsTree::new(Vec::<String>::new(), files));
+            let report = report.unwrap();
+            let user = report
+                .files
+                .iter()
+                .find(|f| f.path == "pkg/lib/librt-i386.so")
+                .unwrap();
+            user.needed[0].resolution.clone()
+        };
+        assert_eq!(
+            resolution(vec![
+                elf("pkg/lib/librt-i386.so", user.clone()),
+                elf("pkg/lib/libdep.so.1", host.clone()),
+                elf("pkg/lib32/libdep.so.1", dep32),
+            ]),
+            crate::Resolution::Tree {
+                path: "pkg/lib32/libdep.so.1".into()
+            }
+        );
+        assert_eq!(
+            resolution(vec![
+                elf("pkg/lib/librt-i386.so", user),
+                elf("pkg/lib/libdep.so.1", host),
+            ]),
+            crate::Resolution::Unresolved
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ use crate::execute::write_sdist;
 use crate::index::{IndexLayout, IndexOptions, index};
 use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
-use crate::staging::Staging;
+use crate::staging::{Staging, StagingCleanup};
 use fs_helpers::file_hash::sha256_file;
 use pypa_formats::core_metadata::headers;
 use release_check::{ElfLinks, LinkRules, VerifyOptions};
@@ -52,6 +52,9 @@ pub struct AssembleOptions {
     /// written and [`AssembleReport::elf_links`] says what fails, as
     /// `build` does (docs/behaviour.md#build-link-check).
     pub strict: bool,
+    /// Who removes the staging directory if a signal ends the process
+    /// mid-assembly.
+    pub cleanup: Option<StagingCleanup>,
 }
 
 /// One shard's output, its manifest checked against its `dist/`.
@@ -574,7 +577,7 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     if fs::read_dir(&dist).is_ok_and(|mut entries| entries.next().is_some()) {
         return Err(ErrorKind::DestinationNotEmpty { dist }.into());
     }
-    let staging = Staging::create(&dist, None)?;
+    let staging = Staging::create(&dist, None, args.cleanup.as_ref())?;
     // `dist/`, without the trailing separator `join("")` leaves.
     let root: PathBuf = staging.dir("")?.components().collect();
     let mut staged = Vec::new();

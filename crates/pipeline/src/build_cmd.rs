@@ -16,11 +16,12 @@ use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
 use crate::built_links::{self, BuiltElves};
 use crate::error::{Error, ErrorKind, IoAction, Result};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
+use crate::foreseen::{self, ForeseenFailure};
 use crate::native::NativePrograms;
 use crate::progress::BuildProgress;
 use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
-use crate::staging::Staging;
+use crate::staging::{Staging, StagingCleanup};
 use crate::timings::{BuildTimings, Stopwatch};
 use fs_helpers::file_hash::sha256_file;
 use release_check::ElfLinks;
@@ -101,6 +102,9 @@ pub struct BuildOptions {
     pub hash_files: bool,
     /// Measure wall and CPU time per build step, package and phase.
     pub timings: bool,
+    /// Who removes the staging directory if a signal ends the process
+    /// mid-build (`None`: a signal leaves it for the next build to remove).
+    pub cleanup: Option<StagingCleanup>,
 }
 
 impl Default for BuildOptions {
@@ -114,6 +118,7 @@ impl Default for BuildOptions {
             shard: None,
             hash_files: false,
             timings: false,
+            cleanup: None,
         }
     }
 }
@@ -350,7 +355,11 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
     }
     let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
     // Creates `dist/` (and the destination) if needed.
-    let staging = Staging::create(&args.dest_dir.join("dist"), commit_gates)?;
+    let staging = Staging::create(
+        &args.dest_dir.join("dist"),
+        commit_gates,
+        args.cleanup.as_ref(),
+    )?;
     // Archives are read once, extracted into the staging directory while
     // they are indexed (docs/artifacts.md).
     let dir = args.plan.open_artifacts_extracting(&staging.extracted())?;
@@ -394,6 +403,18 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
     // A shard's wheels link against other shards' files: `assemble`
     // verifies the whole release instead.
     let elf_links = shard.is_none().then(|| built_links::check(&plan, elves));
+    let fails_verify = match &shard {
+        Some((id, shards)) => {
+            let selected = shards.select(&plan, *id);
+            let names: Vec<&str> = selected
+                .packages
+                .iter()
+                .map(|p| p.dist_name.as_str())
+                .collect();
+            foreseen::foresee(&plan, &|name| names.contains(&name))
+        }
+        None => foreseen::foresee(&plan, &|_| true),
+    };
     if let (Some(timings), Some(executed)) = (timings.as_mut(), executed) {
         timings.extend(executed);
     }
@@ -435,6 +456,7 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
     );
     report.shard = shard_manifest;
     report.elf_links = elf_links;
+    report.fails_verify = fails_verify;
     report.timings = timings;
     Ok(report)
 }
@@ -571,6 +593,11 @@ pub struct BuildReport {
     /// The ELF-link check of what was written (not for a shard or a plan).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elf_links: Option<ElfLinks>,
+    /// Other checks of `verify` the packages written will fail because
+    /// the build was asked to write them so (`--keep-absolute-search-paths`),
+    /// in `verify`'s words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fails_verify: Vec<ForeseenFailure>,
 }
 
 impl BuildReport {
@@ -591,6 +618,7 @@ impl BuildReport {
             shard: None,
             timings: None,
             elf_links: None,
+            fails_verify: Vec::new(),
         }
     }
 }
@@ -707,7 +735,7 @@ mod tests {
             progress: Arc::new(crate::NoProgress),
             timings: false,
         };
-        let staging = Staging::create(&dest.path().join("dist"), None).unwrap();
+        let staging = Staging::create(&dest.path().join("dist"), None, None).unwrap();
         let result = execute(
             &plan,
             &python::sdist_files(),

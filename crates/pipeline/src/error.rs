@@ -355,6 +355,25 @@ pub enum ErrorKind {
         /// Why.
         source: io::Error,
     },
+    /// `dist/` holds index files (pages, `.metadata` files) describing
+    /// the packages the build replaces, and they cannot be written again
+    /// for the new ones (the cause says why): publishing would leave them
+    /// stale, so nothing was published.
+    #[error(
+        "{} holds index files that describe the packages this build replaces ({}), and they \
+         cannot be written again for the new packages, so nothing was published; remove them \
+         (then run `therock-package index` after the build), or fix the cause",
+        dist.display(),
+        files.join(", ")
+    )]
+    StaleIndex {
+        /// The `dist/` being replaced.
+        dist: PathBuf,
+        /// The index files, relative to it.
+        files: Vec<String>,
+        /// Why they cannot be written again.
+        source: Box<Error>,
+    },
     /// The staged `dist/` cannot replace the old one.
     #[error("cannot swap {} into place as {}", staged.display(), dist.display())]
     Swap {

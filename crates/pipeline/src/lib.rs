@@ -53,6 +53,7 @@ mod build_cmd;
 mod built_links;
 mod error;
 mod execute;
+mod foreseen;
 mod index;
 mod inspect;
 mod native;
@@ -69,6 +70,7 @@ pub use build_cmd::{
     PlanOptions, PlanReport, ShardRecord, WrittenFile, build, plan,
 };
 pub use error::{Disagreement, Error, ErrorKind, IoAction, Result};
+pub use foreseen::ForeseenFailure;
 pub use index::{IndexLayout, IndexOptions, IndexReport, WrittenPage, index};
 pub use inspect::{
     ComponentGroup, Counts, InspectOptions, InspectReport, NameGroup, TargetRow, inspect,
@@ -80,4 +82,5 @@ pub use post_release::{PostReleaseOptions, PostReleaseReport, post_release};
 pub use progress::{BuildProgress, NoProgress};
 pub use release_check::ElfLinks;
 pub use shard::{MatrixEntry, ShardId, ShardIdError, ShardPlan};
+pub use staging::StagingCleanup;
 pub use timings::{BuildTimings, PackageTime, PhaseTime, StepTime};

@@ -13,9 +13,12 @@
 //! short critical sections: creating a staging directory, removing
 //! abandoned ones, and the commit.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, TryLockError};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, ErrorKind, IoAction, Result};
@@ -46,6 +49,81 @@ impl Gate {
     }
 }
 
+/// Removes the staging directories of the builds (and assemblies) it is
+/// given to, from outside them: the handler of SIGINT or SIGTERM calls
+/// [`StagingCleanup::remove_now`] before the process ends, since a process
+/// ended by a signal runs no destructor (docs/pipeline.md, "Interrupted
+/// builds"). Cloning shares it.
+///
+/// ```
+/// let cleanup = pipeline::StagingCleanup::new();
+/// // A signal handler's thread, when the signal arrives:
+/// let removed = cleanup.remove_now();
+/// assert!(removed.is_empty()); // no build was running
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct StagingCleanup {
+    live: Arc<Mutex<BTreeMap<u64, LiveStaging>>>,
+    next: Arc<AtomicU64>,
+}
+
+/// What one running build would leave behind.
+#[derive(Debug, Clone)]
+struct LiveStaging {
+    root: PathBuf,
+    lock_path: PathBuf,
+    /// `dist/`, when the build made it (removed if still empty).
+    created_dist: Option<PathBuf>,
+}
+
+impl StagingCleanup {
+    /// A cleanup no build uses yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Removes the staging directory of every build still running, and
+    /// its lock file; returns the directories removed. The builds'
+    /// threads may still be writing into them: removal is retried until
+    /// the directory is gone.
+    pub fn remove_now(&self) -> Vec<PathBuf> {
+        let live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut removed = Vec::new();
+        for staging in live.values() {
+            for _ in 0..100 {
+                match fs::remove_dir_all(&staging.root) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => {}
+                    _ => break,
+                }
+            }
+            if !staging.root.exists() {
+                removed.push(staging.root.clone());
+            }
+            let _ = fs::remove_file(&staging.lock_path);
+            if let Some(dist) = &staging.created_dist {
+                let _ = fs::remove_dir(dist);
+            }
+        }
+        removed
+    }
+
+    fn register(&self, staging: LiveStaging) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, staging);
+        id
+    }
+
+    fn unregister(&self, id: u64) {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+    }
+}
+
 /// A build's private directory beside `dist/`, removed when dropped.
 #[derive(Debug)]
 pub(crate) struct Staging {
@@ -63,12 +141,19 @@ pub(crate) struct Staging {
     /// and any missing parents, deepest first): a build that fails removes
     /// them again when they hold nothing else.
     created_parents: Vec<PathBuf>,
+    /// Who removes the directory when a signal ends the process, and this
+    /// build's entry there.
+    cleanup: Option<(StagingCleanup, u64)>,
 }
 
 impl Staging {
     /// Creates `dist` if needed, removes staging directories no live build
     /// holds, and makes a new one. `gates` is the test hook's directory.
-    pub(crate) fn create(dist: &Path, gates: Option<PathBuf>) -> Result<Self> {
+    pub(crate) fn create(
+        dist: &Path,
+        gates: Option<PathBuf>,
+        cleanup: Option<&StagingCleanup>,
+    ) -> Result<Self> {
         let created_dist = !dist.exists();
         let created_parents: Vec<PathBuf> = dist
             .ancestors()
@@ -96,6 +181,14 @@ impl Staging {
             .map_err(Error::io(IoAction::Create, &lock_path))?;
         lock.lock().map_err(Error::io(IoAction::Lock, &lock_path))?;
         let root = parent.join(&id);
+        let cleanup = cleanup.map(|cleanup| {
+            let entry = cleanup.register(LiveStaging {
+                root: root.clone(),
+                lock_path: lock_path.clone(),
+                created_dist: created_dist.then(|| dist.clone()),
+            });
+            (cleanup.clone(), entry)
+        });
         let staging = Self {
             dist,
             root,
@@ -104,6 +197,7 @@ impl Staging {
             gates,
             created_dist,
             created_parents,
+            cleanup,
         };
         for dir in [staging.root.clone(), staging.new_dist(), staging.scratch()] {
             fs::create_dir(&dir).map_err(Error::io(IoAction::Create, &dir))?;
@@ -151,7 +245,13 @@ impl Staging {
         let parent = self.dist.parent().expect("checked in create").to_owned();
         let _dist_lock = DistLock::acquire(&parent)?;
         let new = self.new_dist();
+        // Read before the old entries are linked in: what the old `dist/`
+        // held, not what this build staged.
+        let index_files = crate::index::find_index_files(&self.dist)?;
         link_missing(&self.dist, &new)?;
+        if let Some(files) = &index_files {
+            crate::index::write_index_again(&new, &self.dist, files)?;
+        }
         self.gate(Gate::BeforeSwap)?;
         exchange(&new, &self.dist).map_err(|source| ErrorKind::Swap {
             staged: new.clone(),
@@ -207,6 +307,9 @@ impl Drop for Staging {
             let _ = fs::remove_dir(&self.dist);
         }
         let _ = self.lock.unlock();
+        if let Some((cleanup, entry)) = &self.cleanup {
+            cleanup.unregister(*entry);
+        }
         if self.created_dist
             && let Some(parent) = self.dist.parent()
         {

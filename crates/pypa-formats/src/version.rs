@@ -13,17 +13,34 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
-/// A version string that is not valid PEP 440.
+/// A version string that is not valid PEP 440. Its message shows the
+/// string with control characters escaped (`\n`, `\u{1b}`): a version
+/// read from a file stays one line and cannot steer a terminal.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "version `{input}` is not a valid PEP 440 version: {reason}; \
-     use a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`"
+    "version `{}` is not a valid PEP 440 version: {}; \
+     use a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`",
+    escaped(input),
+    escaped(reason)
 )]
 pub struct VersionError {
     /// The string as given.
     pub input: String,
     /// What was wrong with it.
     pub reason: String,
+}
+
+/// `text` with its control characters escaped as Rust writes them.
+fn escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The kind of a pre-release segment, in PEP 440 order.

@@ -7,8 +7,9 @@
 //! bytes for a file name present twice, device wheels reachable through
 //! the `rocm` extras on their platform, every requirement satisfiable,
 //! kpack completeness against given family lists, names Windows can hold,
-//! the build's GPU targets document, ELF links, runtime aliases, absolute
-//! search paths, manylinux policies.
+//! names every file system holds, one owner for every installed path, the
+//! build's GPU targets document, ELF links, runtime aliases, absolute
+//! search paths, manylinux policies, index pages and `.metadata` files.
 //!
 //! Verify this release from another program:
 //!
@@ -35,6 +36,8 @@ mod devel_tarball;
 mod dist_targets;
 mod duplicates;
 mod extras;
+mod index_pages;
+mod installed;
 mod kpack;
 mod links;
 mod pep508;
@@ -57,6 +60,7 @@ use serde::Serialize;
 pub use links::ElfLinks;
 use release::{DistFile, Kind};
 pub use release::{SdistError, sdist_file, sdist_pkg_info};
+pub use search_paths::search_path_problem;
 
 /// What to verify: the dist directories of one release and what the
 /// checks allow (`therock-package verify` builds one from its flags).
@@ -416,6 +420,20 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             Some(windows.note),
         )
     });
+    let installed = installed::read(&release);
+    checks.push(outcome(
+        "name-lengths",
+        "every path a wheel or its devel tarball installs has names of at most 255 bytes and fits Linux's PATH_MAX below a site-packages",
+        Some(installed::name_lengths(&installed)),
+        Some(format!("{} wheels", installed.wheels.len())),
+    ));
+    checks.push(outcome(
+        "one-owner",
+        "no two wheels installed together (on one platform) ship the same path",
+        Some(installed::one_owner(&release, &installed)),
+        None,
+    ));
+    drop(installed);
     let targets = dist_targets::check(&release);
     let targets_note = targets
         .is_none()
@@ -470,6 +488,16 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             Some(policy.note),
         )
     });
+    let pages = index_pages::check(&options.dirs, &release);
+    let pages_note = pages
+        .is_none()
+        .then(|| "no index pages or .metadata files".to_owned());
+    checks.push(outcome(
+        "index-pages",
+        "index pages and .metadata files beside the packages describe them as they are",
+        pages,
+        pages_note,
+    ));
     Ok(VerifyReport {
         schema: 1,
         ok: checks.iter().all(|c| c.status != CheckStatus::Failed),

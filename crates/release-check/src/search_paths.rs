@@ -70,7 +70,7 @@ fn runtime_problems(report: &LinkReport) -> Vec<String> {
             if let SearchDir::Outside(entry) = dir
                 && entry.starts_with('/')
             {
-                problems.push(problem(
+                problems.push(search_path_problem(
                     &file.path,
                     file.origin.as_deref().unwrap_or("?"),
                     tag,
@@ -124,17 +124,21 @@ fn devel_problems(
                 (None, None) => continue,
             };
             for dir in search.split(':').filter(|d| d.starts_with('/')) {
-                problems.push(problem(&path, origin, tag, dir));
+                problems.push(search_path_problem(&path, origin, tag, dir));
             }
         }
         Ok(())
     })
 }
 
-fn problem(path: &str, origin: &str, tag: &str, entry: &str) -> String {
+/// The `search-paths` problem of one absolute entry: the file at `path`
+/// (its installed path) of `origin` (the wheel's file name, with the devel
+/// tarball in it for a tarball member) searches `entry` through its `tag`
+/// (`RPATH` or `RUNPATH`). A build that keeps such entries
+/// (`--keep-absolute-search-paths`) says so in these words.
+pub fn search_path_problem(path: &str, origin: &str, tag: &str, entry: &str) -> String {
     format!(
         "{path} (in {origin}): its {tag} searches the absolute directory {entry}, a directory \
-         of the build host; rebuild without --keep-absolute-search-paths (a file the build does \
-         not edit, 32-bit or another machine's, must be left out of the artifacts)"
+         of the build host; rebuild without --keep-absolute-search-paths"
     )
 }

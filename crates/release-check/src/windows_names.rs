@@ -9,8 +9,6 @@
 //! `MAX_PATH` below a typical site-packages are reported, not failed.
 
 use std::collections::BTreeSet;
-use std::io;
-use std::path::Path;
 
 use dist_info::requirement::Platform;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
@@ -72,8 +70,8 @@ pub(crate) fn check(release: &Release) -> WindowsNames {
             .filter(|m| devel_tarball::is_devel_tarball(m))
         {
             let origin = format!("{} ({member})", file.display);
-            match tarball_members(&file.path, member) {
-                Ok(names) => paths.extend(names.into_iter().map(|path| Installed {
+            match super::installed::tarball_members(&file.path, member) {
+                Ok(names) => paths.extend(names.into_iter().map(|(path, _)| Installed {
                     path,
                     origin: origin.clone(),
                 })),
@@ -93,18 +91,6 @@ pub(crate) fn check(release: &Release) -> WindowsNames {
         note: format!("{wheels} wheels that install on Windows"),
         details,
     }
-}
-
-/// The member names of the devel tarball `member` of the wheel at `wheel`,
-/// as clean site-packages paths, read as a stream.
-fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<String>> {
-    devel_tarball::with_archive(wheel, member, |archive| {
-        let mut names = Vec::new();
-        for entry in archive.entries()? {
-            names.push(devel_tarball::clean_path(&entry?.path_bytes()));
-        }
-        Ok(names)
-    })
 }
 
 /// Names Windows cannot hold, one problem per bad directory or file.

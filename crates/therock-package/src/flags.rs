@@ -298,6 +298,7 @@ impl BuildFlags {
             // Only the JSON report shows the hashes.
             hash_files: self.json,
             timings: self.timings,
+            cleanup: None,
         }
     }
 }
@@ -333,6 +334,7 @@ impl AssembleFlags {
             dest_dir: self.dest_dir.clone(),
             link_rules: self.link_rules.rules(),
             strict: self.strict,
+            cleanup: None,
         }
     }
 }

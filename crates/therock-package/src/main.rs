@@ -8,6 +8,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod flags;
+mod interrupt;
 mod progress;
 mod render;
 
@@ -224,7 +225,9 @@ fn main() -> ExitCode {
     console.init_logging(&[]);
     match run(cli.command, &console) {
         Ok((out, status)) => {
-            print!("{out}");
+            // Reports quote names from their input: no control character
+            // but the layout's own reaches the terminal.
+            print!("{}", cli_output::escaped_lines(&out));
             status
         }
         Err(e) => ExitStatus::failed("therock-package: error: ", &e),
@@ -248,6 +251,10 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         Command::Build { args, native } => {
             let mut options = args.options();
             options.plan.native_programs = native.programs();
+            // Before any thread starts (the progress display's included).
+            let cleanup = pipeline::StagingCleanup::new();
+            interrupt::remove_staging_on_signal(cleanup.clone());
+            options.cleanup = Some(cleanup);
             let progress = Arc::new(ConsoleProgress::new(console));
             let result = pipeline::build(&options, progress.clone());
             // A failed build leaves the display up: clear it before the
@@ -258,15 +265,20 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             let text = || render::build(&r, console.is_terminal());
             let out = done(args.json, console, || cli_output::json(&r), text);
             // The packages are written either way; `--strict` makes a
-            // failed link check the verdict, as in `verify`.
-            if let Some(warning) = render::elf_links_warning(&r) {
+            // check `verify` will fail the verdict, as in `verify`.
+            let warnings: Vec<String> = render::elf_links_warning(&r)
+                .into_iter()
+                .chain(render::fails_verify_lines(&r))
+                .collect();
+            for warning in &warnings {
                 if args.strict {
-                    eprintln!("therock-package: error: {warning}");
-                    return Ok((out, ExitStatus::verdict(false)));
+                    eprintln!("therock-package: error: {}", cli_output::escaped(warning));
+                } else if !console.quiet() {
+                    eprintln!("therock-package: warning: {}", cli_output::escaped(warning));
                 }
-                if !console.quiet() {
-                    eprintln!("therock-package: warning: {warning}");
-                }
+            }
+            if args.strict && !warnings.is_empty() {
+                return Ok((out, ExitStatus::verdict(false)));
             }
             out
         }
@@ -286,18 +298,32 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             }
         }
         Command::Assemble(flags) => {
-            let report = pipeline::assemble(&flags.options()).map_err(|e| match e.kind() {
-                // The verify report is the rest of the message.
-                pipeline::ErrorKind::AssembledReleaseFailsVerify { report } => {
-                    anyhow::anyhow!("{e}:\n{}", render::verify(report))
+            let mut options = flags.options();
+            let cleanup = pipeline::StagingCleanup::new();
+            interrupt::remove_staging_on_signal(cleanup.clone());
+            options.cleanup = Some(cleanup);
+            let report = match pipeline::assemble(&options) {
+                Ok(report) => report,
+                Err(e) => {
+                    let pipeline::ErrorKind::AssembledReleaseFailsVerify { report } = e.kind()
+                    else {
+                        return Err(e.into());
+                    };
+                    // The verify report is the rest of the message, on
+                    // lines of its own.
+                    let status = ExitStatus::failed("therock-package: error: ", &format!("{e}:"));
+                    eprint!("{}", cli_output::escaped_lines(&render::verify(report)));
+                    return Ok((String::new(), status));
                 }
-                _ => e.into(),
-            })?;
+            };
             // Written: unresolved links alone are a warning, as in build.
             if let Some(warning) = render::elf_links_line(&report.elf_links, &report.dist_dir)
                 && !console.quiet()
             {
-                eprintln!("therock-package: warning: {warning}");
+                eprintln!(
+                    "therock-package: warning: {}",
+                    cli_output::escaped(&warning)
+                );
             }
             if flags.json {
                 cli_output::json(&report)

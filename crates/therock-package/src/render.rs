@@ -287,6 +287,28 @@ pub(crate) fn elf_links_line(links: &ElfLinks, dist: &Path) -> Option<String> {
     ))
 }
 
+/// The warning lines of the other checks `verify` will fail on what
+/// `build` wrote by request (`--keep-absolute-search-paths`), one per
+/// check, in `verify`'s words (docs/behaviour.md#build-checks).
+pub(crate) fn fails_verify_lines(r: &BuildReport) -> Vec<String> {
+    r.fails_verify
+        .iter()
+        .filter_map(|failure| {
+            let first = failure.problems.first()?;
+            let more = match failure.problems.len() {
+                1 => String::new(),
+                n => format!(" ({} more)", n - 1),
+            };
+            Some(format!(
+                "the release fails verify's {} check: {first}{more}; run `therock-package verify \
+                 {}` to see all",
+                failure.check,
+                r.dist_dir.display()
+            ))
+        })
+        .collect()
+}
+
 /// `assemble`'s text report: one line per platform, then where the
 /// release is.
 pub(crate) fn assemble(r: &AssembleReport) -> String {

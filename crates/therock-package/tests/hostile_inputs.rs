@@ -687,6 +687,16 @@ fn absolute_search_path_entries_are_left_out_with_a_warning_unless_kept() {
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("WARN"), "{stderr}");
+    // The build says what verify will say, in its words.
+    assert!(
+        stderr.contains(
+            "therock-package: warning: the release fails verify's search-paths check: \
+             _rocm_sdk_core/lib/libamdhip64.so.7 (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): \
+             its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory \
+             of the build host; rebuild without --keep-absolute-search-paths (1 more)"
+        ),
+        "{stderr}"
+    );
     let dist = kept.path().join("dist");
     assert!(
         shipped_search_path(&dist)
@@ -701,7 +711,265 @@ fn absolute_search_path_entries_are_left_out_with_a_warning_unless_kept() {
         .collect();
     insta::assert_snapshot!(problems.join("\n"), @"
     FAILED  search-paths: no ELF file of a Linux wheel or of its devel tarball searches an absolute directory (a directory of the build host)
-            - _rocm_sdk_core/lib/libamdhip64.so.7 (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths (a file the build does not edit, 32-bit or another machine's, must be left out of the artifacts)
-            - _rocm_sdk_devel/bin/rocblas-devtool (in rocm_sdk_devel-7.1.0-py3-none-linux_x86_64.whl (rocm_sdk_devel/_devel.tar)): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths (a file the build does not edit, 32-bit or another machine's, must be left out of the artifacts)
+            - _rocm_sdk_core/lib/libamdhip64.so.7 (in rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths
+            - _rocm_sdk_devel/bin/rocblas-devtool (in rocm_sdk_devel-7.1.0-py3-none-linux_x86_64.whl (rocm_sdk_devel/_devel.tar)): its RPATH searches the absolute directory /home/builder/TheRock/build/lib, a directory of the build host; rebuild without --keep-absolute-search-paths
     ");
+}
+
+// ---- ELF files of every class ----
+
+/// An i386 runtime as a multilib clang ships it (gcc-multilib, a
+/// TEST_PACKAGES of xtask/src/ci.rs): a shared object whose RUNPATH names
+/// a directory of the build host, then its own.
+fn i386_runtime(dest: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("rt.c");
+    fs::write(&source, "int __rt_probe(void) { return 32; }\n").unwrap();
+    let status = Command::new("gcc")
+        .args(["-m32", "-shared", "-fPIC", "-Wl,--enable-new-dtags"])
+        .arg("-Wl,-rpath,/build/llvm-toolchain/stage2-bins/./lib:$ORIGIN/../lib")
+        .arg("-Wl,-soname,libclang_rt.probe-i386.so")
+        .arg("-o")
+        .arg(dest)
+        .arg(&source)
+        .status()
+        .expect("gcc runs");
+    assert!(
+        status.success(),
+        "gcc -m32 (gcc-multilib) builds the runtime"
+    );
+}
+
+#[test]
+fn a_32_bit_library_with_the_build_hosts_search_path_is_edited_like_the_hosts_own() {
+    let copy = copy_of(Layout::Tree);
+    let runtime = copy
+        .path()
+        .join(HIP)
+        .join("core/clr/stage/lib/libclang_rt.probe-i386.so");
+    i386_runtime(&runtime);
+    let dest = tempfile::tempdir().unwrap();
+    let (code, stderr) = build(&[], copy.path(), dest.path(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("libclang_rt.probe-i386.so: left out the absolute search-path entries"),
+        "{stderr}"
+    );
+    let dist = dest.path().join("dist");
+    let wheel = fixtures::files::entry_starting_with(&dist, "rocm_sdk_core-");
+    let bytes = wheel_writer::WheelReader::open(&wheel)
+        .unwrap()
+        .read_member("_rocm_sdk_core/lib/libclang_rt.probe-i386.so")
+        .unwrap();
+    let elf = elf_surgery::ElfFile::parse(&mut std::io::Cursor::new(bytes)).unwrap();
+    assert_eq!(elf.class(), Some(elf_surgery::ElfClass::Elf32));
+    assert_eq!(
+        (elf.rpath(), elf.runpath()),
+        (
+            Some(
+                "$ORIGIN/../lib:$ORIGIN/../../_rocm_sdk_core/lib/llvm/lib:$ORIGIN/../../_rocm_sdk_core/lib/rocm_sysdeps/lib"
+            ),
+            None
+        )
+    );
+    let report = common::ok(&common::verify(&[&dist], &[]));
+    assert!(report.contains("ok      search-paths"), "{report}");
+}
+
+/// `elf` with its `e_machine` set to `EM_AMDGPU`: device code to the build,
+/// which never edits it.
+fn as_device_code(elf: &Path) {
+    let mut bytes = fs::read(elf).unwrap();
+    bytes[18..20].copy_from_slice(&object_em_amdgpu().to_le_bytes());
+    fs::write(elf, bytes).unwrap();
+}
+
+fn object_em_amdgpu() -> u16 {
+    224
+}
+
+#[test]
+fn a_file_the_build_does_not_edit_that_searches_the_build_host_is_refused_or_reported_in_verifys_words()
+ {
+    // Device code in the devel tree whose RUNPATH names the build host:
+    // `verify` reads every ELF file of the devel tarball, the build does
+    // not edit device code.
+    let copy = copy_of(Layout::Tree);
+    let devel_only = copy.path().join(DEVEL_ONLY_PROGRAM);
+    fs::create_dir_all(devel_only.parent().unwrap()).unwrap();
+    fs::copy(copy.path().join(HIP_INFO), &devel_only).unwrap();
+    let host_dir = elf_surgery::SearchPathEdit::set(["/home/builder/TheRock/build/lib", "$ORIGIN"]);
+    elf_surgery::edit_file(&devel_only, &host_dir).unwrap();
+    as_device_code(&devel_only);
+    assert_all_refused([refused(
+        copy.path(),
+        &devel_only,
+        "its RUNPATH searches the absolute directory /home/builder/TheRock/build/lib (of the \
+         build host), and the build does not edit device code, object files or other ELF \
+         types, so rocm-sdk-devel would ship it as it is",
+    )]);
+
+    // Kept on request, the build says what verify will say, in its words.
+    let dest = tempfile::tempdir().unwrap();
+    let (code, stderr) = build(
+        &[],
+        copy.path(),
+        dest.path(),
+        &["--keep-absolute-search-paths"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let warning = stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(
+                "therock-package: warning: the release fails verify's search-paths check: ",
+            )
+        })
+        .unwrap_or_else(|| panic!("no search-paths warning: {stderr}"));
+    let dist = dest.path().join("dist");
+    let report = common::fails(&common::verify(&[&dist], &[]));
+    let problem = report
+        .lines()
+        .skip_while(|l| !l.starts_with("FAILED  search-paths"))
+        .nth(1)
+        .and_then(|l| l.trim().strip_prefix("- "))
+        .unwrap_or_else(|| panic!("{report}"));
+    let said = warning
+        .split("; run `therock-package verify")
+        .next()
+        .unwrap();
+    assert_eq!(said, problem);
+    let failed: Vec<&str> = report.lines().filter(|l| l.starts_with("FAILED")).collect();
+    assert_eq!(failed.len(), 1, "{report}");
+    // Under --strict it is the verdict.
+    let strict = tempfile::tempdir().unwrap();
+    let (code, stderr) = build(
+        &[],
+        copy.path(),
+        strict.path(),
+        &["--keep-absolute-search-paths", "--strict"],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("therock-package: error: the release fails verify's search-paths check: "),
+        "{stderr}"
+    );
+}
+
+// ---- names every file system holds ----
+
+/// The HIP archive artifact of a copy with one more file member at
+/// `relpath` (below the manifest prefix).
+fn archive_with_member(relpath: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let copy = copy_of(Layout::TarZst);
+    let archive = copy.path().join(format!("{HIP}.tar.zst"));
+    let mut out = copy_of_tar(&decompress(&fs::read(&archive).unwrap(), Layout::TarZst));
+    let mut header = tar::Header::new_gnu();
+    header.set_size(5);
+    header.set_mode(0o644);
+    header.set_mtime(1_700_000_000);
+    out.append_data(
+        &mut header,
+        format!("core/clr/stage/{relpath}"),
+        &b"data\n"[..],
+    )
+    .unwrap();
+    fs::write(
+        &archive,
+        compress(&out.into_inner().unwrap(), Layout::TarZst),
+    )
+    .unwrap();
+    (copy, archive)
+}
+
+#[test]
+fn a_name_or_a_path_no_file_system_holds_is_refused_naming_it() {
+    let mut problems = Vec::new();
+    // A 304-byte name: ext4, XFS and NTFS hold at most 255.
+    let (copy, archive) = archive_with_member(&format!("share/doc/{}.txt", "n".repeat(300)));
+    problems.push(refused(
+        copy.path(),
+        &archive,
+        "is 304 bytes long, more than the 255 bytes a file system holds in one name",
+    ));
+    // A 4296-character path of short names: past PATH_MAX below any
+    // site-packages.
+    let deep = format!("{}x.txt", format!("{}/", "d".repeat(199)).repeat(21));
+    let (copy, archive) = archive_with_member(&format!("share/{deep}"));
+    problems.push(refused(
+        copy.path(),
+        &archive,
+        "stay within Linux's PATH_MAX of 4096 below a site-packages of up to 1024 bytes",
+    ));
+    assert_all_refused(problems);
+}
+
+// ---- one owner for every installed path ----
+
+const DEVICE_LIB_942: &str = "blas_lib_gfx942/math-libs/BLAS/rocBLAS/stage/lib";
+const DEVICE_LIB_1100: &str = "blas_lib_gfx1100/math-libs/BLAS/rocBLAS/stage/lib";
+const GENERIC_LIB: &str = "blas_lib_generic/math-libs/BLAS/rocBLAS/stage/lib";
+
+#[test]
+fn two_packages_installed_together_shipping_one_path_are_refused_naming_both() {
+    let mut problems = Vec::new();
+    // A copy-paste error in a build: gfx942's artifact holds gfx1100's
+    // archive, so both device wheels would ship it.
+    let copy = copy_of(Layout::Tree);
+    let from = copy
+        .path()
+        .join(DEVICE_LIB_1100)
+        .join(".kpack/blas_lib_gfx1100.kpack");
+    let into = copy
+        .path()
+        .join(DEVICE_LIB_942)
+        .join(".kpack/blas_lib_gfx1100.kpack");
+    fs::copy(&from, &into).unwrap();
+    problems.push(refused(
+        copy.path(),
+        &into,
+        "_rocm_sdk_libraries/lib/.kpack/blas_lib_gfx1100.kpack is shipped by both \
+         rocm-sdk-device-gfx1100 and rocm-sdk-device-gfx942",
+    ));
+    // A device file at a path of the libraries wheel.
+    let copy = copy_of(Layout::Tree);
+    let relpath = "rocblas/library/Kernels.so-000-fallback.co";
+    let into = copy.path().join(DEVICE_LIB_942).join(relpath);
+    fs::copy(copy.path().join(GENERIC_LIB).join(relpath), &into).unwrap();
+    problems.push(refused(
+        copy.path(),
+        &into,
+        "_rocm_sdk_libraries/lib/rocblas/library/Kernels.so-000-fallback.co is shipped by both \
+         rocm-sdk-device-gfx942 and rocm-sdk-libraries",
+    ));
+    assert_all_refused(problems);
+}
+
+// ---- messages ----
+
+#[test]
+fn a_manifest_version_with_control_characters_is_echoed_escaped() {
+    let copy = copy_of(Layout::Tree);
+    let manifest = copy
+        .path()
+        .join("base_lib_generic/base/aux-overlay/stage/share/therock/therock_manifest.json");
+    let mut doc: serde_json::Value = serde_json::from_slice(&fs::read(&manifest).unwrap()).unwrap();
+    doc["version"] = "7.1.0\n\u{0}\u{1b}[31mred\u{1b}[0m".into();
+    fs::write(&manifest, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_therock-package"))
+        .arg("build")
+        .arg("--artifact-dir")
+        .arg(copy.path())
+        .arg("--dest-dir")
+        .arg(dest.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        !stderr.trim_end_matches('\n').chars().any(char::is_control),
+        "a control character reached the terminal: {stderr:?}"
+    );
+    insta::assert_snapshot!(stderr.trim_end(), @r#"therock-package: error: therock_manifest.json "version" (pass --version to override it): version `7.1.0\n\0\u{1b}[31mred\u{1b}[0m` is not a valid PEP 440 version: unexpected `\n\0\u{1b}[31mred\u{1b}[0m`; use a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`"#);
 }

@@ -494,3 +494,118 @@ fn uv_installs_through_the_simple_tree() {
         assert!(files.contains(&dist_info), "{dist_info} not installed");
     }
 }
+
+/// Every `(file name, sha256)` a page links, and whether each link
+/// announces a `.metadata` file with its sha256.
+fn linked_hashes(page: &str) -> Vec<(String, String, Option<String>)> {
+    anchors(page)
+        .into_iter()
+        .map(|(href, attrs)| {
+            let (path, sha) = href.split_once("#sha256=").unwrap();
+            let name = path.rsplit('/').next().unwrap().replace("%2B", "+");
+            let metadata = attrs
+                .split_once("data-core-metadata=\"sha256=")
+                .map(|(_, rest)| rest.split('"').next().unwrap().to_owned());
+            (name, sha.to_owned(), metadata)
+        })
+        .collect()
+}
+
+#[test]
+fn a_rebuild_into_an_indexed_dist_writes_its_index_again_and_verify_checks_it() {
+    let dest = tempfile::tempdir().unwrap();
+    let dist = dest.path().join("dist");
+    let kpack = common::artifacts(ExampleMode::Kpack);
+    ok(&common::build_into(&kpack, dest.path(), &[]));
+    ok(&therock_package(&[
+        "index",
+        "--layout",
+        "both",
+        dist.to_str().unwrap(),
+    ]));
+    let stale_page = fs::read(dist.join("index.html")).unwrap();
+    // One flag changed: every wheel gets new bytes under the same name.
+    ok(&common::build_into(
+        &kpack,
+        dest.path(),
+        &["--no-wheel-compression"],
+    ));
+    for page in [
+        dist.join("index.html"),
+        dist.join("simple/rocm-sdk-core/index.html"),
+    ] {
+        let text = fs::read_to_string(&page).unwrap();
+        let links = linked_hashes(&text);
+        assert!(!links.is_empty(), "{}", page.display());
+        for (name, sha, metadata) in links {
+            let file = dist.join(&name);
+            assert_eq!(
+                sha,
+                sha256(&file),
+                "{} links a stale {name}",
+                page.display()
+            );
+            if let Some(metadata_sha) = metadata {
+                let beside = dist.join(format!("{name}.metadata"));
+                assert_eq!(fs::read(&beside).unwrap(), wheel_metadata(&file));
+                assert_eq!(metadata_sha, sha256(&beside));
+            }
+        }
+    }
+    let report = ok(&common::verify(&[&dist], &[]));
+    assert!(report.contains("ok      index-pages"), "{report}");
+    // pip takes the packages through the pages written again.
+    let venv = Venv::new();
+    ok(&venv.pip(&[
+        "install",
+        "-q",
+        "--no-cache-dir",
+        "--index-url",
+        &format!("file://{}/simple/", dist.display()),
+        "rocm-sdk-core",
+    ]));
+
+    // A page of the earlier build is what `verify` now reports.
+    fs::write(dist.join("index.html"), stale_page).unwrap();
+    let report = common::fails(&common::verify(&[&dist], &[]));
+    let failed: Vec<&str> = report.lines().filter(|l| l.starts_with("FAILED")).collect();
+    assert_eq!(
+        failed,
+        [
+            "FAILED  index-pages: index pages and .metadata files beside the packages describe them as they are"
+        ],
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "index.html: the link to rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl carries sha256 "
+        ) && report.contains(
+            "(a page of an earlier build), so pip refuses the download; run `therock-package index"
+        ),
+        "{report}"
+    );
+}
+
+#[test]
+fn metadata_files_of_packages_no_longer_there_are_reported() {
+    let dest = tempfile::tempdir().unwrap();
+    let dist = dest.path().join("dist");
+    ok(&common::build_into(
+        &common::artifacts(ExampleMode::Kpack),
+        dest.path(),
+        &[],
+    ));
+    fs::write(
+        dist.join("rocm_sdk_core-7.0.0-py3-none-linux_x86_64.whl.metadata"),
+        b"Metadata-Version: 2.1\nName: rocm-sdk-core\nVersion: 7.0.0\n\n",
+    )
+    .unwrap();
+    let report = common::fails(&common::verify(&[&dist], &[]));
+    assert!(
+        report.contains(
+            "rocm_sdk_core-7.0.0-py3-none-linux_x86_64.whl.metadata: describes \
+             rocm_sdk_core-7.0.0-py3-none-linux_x86_64.whl, which is not in the directory"
+        ),
+        "{report}"
+    );
+}

@@ -329,3 +329,61 @@ fn verify_and_index_never_read_a_staging_directory() {
     assert!(!page.contains("staging"), "{page}");
     assert!(page.contains("rocm_sdk_core-7.1.0-py3-none-linux_x86_64.whl"));
 }
+
+#[test]
+fn sigint_and_sigterm_remove_the_staging_directory_before_the_process_ends() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let kpack = artifacts(ExampleMode::Kpack);
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let dest = tempfile::tempdir().unwrap();
+        // An earlier release the interrupted build must leave as it was.
+        ok(&therock_package(
+            &build_args(&kpack, dest.path(), &[])
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        ));
+        let dist = dest.path().join("dist");
+        let before = files_with_bytes(&dist);
+        // The build waits mid-way, right after its first bytes were read.
+        let gates = tempfile::tempdir().unwrap();
+        let fifo = gates.path().join("first-bytes");
+        ok(&Command::new("mkfifo").arg(&fifo).output().unwrap());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_therock-package"))
+            .args(build_args(&kpack, dest.path(), &["--version", "7.2.0"]))
+            .env("THEROCK_PACKAGE_TEST_COMMIT_GATE", gates.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let held = wait_at_gate(&fifo, &mut child);
+        assert!(held.is_some(), "{name}: the build never started writing");
+        assert!(
+            !staging_entries(dest.path()).is_empty(),
+            "{name}: no staging directory while the build writes"
+        );
+        let pid = libc::pid_t::try_from(child.id()).unwrap();
+        // SAFETY: `pid` is the child this test spawned and has not reaped.
+        #[allow(unsafe_code)]
+        let sent = unsafe { libc::kill(pid, signal) };
+        assert_eq!(sent, 0);
+        let out = child.wait_with_output().unwrap();
+        drop(held);
+        assert_eq!(
+            out.status.signal(),
+            Some(signal),
+            "{name}: the exit status does not say the signal ended it: {:?}",
+            out.status
+        );
+        assert_eq!(
+            staging_entries(dest.path()),
+            Vec::<String>::new(),
+            "{name}: the staging directory outlived the process"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("therock-package: interrupted: removed the staging directory"),
+            "{name}: {stderr}"
+        );
+        assert!(files_with_bytes(&dist) == before, "{name}: dist/ changed");
+    }
+}

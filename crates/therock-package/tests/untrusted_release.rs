@@ -653,3 +653,47 @@ fn assemble_warns_about_unresolved_links_as_build_does_and_takes_verify_s_exclud
     assert!(report.contains("excluded: libdriver.so.1"), "{report}");
     fails(&verify(&[&dest.join("dist")], &[]));
 }
+
+/// The lines of `check`'s section of a text report: its status line and
+/// its problems.
+fn section<'r>(report: &'r str, check: &str) -> Vec<&'r str> {
+    let mut lines = report
+        .lines()
+        .skip_while(|l| !l[8.min(l.len())..].starts_with(check));
+    let head = lines.next().into_iter();
+    head.chain(lines.take_while(|l| l.starts_with(' ')))
+        .collect()
+}
+
+#[test]
+fn verify_names_paths_no_file_system_holds_and_paths_two_wheels_installed_together_ship() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}x.txt", format!("{}/", "d".repeat(200)).repeat(21));
+    RawWheel::new("long_names", "1.0")
+        .file(&format!("long_names/{}.txt", "n".repeat(300)), b"x\n")
+        .file(&format!("long_names/{deep}"), b"y\n")
+        .write(dir.path());
+    RawWheel::new("first", "1.0")
+        .file("shared/same.txt", b"one\n")
+        .file("shared/node", b"a file\n")
+        .write(dir.path());
+    RawWheel::new("second", "1.0")
+        .file("shared/same.txt", b"two\n")
+        .file("shared/node/below.txt", b"below a directory\n")
+        .write(dir.path());
+    let report =
+        fails(&verify(&[dir.path()], &[])).replace(&dir.path().display().to_string(), "[DIR]");
+    let lines: Vec<&str> = section(&report, "name-lengths")
+        .into_iter()
+        .chain(section(&report, "one-owner"))
+        .collect();
+    insta::assert_snapshot!(lines.join("\n"), @r#"
+    FAILED  name-lengths: every path a wheel or its devel tarball installs has names of at most 255 bytes and fits Linux's PATH_MAX below a site-packages (3 wheels)
+            - [DIR]/long_names-1.0-py3-none-linux_x86_64.whl: long_names/nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…(165 characters)…nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn.txt: the name `nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…` is 304 bytes long, more than the 255 bytes a file system holds in one name, so installers fail on it (File name too long); rebuild without it (shorten or rename it in its artifact)
+            - [DIR]/long_names-1.0-py3-none-linux_x86_64.whl: long_names/ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd…(4087 characters)…dddddddddddddddddddddddddddddddddddddddddddd/x.txt: the installed path is 4237 bytes long, more than the 3070 bytes that stay within Linux's PATH_MAX of 4096 below a site-packages of up to 1024 bytes, so installers fail on it (File name too long); rebuild without it (shorten or rename it in its artifact)
+    FAILED  one-owner: no two wheels installed together (on one platform) ship the same path
+            - shared/node is a file in first and a directory in second: the two cannot be installed together ([DIR]/first-1.0-py3-none-linux_x86_64.whl and [DIR]/second-1.0-py3-none-linux_x86_64.whl); rebuild with the file in one of them
+            - shared/same.txt is shipped by both first and second: installed together, one overwrites the other's file and uninstalling either deletes it ([DIR]/first-1.0-py3-none-linux_x86_64.whl and [DIR]/second-1.0-py3-none-linux_x86_64.whl); rebuild with the file in one of them
+    "#);
+    assert!(report.contains("ok      well-formed"), "{report}");
+}

@@ -72,18 +72,35 @@ pub fn gcc(linker: Linker, args: &[&str]) {
 /// The dlopen checker, built once per test process.
 pub fn dlopen_checker() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        let bin = dir.join("dlopen_check");
-        run_checked(Command::new("gcc").args([
-            "-O1",
-            "-o",
-            bin.to_str().unwrap(),
-            c_source("dlopen_check.c").to_str().unwrap(),
-            "-ldl",
-        ]));
-        bin
-    })
+    BIN.get_or_init(|| build_dlopen_checker(&[]))
+}
+
+/// The 32-bit (i386) dlopen checker, built once per test process with
+/// gcc-multilib (a TEST_PACKAGES of xtask/src/ci.rs).
+pub fn dlopen_checker_32() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| build_dlopen_checker(&["-m32"]))
+}
+
+fn build_dlopen_checker(flags: &[&str]) -> PathBuf {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let bin = dir.join("dlopen_check");
+    run_checked(Command::new("gcc").args(flags).args([
+        "-O1",
+        "-o",
+        bin.to_str().unwrap(),
+        c_source("dlopen_check.c").to_str().unwrap(),
+        "-ldl",
+    ]));
+    bin
+}
+
+/// Whether the file at `path` is ELF32 (`e_ident[EI_CLASS]`).
+fn is_elf32(path: &Path) -> bool {
+    let mut ident = [0u8; 5];
+    fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut ident))
+        .is_ok_and(|()| ident[4] == object::elf::ELFCLASS32)
 }
 
 /// Runs `cmd` with stdin closed and a timeout; `None` when it timed out.
@@ -108,10 +125,16 @@ pub fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> Option<Output> 
     }
 }
 
-/// Whether `path` loads with `dlopen(RTLD_NOW)` in a fresh process;
-/// `lib_dir` goes into `LD_LIBRARY_PATH` (for siblings of a copied file).
+/// Whether `path` loads with `dlopen(RTLD_NOW)` in a fresh process of
+/// its class (an ELF32 file in a 32-bit process); `lib_dir` goes into
+/// `LD_LIBRARY_PATH` (for siblings of a copied file).
 pub fn loads(path: &Path, lib_dir: Option<&Path>) -> Result<(), String> {
-    let mut cmd = Command::new(dlopen_checker());
+    let checker = if is_elf32(path) {
+        dlopen_checker_32()
+    } else {
+        dlopen_checker()
+    };
+    let mut cmd = Command::new(checker);
     // librustc_driver and friends use static TLS: give dlopen room for them
     // (before and after the edit alike).
     cmd.arg(path)
@@ -145,9 +168,14 @@ pub fn readelf_shows_rpath(path: &Path, expected: &str) -> Result<(), String> {
     if stdout.contains("(RUNPATH)") {
         return Err("a RUNPATH is left".into());
     }
-    let want = format!("(RPATH)              Library rpath: [{expected}]");
-    if !stdout.contains(&want) {
-        return Err(format!("no {want:?} in:\n{stdout}"));
+    // The column is wider for ELF32 files than for ELF64 ones.
+    let want = format!("Library rpath: [{expected}]");
+    let shown = stdout.lines().any(|line| {
+        line.split_once("(RPATH)")
+            .is_some_and(|(_, rest)| rest.trim_start() == want)
+    });
+    if !shown {
+        return Err(format!("no (RPATH) {want:?} in:\n{stdout}"));
     }
     Ok(())
 }

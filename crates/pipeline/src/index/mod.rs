@@ -14,6 +14,7 @@
 //! (metadata files first, then project pages, then the pages linking
 //! them), so a reader never sees a link to a file not yet written.
 
+mod carried;
 mod distribution;
 mod page;
 
@@ -29,6 +30,8 @@ use distribution::Distribution;
 use fs_helpers::file_hash::sha256_bytes;
 use page::{FileLink, files_page, projects_page};
 use wheel_writer::dist_dir::list_packages;
+
+pub(crate) use carried::{find as find_index_files, write_again as write_index_again};
 
 /// What to index, and which pages to write.
 #[derive(Debug, Clone, Default)]

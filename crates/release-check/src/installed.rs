@@ -1,0 +1,171 @@
+//! The paths each wheel installs into site-packages — its members, and the
+//! members of the devel tarball that `rocm-sdk init` unpacks — and the two
+//! checks over them that hold on every platform: names every file system
+//! holds (`name-lengths`, `dist_info::name_lengths`) and one owner for
+//! every installed path among the wheels installed together
+//! (`one-owner`, `dist_info::installed_paths`). The build applies the same
+//! rules before it writes anything (docs/behaviour.md#build-checks).
+
+use std::collections::BTreeSet;
+use std::io;
+use std::path::Path;
+
+use dist_info::installed_paths::shared_paths;
+use dist_info::name_lengths::{self, shortened};
+use wheel_writer::WheelReader;
+
+use super::release::{DistFile, Kind};
+use super::{Release, devel_tarball};
+
+/// One installed path and where it comes from.
+pub(crate) struct InstalledPath {
+    /// Relative to site-packages.
+    pub path: String,
+    /// The wheel as the report names it (for a tarball member: the tarball
+    /// in it).
+    pub origin: String,
+}
+
+/// The installed paths of one readable wheel.
+pub(crate) struct WheelPaths<'r> {
+    pub file: &'r DistFile,
+    pub paths: Vec<InstalledPath>,
+}
+
+/// Every readable wheel's installed paths, and what could not be read.
+pub(crate) struct Installed<'r> {
+    pub wheels: Vec<WheelPaths<'r>>,
+    pub problems: Vec<String>,
+}
+
+/// Reads the installed paths of every wheel of the release that the
+/// well-formed check could read (the others fail it already).
+pub(crate) fn read(release: &Release) -> Installed<'_> {
+    let mut installed = Installed {
+        wheels: Vec::new(),
+        problems: Vec::new(),
+    };
+    for file in release.unique() {
+        let Kind::Wheel(wheel) = &file.kind else {
+            continue;
+        };
+        if !wheel.readable {
+            continue;
+        }
+        let Ok(members) = WheelReader::open(&file.path).and_then(|mut r| r.member_names()) else {
+            continue;
+        };
+        let mut paths: Vec<InstalledPath> = members
+            .iter()
+            .map(|m| InstalledPath {
+                path: installed_path(m).to_owned(),
+                origin: file.display.clone(),
+            })
+            .collect();
+        for member in members
+            .iter()
+            .filter(|m| devel_tarball::is_devel_tarball(m))
+        {
+            let origin = format!("{} ({member})", file.display);
+            // Files and links: directories are shared freely.
+            match tarball_members(&file.path, member) {
+                Ok(names) => {
+                    paths.extend(names.into_iter().filter(|(_, dir)| !dir).map(|(path, _)| {
+                        InstalledPath {
+                            path,
+                            origin: origin.clone(),
+                        }
+                    }));
+                }
+                Err(e) => installed.problems.push(format!(
+                    "{origin}: cannot read the devel tarball's member names: {e}; rebuild the wheel"
+                )),
+            }
+        }
+        installed.wheels.push(WheelPaths { file, paths });
+    }
+    installed
+}
+
+/// Where a wheel member lands below site-packages: `{name}.data/purelib/x`
+/// and `{name}.data/platlib/x` at `x`, anything else at its own path.
+fn installed_path(member: &str) -> &str {
+    let Some((first, rest)) = member.split_once('/') else {
+        return member;
+    };
+    // The `.data` directory is spelled in lower case by the wheel spec.
+    #[allow(clippy::case_sensitive_file_extension_comparisons)]
+    let data = first.ends_with(".data");
+    if !data {
+        return member;
+    }
+    rest.strip_prefix("purelib/")
+        .or_else(|| rest.strip_prefix("platlib/"))
+        .unwrap_or(member)
+}
+
+/// The members of the devel tarball `member` of the wheel at `wheel`, as
+/// the site-packages paths they unpack to, each with whether it is a
+/// directory, read as a stream.
+pub(crate) fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<(String, bool)>> {
+    devel_tarball::with_archive(wheel, member, |archive| {
+        let mut names = Vec::new();
+        for entry in archive.entries()? {
+            let entry = entry?;
+            let dir = entry.header().entry_type().is_dir();
+            names.push((devel_tarball::clean_path(&entry.path_bytes()), dir));
+        }
+        Ok(names)
+    })
+}
+
+/// `name-lengths`: one problem per long name (the directory once, not
+/// each path below it) and per path too long as a whole.
+pub(crate) fn name_lengths(installed: &Installed<'_>) -> Vec<String> {
+    let mut problems = installed.problems.clone();
+    for wheel in &installed.wheels {
+        let found = name_lengths::problems(wheel.paths.iter().map(|p| (p.path.as_str(), false)));
+        for (index, problem) in found {
+            let item = &wheel.paths[index];
+            problems.push(format!(
+                "{}: {}: {problem}; rebuild without it (shorten or rename it in its artifact)",
+                item.origin,
+                shortened(&item.path)
+            ));
+        }
+    }
+    problems
+}
+
+/// `one-owner`: per platform, the paths two wheels installed together
+/// ship. Wheels of one distribution name are alternatives (a legacy
+/// release's devel wheels, one per family): one name is one owner.
+pub(crate) fn one_owner(release: &Release, installed: &Installed<'_>) -> Vec<String> {
+    let mut problems = BTreeSet::new();
+    for platform in release.platforms() {
+        let together: Vec<&WheelPaths<'_>> = installed
+            .wheels
+            .iter()
+            .filter(|w| w.file.installs_on(platform))
+            .collect();
+        let shipped = together
+            .iter()
+            .flat_map(|w| w.paths.iter().map(|p| (p.path.as_str(), w.file.name())));
+        for shared in shared_paths(shipped) {
+            let file_of = |name: &str| {
+                together
+                    .iter()
+                    .filter(|w| w.file.name() == name)
+                    .map(|w| w.file.display.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            problems.insert(format!(
+                "{shared} ({} and {}); rebuild with the file in one of them",
+                file_of(&shared.first),
+                file_of(&shared.second)
+            ));
+        }
+    }
+    problems.into_iter().collect()
+}
