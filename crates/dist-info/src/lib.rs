@@ -34,6 +34,7 @@
 
 pub mod console_scripts;
 pub mod devel_links;
+pub mod devel_state;
 pub mod devel_tree;
 pub mod dist_targets;
 pub mod document;
