@@ -8,7 +8,7 @@
 //! A compressed tar is streamed a second time and files travel to the
 //! workers in memory (large ones are written by the reading thread).
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -373,7 +373,7 @@ fn finish_metadata(
 #[cfg(unix)]
 fn set_mode(file: &File, mode: u32) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(fs::Permissions::from_mode(mode))
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
 }
 
 /// Windows has no mode bits: a file without any write bit is read-only.
@@ -577,6 +577,7 @@ fn can_copy_instead(e: &io::Error) -> bool {
 mod tests {
     use super::*;
     use crate::tree_names::TreeNames;
+    use std::fs;
 
     /// A model of one file whose bytes are `size` at `offset` of the tar.
     fn one_file(offset: u64, size: u64) -> Model {

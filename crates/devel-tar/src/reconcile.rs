@@ -322,6 +322,25 @@ fn link_device(
         }
     }
 
+    // Nothing of the tree but a file (or nothing) is ever a device link:
+    // checked before RECORD lists the path, since pip's uninstall of the
+    // device wheel would remove whatever is there.
+    let mut to = tree.cursor();
+    for (relpath, doc) in &wanted {
+        let found = to
+            .entry(relpath)
+            .map_err(|e| Error::read("inspect", tree.display_path(relpath), e).named_by(doc))?;
+        if let Some(existing) = found.filter(|e| e.kind != EntryKind::File) {
+            return Err(Error::InvalidDevelLinks {
+                path: doc.clone(),
+                reason: DevelLinksError::NotAFile {
+                    relpath: relpath.clone(),
+                    what: kind_name(existing.kind),
+                },
+            });
+        }
+    }
+
     // Record first: a reconcile killed after this leaves only listed files.
     let marker = marker(name);
     let mut rows_to_add: Vec<String> = wanted.keys().map(|r| names.in_tree(r)).collect();
@@ -333,7 +352,6 @@ fn link_device(
     let mut present = BTreeSet::new();
     let mut links = Vec::with_capacity(wanted.len());
     let mut sources = Vec::with_capacity(wanted.len());
-    let mut to = tree.cursor();
     let mut from = libraries.map(Dir::cursor);
     for (relpath, doc) in &wanted {
         let source = format!("{}/{relpath}", names.libraries());

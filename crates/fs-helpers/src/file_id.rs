@@ -90,6 +90,7 @@ impl FileId {
     }
 
     /// The file numbered `index` on device (or volume) `device`.
+    #[cfg_attr(windows, allow(dead_code))]
     pub(crate) fn from_parts(device: u64, index: u64) -> Self {
         Self { device, index }
     }
