@@ -4,7 +4,8 @@
 //! selection, the `_dist_info.json` document, TheRock's
 //! `share/therock/dist_info.json` (its one reader), the nonce, runtime
 //! aliases, the safety rules of the devel tree that the build and the
-//! install share, and the names Windows cannot hold.
+//! install share, the install's own records of the links it made (read
+//! back as untrusted input), and the names Windows cannot hold.
 //!
 //! The Python packaging formats it builds on (names, PEP 440 versions,
 //! file names, RECORD, member rules) are `pypa-formats`; file-system
