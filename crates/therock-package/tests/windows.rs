@@ -435,9 +435,7 @@ fn under_wine_state_files_lead_nowhere_outside() {
         "{stderr}"
     );
 
-    let record = format!(
-        r#"{{"schema": 1, "links": [["_rocm_sdk_devel/bin/stolen", "_rocm_sdk_core/..\\..\\outside\\file.txt"]]}}"#
-    );
+    let record = r#"{"schema": 1, "links": [["_rocm_sdk_devel/bin/stolen", "_rocm_sdk_core/..\\..\\outside\\file.txt"]]}"#;
     fs::write(devel.join(".runtime-links.json"), record).unwrap();
     let out = rocm_sdk(&site, &["init"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
