@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import json
 import lzma
 import shutil
 import subprocess
@@ -243,6 +244,25 @@ def text_seeds() -> None:
         "a,,1\nb,,2\n",
     ]
     write_texts("devel_digest", "d", digests)
+    # First byte: bit 0 picks the document (0 the reconcile's state, 1 the
+    # runtime links), bit 1 the nonce `_n1`.
+    states = [
+        "\x00" + json.dumps({"devices": {"rocm_sdk_device_gfx942-7.1.0.dist-info": {
+            "links": ["_rocm_sdk_devel/lib/k/a.co", "_rocm_sdk_devel/lib/b.co"],
+            "sources": ["_rocm_sdk_libraries/lib/k/a.co", "_rocm_sdk_libraries/lib/b.co"],
+            "created_dirs": ["_rocm_sdk_devel/lib/k"]}}}),
+        "\x00" + json.dumps({"devices": {"rocm_sdk_device_gfx1100-7.1.0.dist-info": {
+            "links": ["/tmp/x/file.txt", "../../../../victim/rel.txt"],
+            "sources": [], "created_dirs": ["/tmp/x/emptydir"]}}}),
+        "\x02" + json.dumps({"devices": {"rocm_sdk_device_gfx942-7.1.0.dist-info": {
+            "links": ["_rocm_sdk_devel_n1/a"], "created_dirs": []}}}),
+        "\x01" + json.dumps({"schema": 1, "links": [
+            ["_rocm_sdk_devel/lib/libamdhip64.so.7", "_rocm_sdk_core/lib/libamdhip64.so.7"],
+            ["_rocm_sdk_devel/lib/x", "_rocm_sdk_libraries_gfx94X_dcgpu/lib/x"]]}),
+        "\x03" + json.dumps({"schema": 1, "links": [
+            ["_rocm_sdk_devel_n1/lib/stolen", "_rocm_sdk_core_n1/evil/../secret"]]}),
+    ]
+    write_texts("devel_state", "s", states)
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ WHEEL, entry_points.txt (`rocm-sdk`) and RECORD (sha256).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import importlib.util
 import io
@@ -75,8 +76,54 @@ COMPUTED_FIELDS = ("requires-dist", "provides-extra")
 ZIP_EPOCH = 315532800
 
 
-class BuildError(RuntimeError):
-    """The sdist cannot produce a wheel on this machine; the message says why."""
+#: The latest time a zip entry can carry: 2107-12-31 23:59:58 UTC.
+ZIP_LATEST = 4354819198
+
+
+class BuildError(SystemExit):
+    """The sdist cannot produce a wheel on this machine; the message says why.
+
+    A `SystemExit`: raised out of a hook, the frontend's hook runner exits
+    with this one line as its error output, never with a traceback (pip
+    and uv show a hook's output as it is)."""
+
+    def __str__(self) -> str:
+        return str(self.code)
+
+
+def _one_line_errors(hook: Any) -> Any:
+    """`hook`, with a failure the environment causes (an unreadable file, a
+    full disk) turned into one line naming the file, like every
+    `BuildError`."""
+
+    @functools.wraps(hook)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return hook(*args, **kwargs)
+        except OSError as e:
+            where = f"{e.filename}: " if e.filename else ""
+            raise BuildError(f"{where}{e.strerror or e}") from None
+
+    return run
+
+
+def _source_date_epoch() -> int | None:
+    """`SOURCE_DATE_EPOCH` as `therock-package` reads it: unset or blank
+    means unset; otherwise a whole number of seconds, or a one-line error."""
+    value = os.environ.get("SOURCE_DATE_EPOCH")
+    if value is None or not value.strip():
+        return None
+    digits = value.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        raise BuildError(f"SOURCE_DATE_EPOCH={value} is not a number of seconds")
+    return int(digits)
+
+
+def _member_mtime() -> int:
+    """Every member's time: `SOURCE_DATE_EPOCH`, never before the zip epoch
+    (`pypa_formats::epoch::member_mtime` in therock-package)."""
+    epoch = _source_date_epoch()
+    return ZIP_EPOCH if epoch is None else max(epoch, ZIP_EPOCH)
 
 
 def _load_sibling(name: str) -> ModuleType:
@@ -256,16 +303,19 @@ def _metadata_files(doc: dict[str, Any]) -> dict[str, bytes]:
     }
 
 
+@_one_line_errors
 def get_requires_for_build_wheel(config_settings: ConfigSettings = None) -> list[str]:
     """PEP 517: nothing beyond the standard library."""
     return []
 
 
+@_one_line_errors
 def get_requires_for_build_sdist(config_settings: ConfigSettings = None) -> list[str]:
     """PEP 517: nothing beyond the standard library."""
     return []
 
 
+@_one_line_errors
 def prepare_metadata_for_build_wheel(
     metadata_directory: str, config_settings: ConfigSettings = None
 ) -> str:
@@ -294,8 +344,9 @@ def _source_files() -> list[tuple[str, bytes]]:
 
 
 def _zip_date_time() -> tuple[int, int, int, int, int, int]:
-    epoch = max(int(os.environ.get("SOURCE_DATE_EPOCH", ZIP_EPOCH)), ZIP_EPOCH)
-    return time.gmtime(epoch)[:6]
+    """The member time as a zip header holds it: clamped to 1980–2107."""
+    date_time = time.gmtime(min(_member_mtime(), ZIP_LATEST))[:6]
+    return (date_time[0], date_time[1], date_time[2], date_time[3], date_time[4], date_time[5])
 
 
 def _record_hash(data: bytes) -> str:
@@ -303,6 +354,7 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
+@_one_line_errors
 def build_wheel(
     wheel_directory: str,
     config_settings: ConfigSettings = None,
@@ -372,13 +424,14 @@ def _pkg_info_for_source_tree(version: str) -> str:
     )
 
 
+@_one_line_errors
 def build_sdist(sdist_directory: str, config_settings: ConfigSettings = None) -> str:
     """PEP 517: re-packs this source tree as `rocm-V.tar.gz`, reproducibly
     (sorted members, fixed times, uid/gid 0)."""
     doc = _document()
     version = _own_version(doc)
     base = f"{DIST_NAME}-{version}"
-    mtime = int(os.environ.get("SOURCE_DATE_EPOCH", "0"))
+    mtime = _member_mtime()
     members: list[tuple[str, bytes]] = []
     pkg_info = SOURCE_ROOT / "PKG-INFO"
     members.append(
@@ -404,7 +457,9 @@ def build_sdist(sdist_directory: str, config_settings: ConfigSettings = None) ->
     import gzip
 
     with open(partial, "wb") as raw:
-        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=mtime) as gz:
+        # No time in the gzip header (as therock-package writes it): its
+        # field cannot hold a time after 2106.
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
             with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
                 for rel, data in members:
                     info = tarfile.TarInfo(f"{base}/{rel}")

@@ -15,6 +15,14 @@ an `offload-arch` found on `PATH` that is not one of our trampolines:
 
 Both produce `offload-arch`-style text: one arch per line.
 
+Nothing here may fail on the machine it probes (it runs inside every
+`pip install rocm`): a `PATH` directory this user cannot search, a file
+that cannot be read, a program that cannot start, hangs, or floods its
+output all mean "no answer from there". A candidate is read only when it
+is a regular file, at most `_SNIFF_LIMIT` bytes of it; of a program's
+output at most `OUTPUT_LIMIT` bytes are kept, and a program that writes
+more is killed (with everything it started).
+
 Only `os` is imported up front: `import rocm_sdk` and every devel tool's
 launch read the kernel's list (`_selection_record.py`), and neither may
 pay for `subprocess`, `logging` or `pathlib` there.
@@ -26,11 +34,13 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import subprocess
     from collections.abc import Sequence
     from pathlib import Path
 
 __all__ = [
     "KFD_TOPOLOGY_NODES",
+    "OUTPUT_LIMIT",
     "arch_from_gfx_target_version",
     "detect_gpu_archs",
     "find_foreign_offload_arch",
@@ -41,8 +51,16 @@ __all__ = [
 #: Where the amdgpu kernel driver describes each agent.
 KFD_TOPOLOGY_NODES = "/sys/class/kfd/kfd/topology/nodes"
 
-#: Bytes of a candidate `offload-arch` read to recognise our trampolines.
+#: Bytes of a candidate `offload-arch` read to recognise our trampolines
+#: (pip's Windows launcher carries the script at the end of a small `.exe`).
 _SNIFF_LIMIT = 4 * 1024 * 1024
+
+#: The most output of an `offload-arch` kept: one arch per line, a few
+#: lines per machine. A program that writes more is killed.
+OUTPUT_LIMIT = 64 * 1024
+
+#: The most bytes of a kernel topology node's `properties` read.
+_PROPERTIES_LIMIT = 64 * 1024
 
 #: The marker pip writes into our console scripts.
 _OUR_SCRIPT_MARKER = b"rocm_sdk_core._cli"
@@ -78,7 +96,7 @@ def kfd_gpu_archs(nodes_dir: str | os.PathLike[str] = KFD_TOPOLOGY_NODES) -> lis
     for node in sorted(nodes, key=int):
         try:
             with open(os.path.join(nodes_dir, node, "properties"), encoding="utf-8") as f:
-                text = f.read()
+                text = f.read(_PROPERTIES_LIMIT)
         except (OSError, ValueError):
             continue
         for line in text.splitlines():
@@ -98,9 +116,21 @@ def _is_our_trampoline(path: Path) -> bool:
     try:
         with path.open("rb") as f:
             head = f.read(_SNIFF_LIMIT)
-    except OSError:
+    except (OSError, ValueError):
         return True  # unreadable: do not run it
     return _OUR_SCRIPT_MARKER in head
+
+
+def _is_executable_file(path: Path) -> bool:
+    """A regular file this user may execute; False for anything that
+    cannot be looked at (a directory on `PATH` this user cannot search)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+        return stat.S_ISREG(mode) and os.access(path, os.X_OK)
+    except (OSError, ValueError):
+        return False
 
 
 def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) -> Path | None:
@@ -115,7 +145,7 @@ def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) 
         if not entry:
             continue
         candidate = Path(entry) / name
-        if not candidate.is_file() or not os.access(candidate, os.X_OK):
+        if not _is_executable_file(candidate):
             continue
         if _is_our_trampoline(candidate):
             _debug("skipping %s: it is a rocm-sdk-core console script", candidate)
@@ -125,25 +155,85 @@ def find_foreign_offload_arch(path_value: str | None, *, windows: bool = False) 
 
 
 def run_offload_arch(program: Path, timeout: float = 10.0) -> str | None:
-    """`program`'s standard output, or None when it fails or times out."""
+    """`program`'s standard output, or None when it fails, times out, or
+    writes more than `OUTPUT_LIMIT` bytes (it is then killed)."""
     import subprocess
+    import threading
+    import time
 
+    posix = os.name == "posix"
     try:
-        done = subprocess.run(
+        child = subprocess.Popen(
             [str(program)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            timeout=timeout,
-            check=False,
+            # Its own process group, so a kill reaches what it started too.
+            start_new_session=posix,
         )
-    except (OSError, subprocess.SubprocessError) as e:
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
         _debug("%s did not run: %s", program, e)
         return None
-    if done.returncode != 0:
-        _debug("%s exited with %s", program, done.returncode)
+    deadline = time.monotonic() + timeout
+    read: list[bytes] = []
+
+    def read_output() -> None:
+        try:
+            assert child.stdout is not None
+            read.append(child.stdout.read(OUTPUT_LIMIT + 1))
+        except (OSError, ValueError):
+            pass
+
+    reader = threading.Thread(target=read_output, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    output = read[0] if read else None
+    problem = None
+    if reader.is_alive():
+        problem = f"gave no answer within {timeout:g} s"
+    elif output is None:
+        problem = "could not be read"
+    elif len(output) > OUTPUT_LIMIT:
+        problem = f"wrote more than {OUTPUT_LIMIT} bytes"
+    if problem is None:
+        try:
+            status = child.wait(max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            problem = f"did not exit within {timeout:g} s"
+    if problem is not None:
+        _debug("%s %s; it was stopped", program, problem)
+        _kill(child, posix)
+        reader.join(2)
+        _close(child)
         return None
-    return done.stdout.decode("utf-8", "replace")
+    _close(child)
+    if status != 0 or output is None:
+        _debug("%s exited with %s", program, status)
+        return None
+    return output.decode("utf-8", "replace")
+
+
+def _kill(child: subprocess.Popen[bytes], posix: bool) -> None:
+    """Kills `child` (a `subprocess.Popen`) and its process group."""
+    import signal
+
+    try:
+        if posix:
+            os.killpg(child.pid, signal.SIGKILL)
+        else:
+            child.kill()
+    except OSError:
+        pass
+
+
+def _close(child: subprocess.Popen[bytes]) -> None:
+    """Closes `child`'s output and reaps it."""
+    try:
+        if child.stdout is not None:
+            child.stdout.close()
+        child.wait(5)
+    except Exception:  # noqa: BLE001 - a child that will not go away is left to the OS
+        pass
 
 
 def detect_gpu_archs(

@@ -91,7 +91,10 @@ def device_links_stamp(site_packages: str) -> str:
             identity = "-"
             if not _WINDOWS:
                 try:
-                    identity = str(os.stat(os.path.join(site_packages, name, "RECORD")).st_ino)
+                    # The RECORD itself, a regular file (devel-tar `stamp.rs`).
+                    st = os.lstat(os.path.join(site_packages, name, "RECORD"))
+                    if st.st_mode & 0o170000 == 0o100000:
+                        identity = str(st.st_ino)
                 except OSError:
                     pass
             lines.append(f"{name} {identity}\n")
@@ -107,12 +110,37 @@ def devel_needs_init(site_packages: str) -> bool:
         return True
     tree = os.path.basename(_platform_dir("devel"))
     stamp = os.path.join(site_packages, tree, DEVICE_LINKS_STAMP)
+    recorded = _read_stamp(stamp)
+    return recorded is None or recorded != device_links_stamp(site_packages)
+
+
+#: The most bytes of a stamp read: one line per installed distribution.
+STAMP_LIMIT = 1 << 20
+
+
+def _read_stamp(path: str) -> "Optional[str]":
+    """The stamp's text; None unless it is a regular file (not a link, a
+    pipe or a device: anyone who can write the tree could plant one) of at
+    most `STAMP_LIMIT` bytes."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        with open(stamp, encoding="utf-8", newline="") as f:
-            recorded = f.read()
+        if _WINDOWS and os.path.islink(path):
+            return None
+        fd = os.open(path, flags)
     except OSError:
-        return True
-    return recorded != device_links_stamp(site_packages)
+        return None
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 != 0o100000 or st.st_size > STAMP_LIMIT:
+            return None
+        data = os.read(fd, STAMP_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > STAMP_LIMIT:
+        return None
+    return data.decode("utf-8", "replace")
 
 
 def _run_init() -> None:

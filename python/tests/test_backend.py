@@ -245,6 +245,41 @@ class BackendHooksTest(TempDirTest):
         self.assertNotIn("device", fields["Provides-Extra"])
         self.assertIn("device-gfx942", fields["Provides-Extra"])
 
+    def test_source_date_epoch_follows_therock_package(self) -> None:
+        """Blank is unset, a time past 2107 is clamped (the zip epoch below
+        1980 already was), anything but whole seconds is one line."""
+        date = lambda wheel: zipfile.ZipFile(wheel).infolist()[0].date_time  # noqa: E731
+        for value, expected in [
+            ("", (1980, 1, 1, 0, 0, 0)),
+            ("  ", (1980, 1, 1, 0, 0, 0)),
+            ("0", (1980, 1, 1, 0, 0, 0)),
+            ("1700000000", (2023, 11, 14, 22, 13, 20)),
+            ("5000000000", (2107, 12, 31, 23, 59, 58)),
+            ("99999999999999999999", (2107, 12, 31, 23, 59, 58)),
+        ]:
+            os.environ["SOURCE_DATE_EPOCH"] = value
+            self.assertEqual(date(self.build(f"d{len(value)}-{value[:3]}")), expected, value)
+            sdist = self.backend.build_sdist(str(self.tmp / f"s{len(value)}-{value[:3]}"))
+            self.assertTrue(sdist.endswith(".tar.gz"))
+        for value in ["1.7e9", "-1", "soon", "1_000"]:
+            os.environ["SOURCE_DATE_EPOCH"] = value
+            for hook in (self.build, lambda: self.backend.build_sdist(str(self.tmp / "s"))):
+                with self.assertRaises(self.backend.BuildError) as ctx:
+                    hook()
+                self.assertEqual(
+                    str(ctx.exception), f"SOURCE_DATE_EPOCH={value} is not a number of seconds"
+                )
+        os.environ.pop("SOURCE_DATE_EPOCH")
+
+    def test_an_unreadable_file_is_one_line(self) -> None:
+        def refuse(*args, **kwargs):
+            raise PermissionError(13, "Permission denied", "/root/secret")
+
+        with mock.patch.object(self.backend, "_document", refuse):
+            with self.assertRaises(self.backend.BuildError) as ctx:
+                self.backend.build_wheel(str(self.tmp / "dist"))
+        self.assertEqual(str(ctx.exception), "/root/secret: Permission denied")
+
     def test_inconsistent_pkg_info_is_refused(self) -> None:
         (self.root / "PKG-INFO").write_text(PKG_INFO.format(version="7.0.0"))
         with self.assertRaises(self.backend.BuildError) as ctx:
@@ -301,6 +336,56 @@ def pip_available() -> bool:
 class PipInstallTest(TempDirTest):
     """`pip install --no-index` of the sdist with build isolation: the
     backend runs in pip's isolated environment with nothing installed."""
+
+    def pip_install(self, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
+        doc = load_fixture("kpack")
+        root = make_sdist_tree(self.tmp / "src" / "rocm-7.1.0", doc)
+        links = self.tmp / "links"
+        backend = load_backend(root)
+        with mock.patch.dict(os.environ):
+            os.environ.pop("SOURCE_DATE_EPOCH", None)
+            backend.build_sdist(str(links))
+        fake_core_wheel(links, "7.1.0")
+        venv = self.tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "ROCM_SDK_"))}
+        env.pop("PYTHONPATH", None)
+        env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+        env["PIP_NO_CACHE_DIR"] = "1"
+        env.update(env_extra)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "--python",
+                str(venv / "bin" / "python"),
+                "install",
+                "--no-index",
+                "--find-links",
+                str(links),
+                "rocm",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    def test_a_bad_source_date_epoch_is_one_line_without_a_traceback(self) -> None:
+        p = self.pip_install({"SOURCE_DATE_EPOCH": "1.7e9", "ROCM_SDK_TARGET_FAMILY": "gfx942"})
+        self.assertNotEqual(p.returncode, 0)
+        output = p.stdout + p.stderr
+        self.assertIn("SOURCE_DATE_EPOCH=1.7e9 is not a number of seconds", output)
+        self.assertNotIn("Traceback", output)
+
+    def test_an_empty_or_late_source_date_epoch_installs(self) -> None:
+        for value in ["", "5000000000"]:
+            p = self.pip_install({"SOURCE_DATE_EPOCH": value, "ROCM_SDK_TARGET_FAMILY": "gfx942"})
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            shutil.rmtree(self.tmp / "src")
+            shutil.rmtree(self.tmp / "links")
+            shutil.rmtree(self.tmp / "venv")
 
     def test_install_from_sdist_offline(self) -> None:
         doc = load_fixture("kpack")

@@ -158,6 +158,22 @@ class CoreTrampolineTest(TempDirTest):
         self.run_script("amdclang_pp")
         self.assertEqual(self.init_calls(), ["init --quiet"] * 2)
 
+    def test_a_stamp_that_is_a_pipe_or_a_link_is_never_read(self) -> None:
+        """Anyone who can write the tree could plant one: opening a pipe
+        waits for a writer forever, reading /dev/zero never ends. Neither
+        is a stamp, so init runs (and replaces it)."""
+        self.install_devel(unpacked=True)
+        stamp = self.site / "_rocm_sdk_devel" / ".device-links-stamp"
+        stamp.unlink()
+        os.mkfifo(stamp)
+        code = "from rocm_sdk_core import _cli\nprint(_cli.devel_needs_init(_cli._SITE))\n"
+        p = run_python(self.site, code)
+        self.assertEqual((p.returncode, p.stdout), (0, "True\n"), p.stderr)
+        stamp.unlink()
+        os.symlink("/dev/zero", stamp)
+        p = run_python(self.site, code)
+        self.assertEqual((p.returncode, p.stdout), (0, "True\n"), p.stderr)
+
     def test_reinstalled_runtime_wheel_runs_init_once(self) -> None:
         # A reinstall or an image layer's copy of site-packages writes a new
         # RECORD; the devel tree's hard links to that wheel's files are then

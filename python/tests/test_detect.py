@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 import unittest
+from unittest import mock
 
 from rocm_sdk import _detect
 
@@ -90,6 +92,63 @@ class OffloadArchTest(TempDirTest):
             path_value=str(self.real), windows=False, nodes_dir=self.nodes
         )
         self.assertIsNone(out)
+
+    def test_an_unsearchable_path_directory_is_skipped(self) -> None:
+        """`/root/bin` on `PATH` after `sudo`: stat says EACCES there."""
+        import errno
+
+        forbidden = self.tmp / "forbidden"
+        real_stat = os.stat
+
+        def stat(path, *args, **kwargs):
+            if str(path).startswith(str(forbidden)):
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return real_stat(path, *args, **kwargs)
+
+        path = os.pathsep.join([str(forbidden), str(self.real)])
+        with mock.patch("os.stat", stat):
+            self.assertEqual(_detect.find_foreign_offload_arch(path), self.real / "offload-arch")
+            self.assertIsNone(_detect.find_foreign_offload_arch(str(forbidden)))
+
+    def test_a_flood_of_output_is_cut_and_the_program_killed(self) -> None:
+        write_executable(
+            self.real / "offload-arch",
+            "#!/bin/sh\nhead -c 1048576 /dev/zero | tr '\\0' x\necho\n",
+        )
+        start = time.monotonic()
+        out = _detect.run_offload_arch(self.real / "offload-arch")
+        self.assertTrue(out is None, f"{len(out or '')} characters kept")
+        self.assertLess(time.monotonic() - start, 9)
+        # Endless output: stopped at the limit, not at the time limit.
+        write_executable(self.real / "offload-arch", "#!/bin/sh\nexec yes gfx942\n")
+        start = time.monotonic()
+        out = _detect.run_offload_arch(self.real / "offload-arch", timeout=30)
+        self.assertTrue(out is None, f"{len(out or '')} characters kept")
+        self.assertLess(time.monotonic() - start, 10)
+        # Just under the limit is an answer.
+        lines = _detect.OUTPUT_LIMIT // 7 - 1
+        write_executable(self.real / "offload-arch", f"#!/bin/sh\nyes gfx942 | head -n {lines}\n")
+        out = _detect.run_offload_arch(self.real / "offload-arch")
+        self.assertTrue(out == "gfx942\n" * lines, f"{len(out or '')} characters")
+
+    def test_a_silent_program_and_what_it_started_are_killed_at_the_time_limit(self) -> None:
+        pid_file = self.tmp / "grandchild"
+        write_executable(
+            self.real / "offload-arch",
+            f"#!/bin/sh\nsleep 300 &\necho $! > {pid_file}\nsleep 300\n",
+        )
+        start = time.monotonic()
+        self.assertIsNone(_detect.run_offload_arch(self.real / "offload-arch", timeout=1))
+        self.assertLess(time.monotonic() - start, 8)
+        grandchild = int(pid_file.read_text())
+        for _ in range(100):
+            try:
+                os.kill(grandchild, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            self.fail(f"process {grandchild} outlived the detection")
 
     def test_kernel_answer_wins_without_running_anything(self) -> None:
         node(self.nodes, 1, 90010)

@@ -23,6 +23,7 @@ pub(crate) const TARGETS: &[&str] = &[
     "artifact_archive",
     "devel_unpack",
     "devel_digest",
+    "devel_state",
     "wheel_reader",
     "pep440_version",
     "requirement",

@@ -1,8 +1,6 @@
 //! The three encodings of the devel tar and their file names.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::io::{self, BufRead, Read, Write};
 
 /// Bytes read from the tar file at a time.
 pub(crate) const READ_BUFFER: usize = 1 << 20;
@@ -51,11 +49,6 @@ impl TarCodec {
             "_devel.tar.xz" => Some(TarCodec::Xz { preset: 6 }),
             _ => None,
         }
-    }
-
-    /// Opens `path` for reading the plain tar stream.
-    pub(crate) fn open(self, path: &Path) -> io::Result<Box<dyn Read + Send>> {
-        self.decoder(BufReader::with_capacity(READ_BUFFER, File::open(path)?))
     }
 
     /// The plain tar stream of the encoded bytes `input` (an xz stream
@@ -148,12 +141,9 @@ mod tests {
 
     /// Reads `bytes` as an `_devel.tar.xz`.
     fn read_xz(bytes: &[u8]) -> io::Result<Vec<u8>> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("_devel.tar.xz");
-        std::fs::write(&path, bytes).unwrap();
         let mut out = Vec::new();
         TarCodec::Xz { preset: 6 }
-            .open(&path)?
+            .decoder(bytes)?
             .read_to_end(&mut out)?;
         Ok(out)
     }

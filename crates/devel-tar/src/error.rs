@@ -2,7 +2,9 @@
 //! and, where the user can act, what to do next.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use fs_helpers::confined;
 
 use pypa_formats::installer::InstallCommand;
 
@@ -214,6 +216,40 @@ pub enum Error {
         reason: String,
     },
 
+    /// A path would lead out of the package directories `rocm-sdk` owns
+    /// (a `..`, an absolute path, a symbolic link on the way), or a file
+    /// is not the regular file it must be
+    /// (docs/devel-tar.md#confinement). Nothing was done to it.
+    #[error(
+        "refusing {}{}",
+        path.display(),
+        given_by.as_ref().map(|by| format!(", which {} names", by.display())).unwrap_or_default()
+    )]
+    Confined {
+        /// The path as it would have been used.
+        path: PathBuf,
+        /// The file that named it, when a file did.
+        given_by: Option<PathBuf>,
+        /// What is wrong with it (a [`fs_helpers::confined::Refused`]
+        /// inside, or why the place is not one `rocm-sdk` links from).
+        source: io::Error,
+    },
+
+    /// The installation belongs to another user: `rocm-sdk` changes only
+    /// trees of the user running it (docs/devel-tar.md#owner).
+    #[error(
+        "{} belongs to another user (uid {owner}; this is uid {user}), and rocm-sdk does not change another user's installation; run `rocm-sdk init` once as the user who installed the packages, or install into a virtual environment of your own",
+        path.display()
+    )]
+    OtherOwner {
+        /// The directory whose owner differs.
+        path: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// The effective user running `rocm-sdk`.
+        user: u32,
+    },
+
     /// A RECORD or state file could not be understood.
     #[error("cannot parse {}: {reason}", path.display())]
     Corrupt {
@@ -243,11 +279,18 @@ impl Error {
         self
     }
 
-    /// An [`Error::Io`], or [`Error::ReadOnly`] when the cause is a
-    /// permission or read-only file-system error.
+    /// An [`Error::Io`], [`Error::ReadOnly`] when the cause is a
+    /// permission or read-only file-system error, or [`Error::Confined`]
+    /// when the confined layer refused the path.
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         let path = path.into();
-        if is_read_only(&source) {
+        if confined::refusal(&source).is_some() {
+            Error::Confined {
+                path,
+                given_by: None,
+                source,
+            }
+        } else if is_read_only(&source) {
             Error::ReadOnly { path, source }
         } else {
             Error::Io {
@@ -258,12 +301,41 @@ impl Error {
         }
     }
 
-    /// An [`Error::Io`] that never turns into [`Error::ReadOnly`] (reads).
+    /// An [`Error::Io`] that never turns into [`Error::ReadOnly`] (reads),
+    /// or [`Error::Confined`].
     pub(crate) fn read(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
-        Error::Io {
-            action,
+        let path = path.into();
+        if confined::refusal(&source).is_some() {
+            Error::Confined {
+                path,
+                given_by: None,
+                source,
+            }
+        } else {
+            Error::Io {
+                action,
+                path,
+                source,
+            }
+        }
+    }
+
+    /// The same error, a refused path said to come from the file `by`.
+    #[must_use]
+    pub(crate) fn named_by(mut self, by: &Path) -> Self {
+        if let Self::Confined { given_by, .. } = &mut self {
+            given_by.get_or_insert_with(|| by.to_path_buf());
+        }
+        self
+    }
+
+    /// A refusal of `path`, named by `by`, for a reason the confined layer
+    /// does not know (a place `rocm-sdk` does not link from).
+    pub(crate) fn refused(path: impl Into<PathBuf>, by: Option<&Path>, reason: String) -> Self {
+        Error::Confined {
             path: path.into(),
-            source,
+            given_by: by.map(Path::to_path_buf),
+            source: io::Error::new(io::ErrorKind::InvalidData, reason),
         }
     }
 }

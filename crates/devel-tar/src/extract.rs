@@ -8,8 +8,8 @@
 //! A compressed tar is streamed a second time and files travel to the
 //! workers in memory (large ones are written by the reading thread).
 
-use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, mpsc};
@@ -17,8 +17,9 @@ use std::time::{Duration, SystemTime};
 
 use pypa_formats::installer::InstallCommand;
 
-use crate::compression::TarCodec;
+use crate::compression::{READ_BUFFER, TarCodec};
 use crate::error::Error;
+use crate::positioned::PositionedReader;
 use crate::scan::{self, Kind, Model};
 use crate::tree_writer::{TreeWriter, copy_range};
 use crate::warning::DevelWarning;
@@ -58,7 +59,7 @@ type FileEntry<'m> = (&'m str, u32, u64, u64, u64);
 /// as `file`, the same file the scan read); `on_done` is called once per
 /// file written. Returns the count.
 pub(crate) fn write_files(
-    tree: &TreeWriter,
+    tree: &TreeWriter<'_>,
     tar: &Path,
     file: &File,
     compression: TarCodec,
@@ -67,7 +68,7 @@ pub(crate) fn write_files(
 ) -> Result<usize, Error> {
     match compression {
         TarCodec::None => copy_files(tree, tar, file, model, on_done),
-        _ => stream_files(tree, tar, compression, model, on_done),
+        _ => stream_files(tree, tar, file, compression, model, on_done),
     }
 }
 
@@ -109,32 +110,10 @@ fn drain<T>(
     first_error.map_or(Ok(()), Err)
 }
 
-/// A worker's own handle on the tree, or the error to report.
-fn own_tree(tree: &TreeWriter) -> Result<TreeWriter, Error> {
-    tree.try_clone()
-        .map_err(|e| Error::read("open", tree.path(""), e))
-}
-
-/// A worker's own handle on the tree; when there is none, the error goes
-/// to the collector and the worker stops.
-fn own_tree_or_report<T>(
-    tree: &TreeWriter,
-    done: &mpsc::Sender<Result<T, Error>>,
-) -> Option<TreeWriter> {
-    match own_tree(tree) {
-        Ok(tree) => Some(tree),
-        Err(e) => {
-            // A collector that has hung up already has an error to report.
-            let _ = done.send(Err(e));
-            None
-        }
-    }
-}
-
 /// The uncompressed case: each worker takes a run of files in path order
 /// and copies their bytes from the tarball at the offsets the scan found.
 fn copy_files(
-    tree: &TreeWriter,
+    tree: &TreeWriter<'_>,
     tar: &Path,
     file: &File,
     model: &Model,
@@ -175,7 +154,7 @@ fn changed(tar: &Path, what: &str) -> Error {
 
 /// One file of an uncompressed tar: create, copy, mode, mtime.
 fn copy_file(
-    tree: &mut TreeWriter,
+    tree: &mut TreeWriter<'_>,
     tar: &Path,
     file: &File,
     &(rel, mode, mtime, offset, size): &FileEntry<'_>,
@@ -197,8 +176,9 @@ fn copy_file(
 /// The compressed case: streams the archive again and writes every regular
 /// file of `model`.
 fn stream_files(
-    tree: &TreeWriter,
+    tree: &TreeWriter<'_>,
     tar: &Path,
+    file: &File,
     compression: TarCodec,
     model: &Model,
     on_done: &mut dyn FnMut(),
@@ -211,17 +191,16 @@ fn stream_files(
         let reader_done = done_tx.clone();
         let abort_ref = &abort;
         s.spawn(move || {
-            let result = own_tree(tree).and_then(|mut own| {
-                read_archive(
-                    &mut own,
-                    tar,
-                    compression,
-                    model,
-                    abort_ref,
-                    &job_tx,
-                    &reader_done,
-                )
-            });
+            let result = read_archive(
+                &mut tree.for_thread(),
+                tar,
+                file,
+                compression,
+                model,
+                abort_ref,
+                &job_tx,
+                &reader_done,
+            );
             if let Err(e) = result {
                 let _ = reader_done.send(Err(e));
             }
@@ -230,9 +209,7 @@ fn stream_files(
             let done = done_tx.clone();
             let rx = &job_rx;
             s.spawn(move || {
-                let Some(mut tree) = own_tree_or_report(tree, &done) else {
-                    return;
-                };
+                let mut tree = tree.for_thread();
                 loop {
                     let batch = rx.lock().map(|r| r.recv());
                     let Ok(Ok(batch)) = batch else { break };
@@ -253,9 +230,11 @@ fn stream_files(
 }
 
 /// The reading side: sends small files to the workers, writes large ones.
+#[allow(clippy::too_many_arguments)] // one call site: the stream's state
 fn read_archive(
-    tree: &mut TreeWriter,
+    tree: &mut TreeWriter<'_>,
     tar: &Path,
+    file: &File,
     compression: TarCodec,
     model: &Model,
     abort: &AtomicBool,
@@ -267,8 +246,13 @@ fn read_archive(
         tar: tar.to_path_buf(),
         reason: e.to_string(),
     };
+    // The file the scan checked, read from its start (never the path
+    // again, which may name another file by now).
     let reader = compression
-        .open(tar)
+        .decoder(BufReader::with_capacity(
+            READ_BUFFER,
+            PositionedReader::new(file),
+        ))
         .map_err(|e| Error::read("open", tar, e))?;
     let mut archive = tar::Archive::new(reader);
     let mut batch = Vec::new();
@@ -323,7 +307,7 @@ fn read_archive(
 }
 
 /// A small file from memory: create, write, mode, mtime.
-fn write_bytes(tree: &mut TreeWriter, job: &Job) -> io::Result<()> {
+fn write_bytes(tree: &mut TreeWriter<'_>, job: &Job) -> io::Result<()> {
     let mut file = tree.create_file(&job.rel, job.mode)?;
     file.write_all(&job.data)?;
     finish_metadata(tree, &file, job.mode, job.mtime).map_err(|(_, e)| e)
@@ -348,7 +332,7 @@ impl WriteError {
 }
 
 fn write_file(
-    tree: &mut TreeWriter,
+    tree: &mut TreeWriter<'_>,
     rel: &str,
     mode: u32,
     mtime: u64,
@@ -373,7 +357,7 @@ fn write_file(
 
 /// The tar's mode bits and mtime on a file `tree` created and wrote.
 fn finish_metadata(
-    tree: &TreeWriter,
+    tree: &TreeWriter<'_>,
     file: &File,
     mode: u32,
     mtime: u64,
@@ -389,7 +373,7 @@ fn finish_metadata(
 #[cfg(unix)]
 fn set_mode(file: &File, mode: u32) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    file.set_permissions(fs::Permissions::from_mode(mode))
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
 }
 
 /// Windows has no mode bits: a file without any write bit is read-only.
@@ -403,41 +387,51 @@ fn set_mode(file: &File, mode: u32) -> io::Result<()> {
     Ok(())
 }
 
-#[cfg(unix)]
-fn make_symlink(tree: &mut TreeWriter, link: &str, text: &str) -> io::Result<()> {
-    tree.symlink(text, link)
+/// A link of the archive kept as a symbolic link: its path, its text, and
+/// the path (site-packages-relative) its chain resolves to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeptLink {
+    pub(crate) link: String,
+    pub(crate) text: String,
+    pub(crate) resolved: String,
 }
 
-#[cfg(windows)]
-fn make_symlink(tree: &mut TreeWriter, link: &str, text: &str) -> io::Result<()> {
-    symlink(text, &tree.path(link))
+#[cfg(unix)]
+fn make_symlink(tree: &mut TreeWriter<'_>, kept: &KeptLink) -> io::Result<()> {
+    tree.symlink(&kept.text, &kept.link)
 }
 
 /// Windows creates symlinks only with a privilege (developer mode or an
-/// administrator), so a kept link becomes what needs none: a hard link to a
-/// file (a copy where hard links fail), and for a directory a directory of
-/// such links to its contents. The target exists by now (links come after
-/// every file and directory).
+/// administrator), so a kept link becomes what needs none: a hard link to
+/// the file it resolves to (a copy where hard links fail), and for a
+/// directory a directory of such links to its contents. The target exists
+/// by now (links come after every file and directory), in the tree or in a
+/// runtime package, and is reached through their confined handles.
 #[cfg(windows)]
-fn symlink(text: &str, path: &Path) -> io::Result<()> {
-    link_or_copy(&path.parent().unwrap_or(path).join(text), path)
+fn make_symlink(tree: &mut TreeWriter<'_>, kept: &KeptLink) -> io::Result<()> {
+    link_or_copy(tree, &kept.resolved, &kept.link)
 }
 
 #[cfg(windows)]
-fn link_or_copy(from: &Path, to: &Path) -> io::Result<()> {
-    if fs::metadata(from)?.is_dir() {
-        fs::create_dir(to)?;
-        for entry in fs::read_dir(from)? {
-            let entry = entry?;
-            link_or_copy(&entry.path(), &to.join(entry.file_name()))?;
+fn link_or_copy(tree: &mut TreeWriter<'_>, from: &str, to: &str) -> io::Result<()> {
+    if let Some(names) = tree.list_source(from)? {
+        tree.create_dir(to, 0o755)?;
+        for name in names {
+            link_or_copy(tree, &format!("{from}/{name}"), &format!("{to}/{name}"))?;
         }
         Ok(())
     } else {
-        fs::hard_link(from, to).or_else(|_| fs::copy(from, to).map(drop))
+        tree.hard_link(from, to).or_else(|e| {
+            if fs_helpers::confined::refusal(&e).is_some() {
+                Err(e)
+            } else {
+                tree.copy(from, to)
+            }
+        })
     }
 }
 
-/// Creates the hard links (`(link, source)`) and symlinks (`(link, text)`),
+/// Creates the hard links (`(link, source)`) and symlinks ([`KeptLink`]),
 /// all site-packages-relative; `on_done` is called once per link.
 ///
 /// Hard links come first, symlinks after them all: a kept symlink may point
@@ -445,9 +439,9 @@ fn link_or_copy(from: &Path, to: &Path) -> io::Result<()> {
 /// between the two must not leave a dangling symlink, which `pip uninstall`
 /// does not remove (it skips paths that do not exist).
 pub(crate) fn make_links(
-    tree: &TreeWriter,
+    tree: &TreeWriter<'_>,
     hard_links: &[(String, String)],
-    symlinks: &[(String, String)],
+    symlinks: &[KeptLink],
     on_done: &mut dyn FnMut(),
 ) -> Result<Vec<DevelWarning>, Error> {
     let mut warnings = in_parallel(tree, hard_links, |_| 1, on_done, hard_link)?;
@@ -456,9 +450,9 @@ pub(crate) fn make_links(
         symlinks,
         |_| 1,
         on_done,
-        |tree, (link, text)| {
-            make_symlink(tree, link, text)
-                .map_err(|e| Error::io("create symlink", tree.path(link), e))?;
+        |tree, kept| {
+            make_symlink(tree, kept)
+                .map_err(|e| Error::io("create symlink", tree.path(&kept.link), e))?;
             Ok(None)
         },
     )?);
@@ -471,11 +465,11 @@ pub(crate) fn make_links(
 /// jobs of about the same total `weight`; `on_done` is called once per job
 /// made. Stops at the first error.
 fn in_parallel<J: Sync>(
-    tree: &TreeWriter,
+    tree: &TreeWriter<'_>,
     jobs: &[J],
     weight: impl Fn(&J) -> u64,
     on_done: &mut dyn FnMut(),
-    make: impl Fn(&mut TreeWriter, &J) -> Result<Option<DevelWarning>, Error> + Sync,
+    make: impl Fn(&mut TreeWriter<'_>, &J) -> Result<Option<DevelWarning>, Error> + Sync,
 ) -> Result<Vec<DevelWarning>, Error> {
     let workers = if jobs.len() < PARALLEL_FROM {
         1
@@ -483,7 +477,7 @@ fn in_parallel<J: Sync>(
         workers()
     };
     if workers == 1 {
-        let mut tree = own_tree(tree)?;
+        let mut tree = tree.for_thread();
         let mut warnings = Vec::new();
         for job in jobs {
             warnings.extend(make(&mut tree, job)?);
@@ -501,9 +495,7 @@ fn in_parallel<J: Sync>(
             let abort = &abort;
             let make = &make;
             s.spawn(move || {
-                let Some(mut tree) = own_tree_or_report(tree, &done) else {
-                    return;
-                };
+                let mut tree = tree.for_thread();
                 for batch in part.chunks(BATCH_FILES) {
                     if abort.load(Ordering::Relaxed) {
                         return;
@@ -553,14 +545,14 @@ fn split_by_weight<J>(jobs: &[J], parts: usize, weight: impl Fn(&J) -> u64) -> V
 }
 
 fn hard_link(
-    tree: &mut TreeWriter,
+    tree: &mut TreeWriter<'_>,
     (link, source): &(String, String),
 ) -> Result<Option<DevelWarning>, Error> {
-    match link_file(tree, source, link) {
+    match tree.hard_link(source, link) {
         Ok(()) => Ok(None),
         Err(e) if can_copy_instead(&e) => {
-            let (source_path, link_path) = (tree.path(source), tree.path(link));
-            fs::copy(&source_path, &link_path).map_err(|e| Error::io("copy", &link_path, e))?;
+            tree.copy(source, link)
+                .map_err(|e| Error::io("copy", tree.path(link), e))?;
             Ok(Some(DevelWarning::Copied {
                 path: link.to_owned(),
                 reason: e.to_string(),
@@ -568,16 +560,6 @@ fn hard_link(
         }
         Err(e) => Err(Error::io("hard-link", tree.path(link), e)),
     }
-}
-
-#[cfg(unix)]
-fn link_file(tree: &mut TreeWriter, source: &str, link: &str) -> io::Result<()> {
-    tree.hard_link(source, link)
-}
-
-#[cfg(not(unix))]
-fn link_file(tree: &mut TreeWriter, source: &str, link: &str) -> io::Result<()> {
-    fs::hard_link(tree.path(source), tree.path(link))
 }
 
 /// Errors after which copying the file is the best we can do.
@@ -595,6 +577,7 @@ fn can_copy_instead(e: &io::Error) -> bool {
 mod tests {
     use super::*;
     use crate::tree_names::TreeNames;
+    use std::fs;
 
     /// A model of one file whose bytes are `size` at `offset` of the tar.
     fn one_file(offset: u64, size: u64) -> Model {
@@ -616,8 +599,10 @@ mod tests {
         let site = tempfile::tempdir().unwrap();
         let tar = site.path().join("t.tar");
         fs::write(&tar, tar_bytes).unwrap();
-        let mut tree = TreeWriter::open(site.path()).unwrap();
-        tree.create_dir(model.names.root(), 0o755).unwrap();
+        fs::create_dir(site.path().join(model.names.root())).unwrap();
+        let dir = fs_helpers::confined::Dir::open(&site.path().join(model.names.root())).unwrap();
+        let sources = crate::tree_writer::Sources::default();
+        let tree = TreeWriter::new(site.path(), model.names.root(), &dir, &sources);
         let file = File::open(&tar).unwrap();
         let result = write_files(&tree, &tar, &file, TarCodec::None, model, &mut || {});
         (site, result)

@@ -22,7 +22,8 @@ use sha2::{Digest as _, Sha256};
 use crate::compression::READ_BUFFER;
 use crate::digest_file::{DIGEST_FILE, DIGEST_FILE_LIMIT, TarDigest};
 use crate::error::Error;
-use crate::record;
+use crate::record::RecordFile;
+use fs_helpers::confined::Dir;
 
 /// What RECORD vouches for: the tar's sha256 and, when listed, its size;
 /// and the tar's BLAKE3 when the devel wheel ships a digest file RECORD
@@ -36,19 +37,24 @@ pub(crate) struct Recorded {
 
 impl Recorded {
     /// Reads the row of `relpath` (the tar, relative to site-packages) from
-    /// the RECORD at `record_path`. A missing row, a row without a sha256
+    /// `record`. A missing row, a row without a sha256
     /// or with a malformed one is [`Error::TarUnrecorded`]: pip and uv
     /// always list a digest for every file of a wheel, so the tar cannot be
     /// trusted without one. When RECORD lists the digest file next to the
     /// tar with a sha256, that file is read and checked too.
-    pub(crate) fn read(record_path: &Path, tar: &Path, relpath: &str) -> Result<Self, Error> {
+    pub(crate) fn read(
+        record: &RecordFile,
+        package: &Dir,
+        tar: &Path,
+        relpath: &str,
+    ) -> Result<Self, Error> {
         let unrecorded = |reason: &str| Error::TarUnrecorded {
             install: InstallCommand::default(),
             tar: tar.to_path_buf(),
-            record: record_path.to_path_buf(),
+            record: record.path(),
             reason: reason.to_owned(),
         };
-        let rows = record::rows(record_path)?;
+        let rows = record.rows()?;
         let row = rows
             .iter()
             .find(|row| row.path == relpath)
@@ -75,15 +81,17 @@ impl Recorded {
             .find(|row| row.path == digest_relpath)
             .and_then(|row| Some((row.sha256().and_then(decode_sha256)?, row.size)))
         {
-            recorded.blake3 = Some(recorded.read_digest_file(tar, vouched)?);
+            recorded.blake3 = Some(recorded.read_digest_file(package, tar, vouched)?);
         }
         Ok(recorded)
     }
 
-    /// The tar's BLAKE3 from the digest file next to `tar`, whose sha256
-    /// and size RECORD lists as `vouched`.
+    /// The tar's BLAKE3 from the digest file next to `tar` (in the devel
+    /// package directory `package`), whose sha256 and size RECORD lists as
+    /// `vouched`.
     fn read_digest_file(
         &self,
+        package: &Dir,
         tar: &Path,
         (sha256, size): ([u8; 32], Option<u64>),
     ) -> Result<[u8; 32], Error> {
@@ -94,7 +102,7 @@ impl Recorded {
             reason: format!("its digest file {} {problem}", path.display()),
         };
         let mut bytes = Vec::new();
-        match File::open(&path) {
+        match package.open_file(DIGEST_FILE) {
             Ok(file) => file
                 .take(DIGEST_FILE_LIMIT + 1)
                 .read_to_end(&mut bytes)
@@ -399,6 +407,13 @@ impl<R: Read> Read for HashingReader<R> {
 mod tests {
     use super::*;
 
+    /// The tar `tar`'s row of the RECORD in `dir` (tar at `p/_devel.tar`).
+    fn read_recorded(dir: &Path, tar: &Path) -> Result<Recorded, Error> {
+        let record = RecordFile::new(Dir::open(dir).unwrap());
+        let package = Dir::open(tar.parent().unwrap()).unwrap();
+        Recorded::read(&record, &package, tar, "p/_devel.tar")
+    }
+
     #[test]
     fn digest_size_and_rows() {
         let dir = tempfile::tempdir().unwrap();
@@ -411,7 +426,7 @@ mod tests {
             format!("p/_devel.tar,{hello},5\np/nohash,,5\np/bad,sha256=AAA,5\n"),
         )
         .unwrap();
-        let recorded = Recorded::read(&record, &tar, "p/_devel.tar").unwrap();
+        let recorded = read_recorded(dir.path(), &tar).unwrap();
         let mut seen = HashingReader::new(&b"hello"[..], &recorded);
         seen.drain().unwrap();
         recorded.check(&tar, &seen).unwrap();
@@ -426,7 +441,13 @@ mod tests {
             ("p/nohash", "without a sha256"),
             ("p/bad", "malformed sha256"),
         ] {
-            let err = Recorded::read(&record, &tar, path).unwrap_err();
+            let err = Recorded::read(
+                &RecordFile::new(Dir::open(dir.path()).unwrap()),
+                &Dir::open(dir.path()).unwrap(),
+                &tar,
+                path,
+            )
+            .unwrap_err();
             assert!(matches!(err, Error::TarUnrecorded { .. }), "{err}");
             assert!(err.to_string().contains(reason), "{err}");
         }
@@ -509,7 +530,7 @@ mod tests {
     }
 
     fn check(dir: &Path, tar: &Path) -> Result<(), Error> {
-        let recorded = Recorded::read(&dir.join("RECORD"), tar, "p/_devel.tar")?;
+        let recorded = read_recorded(dir, tar)?;
         DigestCheck::start(&File::open(tar).unwrap(), tar, &recorded)?.finish()
     }
 
@@ -520,7 +541,7 @@ mod tests {
             .unwrap()
             .to_bytes();
         let (dir, path) = site_with(&tar, Some(&digest), None);
-        let recorded = Recorded::read(&dir.path().join("RECORD"), &path, "p/_devel.tar").unwrap();
+        let recorded = read_recorded(dir.path(), &path).unwrap();
         assert!(matches!(recorded.algorithm(), Algorithm::Blake3));
         check(dir.path(), &path).unwrap();
 

@@ -7,9 +7,9 @@
 //! kernel.
 
 use std::fs::File;
-use std::path::Path;
 
 use crate::error::Error;
+use crate::site::InstalledDevel;
 
 /// Held while unpacking or reconciling; released on drop (or process death).
 #[derive(Debug)]
@@ -18,11 +18,16 @@ pub(crate) struct SiteLock {
 }
 
 impl SiteLock {
-    /// Blocks until the exclusive lock on `dir` is held.
+    /// Blocks until the exclusive lock on the devel package directory of
+    /// `site` is held (opened through site-packages, never through a link).
     #[cfg(unix)]
-    pub(crate) fn acquire(dir: &Path) -> Result<Self, Error> {
-        let file = File::open(dir).map_err(|e| Error::read("open for locking", dir, e))?;
-        file.lock().map_err(|e| Error::read("lock", dir, e))?;
+    pub(crate) fn acquire(site: &InstalledDevel) -> Result<Self, Error> {
+        let dir = site.package()?;
+        let file = dir
+            .as_file()
+            .map_err(|e| Error::read("open for locking", dir.path(), e))?;
+        file.lock()
+            .map_err(|e| Error::read("lock", dir.path(), e))?;
         Ok(Self { _dir: file })
     }
 
@@ -31,13 +36,18 @@ impl SiteLock {
     /// last process holding it closes it (or dies) and nothing is left
     /// for `pip uninstall` to miss.
     #[cfg(windows)]
-    pub(crate) fn acquire(dir: &Path) -> Result<Self, Error> {
+    pub(crate) fn acquire(site: &InstalledDevel) -> Result<Self, Error> {
         use std::os::windows::fs::OpenOptionsExt;
         /// `FILE_FLAG_DELETE_ON_CLOSE`.
         const DELETE_ON_CLOSE: u32 = 0x0400_0000;
+        /// `FILE_FLAG_OPEN_REPARSE_POINT`: a link at the name is opened
+        /// itself (and fails the lock), never followed.
+        const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
         /// `FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE`.
         const SHARE_ALL: u32 = 0x7;
-        let path = dir.join(LOCK_FILE);
+        // The directory stays held (not renamed) while the lock file is used.
+        let dir = site.package()?;
+        let path = dir.display_path(LOCK_FILE);
         let mut attempts = 0;
         let file = loop {
             let opened = std::fs::OpenOptions::new()
@@ -46,7 +56,7 @@ impl SiteLock {
                 .create(true)
                 .truncate(false)
                 .share_mode(SHARE_ALL)
-                .custom_flags(DELETE_ON_CLOSE)
+                .custom_flags(DELETE_ON_CLOSE | OPEN_REPARSE_POINT)
                 .open(&path);
             match opened {
                 Ok(file) => break file,

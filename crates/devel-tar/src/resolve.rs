@@ -1,16 +1,16 @@
 //! The final tree as the install sees it, for following devel links with
 //! `dist_info::devel_tree::resolve_link`: members of the archive for paths
 //! under the tree's root (`_rocm_sdk_devel{N}/`), the real file system for
-//! the rest of
-//! site-packages. Links are followed against this final tree, so the answer
-//! does not depend on member order.
+//! the rest of site-packages, looked at through its confined handle (each
+//! entry itself, never through a link). Links are followed against this
+//! final tree, so the answer does not depend on member order.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use dist_info::devel_tree::{Node, TreeView};
+use fs_helpers::confined::{Cursor, Dir, EntryKind};
 
 use crate::scan::{Kind, Model};
 
@@ -19,11 +19,11 @@ use crate::scan::{Kind, Model};
 #[derive(Debug)]
 pub(crate) struct FinalTree<'m> {
     model: &'m Model,
-    disk: DiskView,
+    disk: DiskView<'m>,
 }
 
 impl<'m> FinalTree<'m> {
-    pub(crate) fn new(model: &'m Model, site_packages: &Path) -> Self {
+    pub(crate) fn new(model: &'m Model, site_packages: &'m Dir) -> Self {
         Self {
             model,
             disk: DiskView::new(site_packages),
@@ -57,15 +57,15 @@ impl TreeView for FinalTree<'_> {
 /// Site-packages outside the tree, each path looked at once: every devel
 /// link into a runtime package crosses the same few directories.
 #[derive(Debug)]
-struct DiskView {
-    root: PathBuf,
+struct DiskView<'d> {
+    cursor: RefCell<Cursor<'d>>,
     seen: RefCell<HashMap<String, Node<'static>>>,
 }
 
-impl DiskView {
-    fn new(root: &Path) -> Self {
+impl<'d> DiskView<'d> {
+    fn new(root: &'d Dir) -> Self {
         Self {
-            root: root.to_path_buf(),
+            cursor: RefCell::new(root.cursor()),
             seen: RefCell::new(HashMap::new()),
         }
     }
@@ -74,15 +74,20 @@ impl DiskView {
         if let Some(known) = self.seen.borrow().get(path) {
             return known.clone();
         }
-        let full = self.root.join(path);
-        let found = match std::fs::symlink_metadata(&full) {
-            Err(_) => Node::Missing,
-            Ok(m) if m.file_type().is_symlink() => match std::fs::read_link(&full) {
-                Ok(t) => Node::Symlink(Cow::Owned(t.to_string_lossy().into_owned())),
-                Err(_) => Node::Missing,
+        let mut cursor = self.cursor.borrow_mut();
+        // `resolve_link` asks for each prefix before what is below it, so
+        // a link on the way has been answered (and followed) already; a
+        // path the handle refuses is as good as missing.
+        let found = match cursor.entry(path) {
+            Ok(Some(entry)) => match entry.kind {
+                EntryKind::Symlink => match cursor.read_link(path) {
+                    Ok(text) => Node::Symlink(Cow::Owned(text)),
+                    Err(_) => Node::Missing,
+                },
+                EntryKind::Dir => Node::Dir,
+                EntryKind::File | EntryKind::Other => Node::File,
             },
-            Ok(m) if m.is_dir() => Node::Dir,
-            Ok(_) => Node::File,
+            _ => Node::Missing,
         };
         self.seen
             .borrow_mut()
@@ -143,7 +148,8 @@ mod tests {
                 },
             ),
         ]);
-        let tree = FinalTree::new(&m, dir.path());
+        let sp = Dir::open(dir.path()).unwrap();
+        let tree = FinalTree::new(&m, &sp);
         let r = |link: &str, t: &str| resolve_link(&tree, link, t);
         assert_eq!(
             r("_rocm_sdk_devel/lib/b", "a"),
@@ -186,7 +192,8 @@ mod tests {
                 ("_rocm_sdk_devel_n1/lib/loop", link("loop")),
             ],
         );
-        let tree = FinalTree::new(&m, dir.path());
+        let sp = Dir::open(dir.path()).unwrap();
+        let tree = FinalTree::new(&m, &sp);
         let r = |link: &str, t: &str| resolve_link(&tree, link, t);
         assert_eq!(
             r("_rocm_sdk_devel_n1/lib/b", "../stale"),

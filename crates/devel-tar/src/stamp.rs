@@ -17,39 +17,53 @@
 
 use std::path::Path;
 
+use fs_helpers::confined::{Dir, EntryKind};
+
 use crate::error::Error;
 use crate::lock::SiteLock;
-use crate::reconcile::write_replacing;
 use crate::site::{InstalledDevel, linked_dist_infos};
-use crate::tree_names::{TreeNames, installed_tree_names};
+use crate::tree_names::{TreeNames, tree_names_in};
 
 /// The stamp, relative to the devel tree. Listed in the devel RECORD.
 pub const DEVICE_LINKS_STAMP: &str = ".device-links-stamp";
 
+/// The most bytes a stamp may have: one line per installed distribution.
+const STAMP_LIMIT: u64 = 1 << 20;
+
 /// The stamp text for the distributions installed in `site_packages` now.
 pub fn expected_stamp(site_packages: &Path) -> Result<String, Error> {
+    let sp = Dir::open(site_packages).map_err(|e| Error::read("open", site_packages, e))?;
+    expected_in(&sp)
+}
+
+/// [`expected_stamp`] of the open site-packages `sp`.
+fn expected_in(sp: &Dir) -> Result<String, Error> {
     let mut text = String::new();
-    for name in linked_dist_infos(site_packages)? {
+    let mut cursor = sp.cursor();
+    for name in linked_dist_infos(sp)? {
+        let identity = record_identity(cursor.entry(&format!("{name}/RECORD")).ok().flatten());
         text.push_str(&name);
         text.push(' ');
-        text.push_str(&record_identity(&site_packages.join(&name).join("RECORD")));
+        text.push_str(&identity);
         text.push('\n');
     }
     Ok(text)
 }
 
-/// The identity of a `RECORD` in the stamp: its inode number, or `-`.
-fn record_identity(record: &Path) -> String {
+/// The identity of a `RECORD` in the stamp: the inode number of the
+/// regular file (not followed if a link), or `-`.
+fn record_identity(entry: Option<fs_helpers::confined::Entry>) -> String {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(record).map_or_else(|_| "-".to_owned(), |m| m.ino().to_string())
+        entry
+            .filter(|e| e.kind == EntryKind::File)
+            .map_or_else(|| "-".to_owned(), |e| e.id.index().to_string())
     }
     #[cfg(not(unix))]
     {
         // Python's `st_ino` on Windows and a Rust file index need not agree,
         // and image layers there do not separate hard links the same way.
-        let _ = record;
+        let _ = (entry, EntryKind::File);
         "-".to_owned()
     }
 }
@@ -57,17 +71,28 @@ fn record_identity(record: &Path) -> String {
 /// True when the stamp exists and matches the installed distributions: the
 /// trampolines' fast check, in Rust.
 pub fn device_links_stamp_is_current(site_packages: &Path) -> Result<bool, Error> {
-    stamp_is_current(site_packages, &installed_tree_names(site_packages)?)
+    let sp = Dir::open(site_packages).map_err(|e| Error::read("open", site_packages, e))?;
+    stamp_is_current(&sp, &tree_names_in(&sp)?)
 }
 
-/// [`device_links_stamp_is_current`] for a tree named `names`.
-pub(crate) fn stamp_is_current(site_packages: &Path, names: &TreeNames) -> Result<bool, Error> {
-    let expected = expected_stamp(site_packages)?;
-    let path = site_packages.join(names.in_tree(DEVICE_LINKS_STAMP));
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(text == expected),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(Error::read("read", path, e)),
+/// [`device_links_stamp_is_current`] for a tree named `names`. A stamp
+/// that is not a small regular file (a link, a pipe) is not current: the
+/// next write replaces it.
+pub(crate) fn stamp_is_current(sp: &Dir, names: &TreeNames) -> Result<bool, Error> {
+    let expected = expected_in(sp)?;
+    match sp.read(&names.in_tree(DEVICE_LINKS_STAMP), STAMP_LIMIT) {
+        Ok(text) => Ok(text == expected.as_bytes()),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::NotFound
+                || fs_helpers::confined::refusal(&e).is_some() =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(Error::read(
+            "read",
+            sp.display_path(&names.in_tree(DEVICE_LINKS_STAMP)),
+            e,
+        )),
     }
 }
 
@@ -75,10 +100,14 @@ pub(crate) fn stamp_is_current(site_packages: &Path, names: &TreeNames) -> Resul
 /// called last, once every device and runtime link is in place, so a run
 /// killed before it leaves the stamp stale and the next launch repairs.
 pub(crate) fn write_stamp(site: &InstalledDevel) -> Result<(), Error> {
-    if stamp_is_current(&site.root, &site.names).unwrap_or(false) {
+    if stamp_is_current(&site.sp, &site.names).unwrap_or(false) {
         return Ok(());
     }
-    let _lock = SiteLock::acquire(&site.package_dir())?;
-    let text = expected_stamp(&site.root)?;
-    write_replacing(&site.root, &site.names.in_tree(DEVICE_LINKS_STAMP), &text)
+    let _lock = SiteLock::acquire(site)?;
+    site.check_owner()?;
+    let text = expected_in(&site.sp)?;
+    let tree = site.tree()?;
+    crate::reconcile::remove_stale_temporaries(&tree);
+    tree.replace(DEVICE_LINKS_STAMP, text.as_bytes())
+        .map_err(|e| Error::io("write", tree.display_path(DEVICE_LINKS_STAMP), e))
 }

@@ -8,15 +8,26 @@ pub use dist_info::devel_tree::{COMPILER_SYMLINKS, TreeNames, is_compiler_symlin
 use dist_info::document::{DistInfo, FILE_NAME};
 
 use crate::error::Error;
+use fs_helpers::confined::Dir;
 use fs_helpers::error_chain::Chain;
+
+/// The most bytes the devel package's `_dist_info.json` may have.
+const DOCUMENT_LIMIT: u64 = 16 << 20;
 
 /// The names the devel distribution installed in `site_packages` was built
 /// with: its `rocm_sdk_devel/_dist_info.json` says the nonce. No devel
 /// document (a hand-made tree) means no nonce; an unreadable one is an
 /// error, never a guess.
 pub fn installed_tree_names(site_packages: &Path) -> Result<TreeNames, Error> {
-    let path = site_packages.join(DEVEL_PACKAGE_DIR).join(FILE_NAME);
-    let bytes = match std::fs::read(&path) {
+    let sp = Dir::open(site_packages).map_err(|e| Error::read("open", site_packages, e))?;
+    tree_names_in(&sp)
+}
+
+/// [`installed_tree_names`] of the open site-packages `sp`.
+pub(crate) fn tree_names_in(sp: &Dir) -> Result<TreeNames, Error> {
+    let rel = format!("{DEVEL_PACKAGE_DIR}/{FILE_NAME}");
+    let path = sp.display_path(&rel);
+    let bytes = match sp.read(&rel, DOCUMENT_LIMIT) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(TreeNames::new(&dist_info::nonce::Nonce::NONE));

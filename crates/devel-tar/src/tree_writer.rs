@@ -1,54 +1,96 @@
-//! Creating the devel tree relative to open directories.
+//! Creating the devel tree through the tree's confined handle
+//! (docs/devel-tar.md#confinement).
 //!
-//! On Unix every directory, file and link is made with `mkdirat`, `openat`,
-//! `linkat` or `symlinkat` against the descriptor of its parent, taken from
-//! a stack of open directories along the last path used: members arrive in
-//! path order, so each directory is opened once per thread rather than its
-//! whole path walked again for every file in it. Elsewhere the same calls
-//! take paths joined to the site-packages root.
+//! Every directory, file and link is made relative to an open directory of
+//! the tree (`fs_helpers::confined`: no link followed, no `..`), through a
+//! cursor that keeps the directories of the last path used open: members
+//! arrive in path order, so each directory is opened once per thread. A
+//! hard link's file is reached the same way, inside the tree or inside a
+//! runtime package opened from site-packages before anything was written
+//! ([`Sources`]), and must be a regular file there.
 //!
 //! File data from an uncompressed tar is copied with `copy_file_range` on
 //! Linux (within the kernel, or shared extents where the file system can),
 //! with positioned reads elsewhere.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use fs_helpers::confined::{Cursor, Dir, Refusal, Refused};
 use fs_helpers::positioned::read_exact_at;
 
-/// One thread's handle on site-packages for writing the tree.
+/// The runtime packages hard links of the tree may come from, opened from
+/// site-packages (never through a link) before the tree is written.
+#[derive(Debug, Default)]
+pub(crate) struct Sources {
+    roots: HashMap<String, Dir>,
+}
+
+impl Sources {
+    /// Adds the package directory `name` of site-packages `sp`.
+    pub(crate) fn open(&mut self, sp: &Dir, name: &str) -> io::Result<()> {
+        if !self.roots.contains_key(name) {
+            self.roots.insert(name.to_owned(), sp.open_dir(name)?);
+        }
+        Ok(())
+    }
+}
+
+/// One thread's handle on the tree for writing it. Paths are
+/// site-packages-relative (`_rocm_sdk_devel{N}/...`), as the model has them.
 #[derive(Debug)]
-pub(crate) struct TreeWriter {
-    root: PathBuf,
-    #[cfg(unix)]
-    dirs: unix::DirStack,
+pub(crate) struct TreeWriter<'d> {
+    site_root: &'d Path,
+    /// The tree's directory name in site-packages.
+    root: &'d str,
+    tree: &'d Dir,
+    sources: &'d Sources,
+    dest: Cursor<'d>,
+    in_tree: Cursor<'d>,
+    runtime: HashMap<String, Cursor<'d>>,
     /// The process's umask when the tree was opened; all bits when unknown.
     #[cfg(unix)]
     umask: u32,
 }
 
-impl TreeWriter {
-    /// Opens site-packages `root`.
-    pub(crate) fn open(root: &Path) -> io::Result<Self> {
-        Ok(Self {
-            root: root.to_owned(),
-            #[cfg(unix)]
-            dirs: unix::DirStack::open(root)?,
+impl<'d> TreeWriter<'d> {
+    /// A writer into `tree`, the directory `root` of site-packages
+    /// `site_root`, taking hard links' files from `sources`.
+    pub(crate) fn new(
+        site_root: &'d Path,
+        root: &'d str,
+        tree: &'d Dir,
+        sources: &'d Sources,
+    ) -> Self {
+        Self {
+            site_root,
+            root,
+            tree,
+            sources,
+            dest: tree.cursor(),
+            in_tree: tree.cursor(),
+            runtime: HashMap::new(),
             #[cfg(unix)]
             umask: unix::umask().unwrap_or(0o7777),
-        })
+        }
     }
 
-    /// Another handle on the same root, for another thread.
-    pub(crate) fn try_clone(&self) -> io::Result<Self> {
-        Ok(Self {
-            root: self.root.clone(),
-            #[cfg(unix)]
-            dirs: self.dirs.try_clone()?,
+    /// Another writer on the same tree, for another thread (each keeps
+    /// its own open directories).
+    pub(crate) fn for_thread(&self) -> Self {
+        Self {
+            site_root: self.site_root,
+            root: self.root,
+            tree: self.tree,
+            sources: self.sources,
+            dest: self.tree.cursor(),
+            in_tree: self.tree.cursor(),
+            runtime: HashMap::new(),
             #[cfg(unix)]
             umask: self.umask,
-        })
+        }
     }
 
     /// Whether a file made by [`create_file`](Self::create_file) with
@@ -69,47 +111,135 @@ impl TreeWriter {
 
     /// The full path of `rel` (site-packages-relative), for messages.
     pub(crate) fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+        self.site_root.join(rel)
+    }
+
+    /// `rel` relative to the tree; refused when it is not below it.
+    fn in_tree<'r>(&self, rel: &'r str) -> io::Result<&'r str> {
+        rel.strip_prefix(self.root)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    Refused {
+                        path: rel.to_owned(),
+                        reason: Refusal::NotClean,
+                    },
+                )
+            })
     }
 
     /// Creates the directory `rel` with `mode` (less the umask).
     pub(crate) fn create_dir(&mut self, rel: &str, mode: u32) -> io::Result<()> {
-        #[cfg(unix)]
-        {
-            self.dirs.create_dir(rel, mode)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = mode;
-            std::fs::create_dir(self.path(rel))
-        }
+        let rel = self.in_tree(rel)?;
+        self.dest.create_dir(rel, mode)
     }
 
-    /// Creates the new file `rel` for writing; it must not exist.
+    /// Creates the new file `rel` for writing; nothing may be there.
     pub(crate) fn create_file(&mut self, rel: &str, mode: u32) -> io::Result<File> {
-        #[cfg(unix)]
-        {
-            self.dirs.create_file(rel, mode)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = mode;
-            File::create_new(self.path(rel))
-        }
+        let rel = self.in_tree(rel)?;
+        self.dest.create_new(rel, mode)
     }
 
-    /// Makes `link` a hard link to the existing file `source` (both
-    /// site-packages-relative).
-    #[cfg(unix)]
+    /// The cursor that reaches `source` (site-packages-relative), and
+    /// `source` relative to its directory.
+    fn source<'r>(
+        in_tree: &'r mut Cursor<'d>,
+        runtime: &'r mut HashMap<String, Cursor<'d>>,
+        sources: &'d Sources,
+        root: &str,
+        source: &'r str,
+    ) -> io::Result<(&'r mut Cursor<'d>, &'r str)> {
+        if let Some(rest) = source.strip_prefix(root).and_then(|r| r.strip_prefix('/')) {
+            return Ok((in_tree, rest));
+        }
+        let (package, rest) = source.split_once('/').unwrap_or((source, ""));
+        let Some(dir) = sources.roots.get(package) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                Refused {
+                    path: source.to_owned(),
+                    reason: Refusal::NotClean,
+                },
+            ));
+        };
+        let cursor = runtime
+            .entry(package.to_owned())
+            .or_insert_with(|| dir.cursor());
+        Ok((cursor, rest))
+    }
+
+    /// Makes `link` a hard link to the existing regular file `source`
+    /// (both site-packages-relative; `source` in the tree or in one of the
+    /// [`Sources`]).
     pub(crate) fn hard_link(&mut self, source: &str, link: &str) -> io::Result<()> {
-        self.dirs.hard_link(source, link)
+        let link = self.in_tree(link)?;
+        let (from, source) = Self::source(
+            &mut self.in_tree,
+            &mut self.runtime,
+            self.sources,
+            self.root,
+            source,
+        )?;
+        self.dest.hard_link_from(from, source, link)
+    }
+
+    /// Makes `link` a copy of the regular file `source` (where a hard link
+    /// cannot be made), with its permissions.
+    pub(crate) fn copy(&mut self, source: &str, link: &str) -> io::Result<()> {
+        let link = self.in_tree(link)?;
+        let (from, source) = Self::source(
+            &mut self.in_tree,
+            &mut self.runtime,
+            self.sources,
+            self.root,
+            source,
+        )?;
+        copy_between(from, source, &mut self.dest, link)
     }
 
     /// Makes `link` a symbolic link whose text is `text`.
     #[cfg(unix)]
     pub(crate) fn symlink(&mut self, text: &str, link: &str) -> io::Result<()> {
-        self.dirs.symlink(text, link)
+        let link = self.in_tree(link)?;
+        self.dest.symlink(text, link)
     }
+
+    /// Whether `source` (site-packages-relative) is a directory, and the
+    /// names in it when it is.
+    #[cfg(windows)]
+    pub(crate) fn list_source(&mut self, source: &str) -> io::Result<Option<Vec<String>>> {
+        let (from, rel) = Self::source(
+            &mut self.in_tree,
+            &mut self.runtime,
+            self.sources,
+            self.root,
+            source,
+        )?;
+        match from.entry(rel)? {
+            Some(entry) if entry.kind == fs_helpers::confined::EntryKind::Dir => Ok(Some(
+                from.list(rel)?
+                    .into_iter()
+                    .filter_map(|n| n.into_string().ok())
+                    .collect(),
+            )),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Copies the regular file `source` below `from` to the new file `dest`
+/// below `to`, with the source's permissions (as `std::fs::copy`).
+pub(crate) fn copy_between(
+    from: &mut Cursor<'_>,
+    source: &str,
+    to: &mut Cursor<'_>,
+    dest: &str,
+) -> io::Result<()> {
+    let mut input = from.open_file(source)?;
+    let mut output = to.create_new(dest, 0o600)?;
+    io::copy(&mut input, &mut output)?;
+    output.set_permissions(input.metadata()?.permissions())
 }
 
 /// Copies `len` bytes of `from` at `offset` to the end of `to` (a new file,
@@ -162,18 +292,6 @@ fn copy_by_reads(from: &File, offset: u64, len: u64, mut to: &File) -> io::Resul
 
 #[cfg(unix)]
 mod unix {
-    use std::fs::File;
-    use std::io;
-    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-    use std::path::Path;
-
-    use rustix::fs::{AtFlags, Mode, OFlags};
-
-    const DIR_FLAGS: OFlags = OFlags::RDONLY
-        .union(OFlags::DIRECTORY)
-        .union(OFlags::NOFOLLOW)
-        .union(OFlags::CLOEXEC);
-
     /// The umask, read from `/proc/self/status` (Linux 4.7 and later):
     /// `umask(2)` can only read it by changing it, which would race with
     /// other threads of the process creating files.
@@ -182,108 +300,31 @@ mod unix {
         let value = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
         u32::from_str_radix(value.trim(), 8).ok()
     }
-
-    /// The root and the open directories along the last path used.
-    #[derive(Debug)]
-    pub(super) struct DirStack {
-        root: OwnedFd,
-        /// (site-packages-relative path, descriptor), each the parent of
-        /// the next.
-        open: Vec<(String, OwnedFd)>,
-    }
-
-    impl DirStack {
-        pub(super) fn open(root: &Path) -> io::Result<Self> {
-            Ok(Self {
-                root: rustix::fs::open(root, DIR_FLAGS, Mode::empty())?,
-                open: Vec::new(),
-            })
-        }
-
-        pub(super) fn try_clone(&self) -> io::Result<Self> {
-            Ok(Self {
-                root: self.root.try_clone()?,
-                open: Vec::new(),
-            })
-        }
-
-        /// The directory holding `rel` and `rel`'s last component.
-        fn parent<'p>(&mut self, rel: &'p str) -> io::Result<(BorrowedFd<'_>, &'p str)> {
-            let dir = descend(&self.root, &mut self.open, rel)?;
-            Ok((dir, rel.rsplit_once('/').map_or(rel, |(_, name)| name)))
-        }
-
-        pub(super) fn create_dir(&mut self, rel: &str, mode: u32) -> io::Result<()> {
-            let (dir, name) = self.parent(rel)?;
-            rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(mode))?;
-            Ok(())
-        }
-
-        pub(super) fn create_file(&mut self, rel: &str, mode: u32) -> io::Result<File> {
-            let (dir, name) = self.parent(rel)?;
-            let flags =
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-            let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(mode))?;
-            Ok(File::from(fd))
-        }
-
-        pub(super) fn hard_link(&mut self, source: &str, link: &str) -> io::Result<()> {
-            let dir = descend(&self.root, &mut self.open, link)?;
-            let name = link.rsplit_once('/').map_or(link, |(_, name)| name);
-            rustix::fs::linkat(&self.root, source, dir, name, AtFlags::empty())?;
-            Ok(())
-        }
-
-        pub(super) fn symlink(&mut self, text: &str, link: &str) -> io::Result<()> {
-            let (dir, name) = self.parent(link)?;
-            rustix::fs::symlinkat(text, dir, name)?;
-            Ok(())
-        }
-    }
-
-    /// Makes `open` the directories from `root` down to the parent of
-    /// `rel`, keeping those it already holds, and returns that parent.
-    fn descend<'s>(
-        root: &'s OwnedFd,
-        open: &'s mut Vec<(String, OwnedFd)>,
-        rel: &str,
-    ) -> io::Result<BorrowedFd<'s>> {
-        let parent = rel.rsplit_once('/').map_or("", |(parent, _)| parent);
-        // Keep the open directories that are `parent` or above it.
-        while let Some((top, _)) = open.last() {
-            let above = parent
-                .strip_prefix(top.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-            if above {
-                break;
-            }
-            open.pop();
-        }
-        let mut start = open.last().map_or(0, |(top, _)| top.len() + 1);
-        while start < parent.len() {
-            let end = parent[start..]
-                .find('/')
-                .map_or(parent.len(), |i| start + i);
-            let fd = {
-                let dir = open.last().map_or(root.as_fd(), |(_, fd)| fd.as_fd());
-                rustix::fs::openat(dir, &parent[start..end], DIR_FLAGS, Mode::empty())?
-            };
-            open.push((parent[..end].to_owned(), fd));
-            start = end + 1;
-        }
-        Ok(open.last().map_or(root.as_fd(), |(_, fd)| fd.as_fd()))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A site-packages with the tree `t/` and the runtime package `_p/`
+    /// holding `lib/x`.
+    fn site() -> (tempfile::TempDir, Dir, Dir, Sources) {
+        let site = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(site.path().join("t")).unwrap();
+        std::fs::create_dir_all(site.path().join("_p/lib")).unwrap();
+        std::fs::write(site.path().join("_p/lib/x"), "x").unwrap();
+        let sp = Dir::open(site.path()).unwrap();
+        let tree = sp.open_dir("t").unwrap();
+        let mut sources = Sources::default();
+        sources.open(&sp, "_p").unwrap();
+        (site, sp, tree, sources)
+    }
+
     #[test]
     fn creates_files_and_directories_in_any_order() {
-        let site = tempfile::tempdir().unwrap();
-        let mut tree = TreeWriter::open(site.path()).unwrap();
-        for dir in ["t", "t/a", "t/a-b", "t/a/b", "t/a/b/c", "t/z"] {
+        let (site, _sp, dir, sources) = site();
+        let mut tree = TreeWriter::new(site.path(), "t", &dir, &sources);
+        for dir in ["t/a", "t/a-b", "t/a/b", "t/a/b/c", "t/z"] {
             tree.create_dir(dir, 0o755).unwrap();
         }
         for (file, text) in [
@@ -309,30 +350,42 @@ mod tests {
             std::fs::read_to_string(site.path().join("t/z/last")).unwrap(),
             "6"
         );
-        // A file that exists is never replaced.
+        // A file that exists is never replaced, and nothing is written
+        // outside the tree.
         assert_eq!(
             tree.create_file("t/a/x", 0o644).unwrap_err().kind(),
             io::ErrorKind::AlreadyExists
         );
+        assert!(tree.create_file("_p/lib/y", 0o644).is_err());
+        assert!(tree.create_file("t/../_p/y", 0o644).is_err());
     }
 
     #[test]
     #[cfg(unix)]
-    fn links_are_made_relative_to_the_root() {
-        let site = tempfile::tempdir().unwrap();
-        let mut tree = TreeWriter::open(site.path()).unwrap();
-        tree.create_dir("t", 0o755).unwrap();
+    fn links_come_from_the_tree_or_a_source_package_only() {
+        let (site, _sp, dir, sources) = site();
+        let mut tree = TreeWriter::new(site.path(), "t", &dir, &sources);
         tree.create_dir("t/lib", 0o755).unwrap();
         tree.create_dir("t/bin", 0o755).unwrap();
         drop(tree.create_file("t/lib/f", 0o644).unwrap());
         tree.hard_link("t/lib/f", "t/bin/g").unwrap();
+        tree.hard_link("_p/lib/x", "t/lib/x").unwrap();
         tree.symlink("../lib/f", "t/bin/h").unwrap();
         let meta = std::fs::metadata(site.path().join("t/lib/f")).unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::nlink(&meta), 2);
+        let meta = std::fs::metadata(site.path().join("_p/lib/x")).unwrap();
         assert_eq!(std::os::unix::fs::MetadataExt::nlink(&meta), 2);
         assert_eq!(
             std::fs::read_link(site.path().join("t/bin/h")).unwrap(),
             Path::new("../lib/f")
         );
+        // A package not opened as a source, and a link as a source.
+        std::fs::create_dir(site.path().join("other")).unwrap();
+        std::fs::write(site.path().join("other/secret"), "s").unwrap();
+        assert!(tree.hard_link("other/secret", "t/lib/s").is_err());
+        assert!(tree.hard_link("t/bin/h", "t/lib/h").is_err());
+        tree.copy("_p/lib/x", "t/lib/copy").unwrap();
+        assert_eq!(std::fs::read(site.path().join("t/lib/copy")).unwrap(), b"x");
     }
 
     #[test]

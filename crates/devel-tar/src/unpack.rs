@@ -19,16 +19,17 @@ use pypa_formats::installer::InstallCommand;
 
 use crate::compression::TarCodec;
 use crate::error::Error;
-use crate::extract;
+use crate::extract::{self, KeptLink};
 use crate::integrity::Recorded;
 use crate::lock::SiteLock;
 use crate::reconcile::{self, ReconcileReport};
+use crate::record::RecordFile;
 use crate::relink;
 use crate::resolve::FinalTree;
 use crate::scan::{self, Kind, Model};
 use crate::site::InstalledDevel;
 use crate::tree_names::{DEVEL_PACKAGE_DIR, is_compiler_symlink};
-use crate::tree_writer::TreeWriter;
+use crate::tree_writer::{Sources, TreeWriter};
 use crate::warning::DevelWarning;
 
 /// The devel version the tree was unpacked from (`V` and a newline),
@@ -229,9 +230,9 @@ fn ensure_inner(
 /// stamp matches what is installed.
 fn ready_by_stamp(site_packages: &Path) -> Result<bool, Error> {
     let site = InstalledDevel::open(site_packages)?;
-    Ok(site.tar().is_none()
-        && site.tree().is_dir()
-        && crate::stamp::stamp_is_current(site_packages, &site.names)?)
+    Ok(site.tar()?.is_none()
+        && site.tree_exists()
+        && crate::stamp::stamp_is_current(&site.sp, &site.names)?)
 }
 
 /// Unpacks `SP/rocm_sdk_devel/_devel.tar*` into `SP/_rocm_sdk_devel{N}/`,
@@ -251,22 +252,33 @@ fn unpack_inner(
     options: &mut UnpackOptions<'_>,
 ) -> Result<UnpackReport, Error> {
     let site = InstalledDevel::open(site_packages)?;
-    if site.tar().is_none() {
+    if site.tar()?.is_none() {
         return already_unpacked(&site);
     }
-    let _lock = SiteLock::acquire(&site.package_dir())?;
+    let _lock = SiteLock::acquire(&site)?;
     // Re-check under the lock: another process may have finished meanwhile.
-    let Some((tar, compression)) = site.tar() else {
+    let Some((tar_name, compression)) = site.tar()? else {
         return already_unpacked(&site);
     };
+    let tar = site.tar_path(&tar_name);
+    let package = site.package()?;
+    let record = site.record()?;
+    // A site this user cannot write is said so first; one it can write
+    // but does not own is not written either (docs/devel-tar.md#owner).
+    check_writable(&site.root, &record)?;
+    site.check_owner()?;
     let recorded = Recorded::read(
-        &site.record(),
+        &record,
+        &package,
         &tar,
         &format!("{DEVEL_PACKAGE_DIR}/{}", compression.file_name()),
     )?;
     // One open file for every reader: the bytes written are the bytes
-    // checked against RECORD.
-    let file = fs::File::open(&tar).map_err(|e| Error::read("open", &tar, e))?;
+    // checked against RECORD. A link or a pipe at the tar's name is never
+    // opened.
+    let file = package
+        .open_file(&tar_name)
+        .map_err(|e| Error::read("open", &tar, e))?;
     let (model, check) = scan::scan(
         &tar,
         &file,
@@ -277,8 +289,8 @@ fn unpack_inner(
     )?;
     let mut record_len = None;
     let written = write_tree(
-        site_packages,
         &site,
+        &record,
         &tar,
         &file,
         compression,
@@ -291,7 +303,7 @@ fn unpack_inner(
     // what this run wrote is undone, and the site is as it was.
     if let Err(e) = check.finish() {
         if let Some(len) = record_len {
-            undo(&site, len);
+            undo(&site, &record, len);
         }
         return Err(e);
     }
@@ -299,14 +311,16 @@ fn unpack_inner(
 
     // The commit point: from now on the tree counts as complete.
     drop(file);
-    fs::remove_file(&tar).map_err(|e| Error::io("remove", &tar, e))?;
+    package
+        .remove_file(&tar_name)
+        .map_err(|e| Error::io("remove", &tar, e))?;
     options.step(&Step::Committed);
     tracing::info!(
         files = written.files,
         hard_links = written.hard_links,
         symlinks = written.symlinks,
         "unpacked {}",
-        site.tree().display()
+        site.tree_path().display()
     );
     Ok(UnpackReport {
         outcome: UnpackOutcome::Unpacked {
@@ -332,8 +346,8 @@ struct Written {
 /// appended.
 #[allow(clippy::too_many_arguments)] // one call site: the unpack's state, passed through
 fn write_tree(
-    site_packages: &Path,
     site: &InstalledDevel,
+    record: &RecordFile,
     tar: &Path,
     file: &fs::File,
     compression: TarCodec,
@@ -345,41 +359,68 @@ fn write_tree(
     options.step(&Step::Scanned {
         members: plan.record.len(),
     });
+    // Every hard link's file outside the tree is in a runtime package of
+    // this release, opened (never through a link) before anything is
+    // written.
+    let mut sources = Sources::default();
+    for (link, source) in &plan.hard_links {
+        if model.names.contains(source) {
+            continue;
+        }
+        let package = source.split_once('/').map_or(source.as_str(), |(p, _)| p);
+        if !model.names.is_runtime_package(package) {
+            return Err(Error::refused(
+                site.root.join(source),
+                Some(tar),
+                format!(
+                    "the devel link {link} leads to it, and {package} is not a runtime package \
+                     of this release"
+                ),
+            ));
+        }
+        sources
+            .open(&site.sp, package)
+            .map_err(|e| Error::read("open", site.root.join(package), e).named_by(tar))?;
+    }
 
-    check_writable(site_packages, &site.record())?;
-    let mut record: Vec<&str> = plan.record.iter().map(String::as_str).collect();
+    let mut rows: Vec<&str> = plan.record.iter().map(String::as_str).collect();
     // Files the reconcile writes later belong to the devel distribution too.
     let mut extra = reconcile::devel_owned_files(&site.names);
     extra.extend(relink::devel_owned_files(&site.names));
     extra.push(site.names.in_tree(TREE_VERSION_FILE));
-    record.extend(extra.iter().map(String::as_str));
-    *record_len = Some(crate::record::append(&site.record(), record)?.previous_len);
+    rows.extend(extra.iter().map(String::as_str));
+    *record_len = Some(record.append(rows)?.previous_len);
     options.step(&Step::Recorded);
 
-    let tree = site.tree();
-    if fs::symlink_metadata(&tree).is_ok() {
-        remove_all(&tree)?;
+    // A stale tree is the devel distribution's by name (RECORD lists it
+    // now); it goes without a link in it being followed.
+    let root = site.names.root();
+    if site
+        .sp
+        .entry(root)
+        .map_err(|e| Error::read("inspect", site.tree_path(), e))?
+        .is_some()
+    {
+        site.sp
+            .remove_all(root)
+            .map_err(|e| Error::io("remove", site.tree_path(), e))?;
         options.step(&Step::ClearedStale);
     }
     // The root and its version file first: a file directly in the root,
     // listed in RECORD, makes pip remove the whole tree (empty directories
     // too) even when a crash left it half written.
-    let mut writer =
-        TreeWriter::open(&site.root).map_err(|e| Error::read("open", &site.root, e))?;
     let root_mode = model.dirs().first().map_or(0o755, |(_, mode)| *mode);
-    writer
-        .create_dir(model.names.root(), root_mode)
-        .map_err(|e| Error::io("create directory", &tree, e))?;
-    let version_file = site.names.in_tree(TREE_VERSION_FILE);
-    writer
-        .create_file(&version_file, 0o666)
+    site.sp
+        .create_dir(root, root_mode)
+        .map_err(|e| Error::io("create directory", site.tree_path(), e))?;
+    let tree = site.tree()?;
+    let version_path = tree.display_path(TREE_VERSION_FILE);
+    tree.cursor()
+        .create_new(TREE_VERSION_FILE, 0o666)
         .and_then(|mut f| f.write_all(format!("{}\n", site.version).as_bytes()))
-        .map_err(|e| Error::io("write", writer.path(&version_file), e))?;
-    for (dir, mode) in model
-        .dirs()
-        .into_iter()
-        .filter(|(d, _)| *d != model.names.root())
-    {
+        .map_err(|e| Error::io("write", &version_path, e))?;
+    let mut writer = TreeWriter::new(&site.root, root, &tree, &sources);
+    for (dir, mode) in model.dirs().into_iter().filter(|(d, _)| *d != root) {
         writer
             .create_dir(dir, mode)
             .map_err(|e| Error::io("create directory", writer.path(dir), e))?;
@@ -399,7 +440,7 @@ fn write_tree(
         &plan.symlinks,
         &mut progress,
     )?);
-    relink::write_record(&site.root, &site.names, &plan.hard_links)?;
+    relink::write_record(&tree, &site.names, &plan.hard_links)?;
     Ok(Written {
         files,
         hard_links: plan.hard_links.len(),
@@ -411,27 +452,27 @@ fn write_tree(
 /// Removes the tree this run wrote and the rows it appended to RECORD
 /// (`record_len` long before). Best effort: the tar stays, so a later run
 /// starts over whatever is left.
-fn undo(site: &InstalledDevel, record_len: u64) {
-    let tree = site.tree();
-    if fs::symlink_metadata(&tree).is_ok()
-        && let Err(e) = remove_all(&tree)
+fn undo(site: &InstalledDevel, record: &RecordFile, record_len: u64) {
+    let root = site.names.root();
+    if matches!(site.sp.entry(root), Ok(Some(_)))
+        && let Err(e) = site.sp.remove_all(root)
     {
-        tracing::warn!("{e}");
+        tracing::warn!("{}", Error::io("remove", site.tree_path(), e));
     }
-    if let Err(e) = crate::record::truncate(&site.record(), record_len) {
+    if let Err(e) = record.truncate(record_len) {
         tracing::warn!("{e}");
     }
 }
 
 fn already_unpacked(site: &InstalledDevel) -> Result<UnpackReport, Error> {
-    if site.tree().is_dir() {
+    if site.tree_exists() {
         Ok(UnpackReport {
             outcome: UnpackOutcome::AlreadyUnpacked,
             warnings: Vec::new(),
         })
     } else {
         Err(Error::TreeMissing {
-            tree: site.tree(),
+            tree: site.tree_path(),
             install: InstallCommand::default(),
         })
     }
@@ -441,8 +482,8 @@ fn already_unpacked(site: &InstalledDevel) -> Result<UnpackReport, Error> {
 struct UnpackPlan {
     /// (link, source file), both site-packages-relative, sorted by link.
     hard_links: Vec<(String, String)>,
-    /// (link, verbatim target), sorted by link.
-    symlinks: Vec<(String, String)>,
+    /// Links kept as symbolic links, sorted by link.
+    symlinks: Vec<KeptLink>,
     /// Every path that will exist, sorted: what RECORD must list.
     record: Vec<String>,
     warnings: Vec<DevelWarning>,
@@ -456,7 +497,7 @@ impl UnpackPlan {
             record: Vec::new(),
             warnings: Vec::new(),
         };
-        let tree = FinalTree::new(model, &site.root);
+        let tree = FinalTree::new(model, &site.sp);
         for (path, kind) in &model.members {
             let (resolved, target) = match kind {
                 Kind::Dir { .. } => continue,
@@ -497,11 +538,19 @@ impl UnpackPlan {
                     });
                     continue;
                 }
-                Resolved::Dir(_) => plan.symlinks.push((path.clone(), target.clone())),
-                Resolved::File(_)
+                Resolved::Dir(resolved) => plan.symlinks.push(KeptLink {
+                    link: path.clone(),
+                    text: target.clone(),
+                    resolved,
+                }),
+                Resolved::File(resolved)
                     if is_compiler_symlink(relpath) && matches!(kind, Kind::Symlink { .. }) =>
                 {
-                    plan.symlinks.push((path.clone(), target.clone()));
+                    plan.symlinks.push(KeptLink {
+                        link: path.clone(),
+                        text: target.clone(),
+                        resolved: tree.regular_file(resolved),
+                    });
                 }
                 Resolved::File(file) => {
                     plan.hard_links
@@ -516,17 +565,8 @@ impl UnpackPlan {
 
 /// Fails early, before RECORD or the tree change, when site-packages cannot
 /// be written.
-fn check_writable(root: &Path, record: &Path) -> Result<(), Error> {
+fn check_writable(root: &Path, record: &RecordFile) -> Result<(), Error> {
     // An unnamed file (O_TMPFILE): a process killed here leaves nothing.
     tempfile::tempfile_in(root).map_err(|e| Error::io("write into", root, e))?;
-    fs::OpenOptions::new()
-        .append(true)
-        .open(record)
-        .map_err(|e| Error::io("open for appending", record, e))?;
-    Ok(())
-}
-
-/// Removes a file, link or whole directory without following links.
-pub(crate) fn remove_all(path: &Path) -> Result<(), Error> {
-    fs_helpers::remove::remove_all(path).map_err(|e| Error::io("remove", path, e))
+    record.check_appendable()
 }

@@ -53,6 +53,15 @@ pub enum DevelWarning {
         /// The missing file, relative to site-packages.
         path: String,
     },
+    /// The reconcile's state did not hold up (a path out of place, not a
+    /// regular file): nothing it named was touched, and it was written
+    /// anew from the installed device wheels.
+    IgnoredState {
+        /// The state file, relative to site-packages.
+        path: String,
+        /// What was wrong with it.
+        reason: String,
+    },
 }
 
 impl fmt::Display for DevelWarning {
@@ -91,6 +100,10 @@ impl fmt::Display for DevelWarning {
             DevelWarning::MissingDeviceFile { distribution, path } => write!(
                 f,
                 "{distribution} lists {path} for the devel tree but the file is missing; reinstall that device wheel"
+            ),
+            DevelWarning::IgnoredState { path, reason } => write!(
+                f,
+                "ignored {path} ({reason}): nothing it names was touched, and it was written anew from the installed device wheels"
             ),
         }
     }

@@ -147,6 +147,36 @@ pub enum DevelLinksError {
         /// Its target.
         target: String,
     },
+    /// A link's target is not the file of the libraries package at its
+    /// relpath ([`devel_link_target`]), the only target a device wheel's
+    /// document has.
+    #[error("the target {target:?} of {relpath:?} is not {expected:?}")]
+    UnexpectedTarget {
+        /// The link's relpath.
+        relpath: String,
+        /// Its target.
+        target: String,
+        /// The one target the relpath allows.
+        expected: String,
+    },
+    /// A link's file is not one the device wheel installed.
+    #[error("{source_path} is not a file the device wheel installed (its RECORD does not list it)")]
+    NotInstalled {
+        /// The file, relative to site-packages.
+        source_path: String,
+    },
+    /// The document is not the one the device wheel installed.
+    #[error("it differs from its row in the device wheel's RECORD (it changed after install)")]
+    Modified,
+    /// A link's relpath names something of the devel tree that is not a
+    /// device link: a directory, a symbolic link, a special file.
+    #[error("{relpath:?} names a {what} of the devel tree, which a device link never replaces")]
+    NotAFile {
+        /// The link's relpath.
+        relpath: String,
+        /// What is there ("directory", "symbolic link", ...).
+        what: &'static str,
+    },
 }
 
 #[cfg(test)]

@@ -80,6 +80,10 @@ use pypa_formats::member::{PathProblem, check_file_name, check_relpath};
 pub struct TreeNames {
     root: String,
     libraries: String,
+    /// The runtime packages' directories other than `libraries`: core and
+    /// the profiler.
+    runtime: [String; 2],
+    nonce: String,
 }
 
 impl TreeNames {
@@ -94,7 +98,39 @@ impl TreeNames {
         Self {
             root: name(PackageKind::Devel),
             libraries: name(PackageKind::Libraries),
+            runtime: [name(PackageKind::Core), name(PackageKind::Profiler)],
+            nonce: nonce.as_str().to_owned(),
         }
+    }
+
+    /// Whether the site-packages directory `name` is a runtime package of
+    /// this release, one whose files the devel tree may hard-link: core,
+    /// the profiler, the libraries package device wheels overlay, or a
+    /// legacy family's libraries package (`_rocm_sdk_libraries_{F}{N}`).
+    ///
+    /// ```
+    /// use dist_info::devel_tree::TreeNames;
+    /// let names = TreeNames::new(&"_n1".parse().unwrap());
+    /// assert!(names.is_runtime_package("_rocm_sdk_core_n1"));
+    /// assert!(names.is_runtime_package("_rocm_sdk_libraries_gfx94X_dcgpu_n1"));
+    /// assert!(!names.is_runtime_package("_rocm_sdk_core"));
+    /// assert!(!names.is_runtime_package("_rocm_sdk_devel_n1"));
+    /// assert!(!names.is_runtime_package("numpy"));
+    /// ```
+    pub fn is_runtime_package(&self, name: &str) -> bool {
+        if name == self.libraries || self.runtime.iter().any(|r| r == name) {
+            return true;
+        }
+        // A family: letters, digits and `_` between the prefix and the nonce.
+        name.strip_prefix("_rocm_sdk_libraries_")
+            .and_then(|rest| rest.strip_suffix(self.nonce.as_str()))
+            .is_some_and(|family| {
+                !family.is_empty()
+                    && family
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && !family.ends_with('_')
+            })
     }
 
     /// The devel tree's directory in site-packages.

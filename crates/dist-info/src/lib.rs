@@ -4,8 +4,9 @@
 //! selection, the `_dist_info.json` document, TheRock's
 //! `share/therock/dist_info.json` (its one reader), the nonce, runtime
 //! aliases, the safety rules of the devel tree that the build and the
-//! install share, the names Windows cannot hold, the name lengths every
-//! file system holds, and one owner for every installed path.
+//! install share, the install's own records of the links it made (read
+//! back as untrusted input), the names Windows cannot hold, the name
+//! lengths every file system holds, and one owner for every installed path.
 //!
 //! The Python packaging formats it builds on (names, PEP 440 versions,
 //! file names, RECORD, member rules) are `pypa-formats`; file-system
@@ -35,6 +36,7 @@
 
 pub mod console_scripts;
 pub mod devel_links;
+pub mod devel_state;
 pub mod devel_tree;
 pub mod dist_targets;
 pub mod document;

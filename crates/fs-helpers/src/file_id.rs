@@ -83,6 +83,18 @@ impl FileId {
         Self::of_handle(file)
     }
 
+    /// The file's number on its device: the inode number on Unix, the
+    /// file index on Windows.
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// The file numbered `index` on device (or volume) `device`.
+    #[cfg_attr(windows, allow(dead_code))]
+    pub(crate) fn from_parts(device: u64, index: u64) -> Self {
+        Self { device, index }
+    }
+
     #[cfg(unix)]
     fn from_unix(meta: &Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
@@ -94,7 +106,7 @@ impl FileId {
 
     #[cfg(windows)]
     #[allow(unsafe_code)]
-    fn of_handle(file: &File) -> io::Result<Self> {
+    pub(crate) fn of_handle(file: &File) -> io::Result<Self> {
         use std::os::windows::io::AsRawHandle;
         use windows_sys::Win32::Storage::FileSystem::{
             BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,

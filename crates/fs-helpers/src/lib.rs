@@ -1,6 +1,7 @@
 //! The file-system helpers every crate of the workspace shares, at the
 //! bottom of the layers: files that appear complete or not at all
-//! ([`atomic_write`]), the SHA-256 of a file ([`file_hash`], feature
+//! ([`atomic_write`]), a directory handle that no path can lead out of
+//! ([`confined`]: no `..`, no symbolic link followed), the SHA-256 of a file ([`file_hash`], feature
 //! `hash`), which file a path names across hard links ([`file_id`]),
 //! reads and writes at an offset that leave a shared cursor alone
 //! ([`positioned`]), removing an entry without following links ([`remove`]), and an error
@@ -11,6 +12,7 @@
 //! write and where.
 
 pub mod atomic_write;
+pub mod confined;
 pub mod error_chain;
 #[cfg(feature = "hash")]
 pub mod file_hash;

@@ -127,7 +127,9 @@ fn fold(name: &str) -> String {
 
 /// `Name` and `Version` of a `.dist-info` directory's METADATA.
 fn metadata_name_version(dist_info: &Path) -> Option<(String, String)> {
-    let text = fs::read_to_string(dist_info.join("METADATA")).ok()?;
+    // A regular file of reasonable size only: the header block is small.
+    let bytes = fs_helpers::confined::read_regular(&dist_info.join("METADATA"), 16 << 20).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
     let headers = pypa_formats::core_metadata::headers(&text);
     let first = |key: &str| {
         headers

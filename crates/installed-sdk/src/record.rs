@@ -7,16 +7,23 @@ use std::path::{Component, Path, PathBuf};
 use rayon::prelude::*;
 
 use dist_info::windows_names;
-use fs_helpers::file_hash::sha256_file;
+use fs_helpers::confined::{self, Dir};
+use fs_helpers::file_hash::sha256_reader;
 use pypa_formats::installer::InstallCommand;
+use pypa_formats::member::check_relpath;
 use pypa_formats::record::{RecordEntry, parse_record};
 
 use crate::error::Error;
 
+/// The most bytes a RECORD may have: the devel distribution's lists every
+/// path of the tree (a few MiB for a whole release).
+pub const RECORD_LIMIT: u64 = 64 << 20;
+
 /// Reads every row of the RECORD at `path` (the codec is
-/// `pypa_formats::record`, shared with the build).
+/// `pypa_formats::record`, shared with the build): only a regular file (not
+/// a link, a pipe or a device) of at most [`RECORD_LIMIT`] bytes.
 pub fn read_record(path: &Path) -> Result<Vec<RecordEntry>, Error> {
-    let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
+    let bytes = confined::read_regular(path, RECORD_LIMIT).map_err(|e| Error::read(path, e))?;
     let malformed = |reason: String| Error::MalformedRecord {
         install: InstallCommand::default(),
         path: path.to_path_buf(),
@@ -24,6 +31,46 @@ pub fn read_record(path: &Path) -> Result<Vec<RecordEntry>, Error> {
     };
     let text = String::from_utf8(bytes).map_err(|_| malformed("it is not UTF-8".into()))?;
     parse_record(&text).map_err(|e| malformed(e.to_string()))
+}
+
+/// Where a RECORD row's file may be, for the self-check: a clean path
+/// inside site-packages, or a console script in the scripts directory an
+/// installer writes them to. Nothing else is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RowPlace {
+    /// A clean path relative to site-packages, opened through its confined
+    /// handle (no link followed on the way).
+    Inside(String),
+    /// `[../]*{bin,Scripts}/NAME`: a script, at [`installed_path`].
+    Script(PathBuf),
+    /// Anywhere else (`../../../../dev/zero`, `/etc/passwd`, a path into
+    /// the prefix that is no script).
+    Outside,
+}
+
+/// Where the file of RECORD row `row` is to be looked for ([`RowPlace`]).
+pub fn locate(site_packages: &Path, row: &str) -> RowPlace {
+    if check_relpath(row).is_ok() {
+        return RowPlace::Inside(row.to_owned());
+    }
+    if is_script_row(row) {
+        return RowPlace::Script(installed_path(site_packages, row));
+    }
+    RowPlace::Outside
+}
+
+/// `[../]{0,3}{bin,Scripts}/NAME`, `NAME` one clean component: where pip
+/// and uv write console scripts relative to site-packages (a venv, `--user`
+/// and `--prefix` three levels up, Windows and pip's `--target` two).
+pub fn is_script_row(row: &str) -> bool {
+    let mut components: Vec<Component<'_>> = Path::new(row).components().collect();
+    let file = components.pop();
+    let dir = components.pop();
+    matches!(file, Some(Component::Normal(name)) if check_relpath(&name.to_string_lossy()).is_ok())
+        && matches!(dir, Some(Component::Normal(d)) if d == "bin" || d == "Scripts")
+        && components.len() <= 3
+        && components.iter().all(|c| *c == Component::ParentDir)
+        && !row.contains('\\')
 }
 
 /// Where the file of a RECORD row is: the row's path resolved against
@@ -111,6 +158,7 @@ fn verify_rows_on(
     windows_names: bool,
 ) -> RecordVerification {
     let hashed: Vec<&RecordEntry> = rows.iter().filter(|r| r.sha256().is_some()).collect();
+    let sp = Dir::open(site_packages);
     let mismatches: Vec<RecordMismatch> = hashed
         .par_iter()
         .filter_map(|row| {
@@ -122,8 +170,18 @@ fn verify_rows_on(
                     ),
                 });
             }
-            let path = installed_path(site_packages, &row.path);
-            check_file(&path, row).err().map(|problem| RecordMismatch {
+            let opened = match (locate(site_packages, &row.path), &sp) {
+                (RowPlace::Inside(rel), Ok(sp)) => sp.open_file(&rel),
+                (RowPlace::Inside(_), Err(e)) => Err(io::Error::new(e.kind(), e.to_string())),
+                (RowPlace::Script(path), _) => confined::open_regular(&path),
+                (RowPlace::Outside, _) => {
+                    return Some(RecordMismatch {
+                        path: row.path.clone(),
+                        problem: OUTSIDE.to_owned(),
+                    });
+                }
+            };
+            check_file(opened, row).err().map(|problem| RecordMismatch {
                 path: row.path.clone(),
                 problem,
             })
@@ -136,11 +194,19 @@ fn verify_rows_on(
     }
 }
 
-fn check_file(path: &Path, row: &RecordEntry) -> Result<(), String> {
-    let file = match sha256_file(path) {
+/// [`RecordMismatch::problem`] of a row naming a place the self-check
+/// does not open.
+pub const OUTSIDE: &str = "it lies outside site-packages and the scripts directory, so it was \
+                           not opened (a RECORD pip wrote never names such a path)";
+
+fn check_file(opened: io::Result<std::fs::File>, row: &RecordEntry) -> Result<(), String> {
+    let file = match opened.and_then(sha256_reader) {
         Ok(digest) => digest,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(MISSING.to_owned()),
-        Err(e) => return Err(format!("unreadable ({e})")),
+        Err(e) => match confined::refusal(&e) {
+            Some(refused) => return Err(format!("not opened: {refused}")),
+            None => return Err(format!("unreadable ({e})")),
+        },
     };
     if let Some(expected) = row.size
         && expected != file.size
@@ -159,6 +225,72 @@ fn check_file(path: &Path, row: &RecordEntry) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fs_helpers::file_hash::sha256_file;
+
+    #[test]
+    fn rows_are_read_inside_site_packages_and_the_scripts_directory_only() {
+        for (row, inside) in [
+            ("_rocm_sdk_core/lib/x.so", true),
+            ("bin/hipcc", true),
+            ("../../../bin/hipcc", false),
+            ("../../Scripts/hipcc.exe", false),
+        ] {
+            let place = locate(Path::new("/sp"), row);
+            assert_eq!(
+                matches!(place, RowPlace::Inside(_)),
+                inside,
+                "{row}: {place:?}"
+            );
+            assert_ne!(place, RowPlace::Outside, "{row}");
+        }
+        for row in [
+            "../../../../../../../../../../dev/zero",
+            "/dev/zero",
+            "_rocm_sdk_core/../../../etc/passwd",
+            "../../../lib/secret",
+            "../../../../bin/hipcc",
+            "../../../bin/sub/hipcc",
+            "../../../bin/..",
+        ] {
+            assert_eq!(locate(Path::new("/sp"), row), RowPlace::Outside, "{row}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_row_leading_out_or_to_a_device_is_a_mismatch_and_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("sp");
+        std::fs::create_dir_all(sp.join("_pkg")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", sp.join("_pkg/zero")).unwrap();
+        std::os::unix::fs::symlink("/etc", sp.join("_pkg/etc")).unwrap();
+        let row = |path: &str| RecordEntry {
+            path: path.to_owned(),
+            hash: Some("sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ".to_owned()),
+            size: Some(5),
+        };
+        let rows = [
+            row("../../../../../../../../../../dev/zero"),
+            row("_pkg/zero"),
+            row("_pkg/etc/hostname"),
+        ];
+        // Each would read forever, or outside site-packages.
+        let v = verify_rows(&sp, &rows);
+        let problems: Vec<&str> = v.mismatches.iter().map(|m| m.problem.as_str()).collect();
+        assert_eq!(problems[0], OUTSIDE);
+        assert!(problems[1].contains("not a regular file"), "{problems:?}");
+        assert!(problems[2].contains("symbolic link"), "{problems:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_record_that_is_a_device_or_too_large_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("RECORD");
+        std::os::unix::fs::symlink("/dev/zero", &record).unwrap();
+        let err = read_record(&record).unwrap_err().to_string();
+        assert!(err.contains("RECORD"), "{err}");
+    }
 
     #[test]
     fn a_malformed_record_is_an_error_naming_it() {

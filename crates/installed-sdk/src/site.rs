@@ -177,7 +177,8 @@ fn plain(path: PathBuf) -> PathBuf {
 
 /// Reads and parses one `_dist_info.json`.
 pub(crate) fn read_document(path: &Path) -> Result<DistInfo, Error> {
-    let bytes = fs::read(path).map_err(|e| {
+    // A regular file only, of the size a release's document has at most.
+    let bytes = fs_helpers::confined::read_regular(path, 16 << 20).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::NoDocument {
                 site_packages: path

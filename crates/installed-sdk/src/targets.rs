@@ -18,11 +18,12 @@ pub const DIST_TARGETS_RELPATH: &str = dist_info::dist_targets::RELPATH;
 /// Reads the targets from core's platform package directory.
 pub fn read_dist_targets(core_platform_dir: &Path) -> Result<DistTargets, Error> {
     let path = dist_targets_path(core_platform_dir);
-    let bytes = std::fs::read(&path).map_err(|e| Error::DistTargets {
-        install: InstallCommand::default(),
-        path: path.clone(),
-        reason: e.to_string(),
-    })?;
+    let bytes =
+        fs_helpers::confined::read_regular(&path, 16 << 20).map_err(|e| Error::DistTargets {
+            install: InstallCommand::default(),
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
     DistTargets::parse(&bytes).map_err(|e| Error::DistTargets {
         install: InstallCommand::default(),
         path,

@@ -329,6 +329,9 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                 })
                 .unwrap_or_else(|| site.python());
             let mut options = SelfTestOptions::new(python);
+            // What the user's own Python searches before site-packages.
+            options.python_path = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty());
+            options.working_dir = std::env::current_dir().ok();
             if let Some(jobs) = jobs {
                 options.jobs = jobs.max(1);
             }

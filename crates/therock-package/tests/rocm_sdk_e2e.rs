@@ -854,3 +854,212 @@ fn terminal_logs_json_and_version_follow_the_conventions() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
+
+/// Runs `program ARGS` with `env` set (and `cwd`, when given), within 4
+/// GiB of address space, killing it after `deadline`: a case that once
+/// hung or grew without bound fails its test instead of stalling the suite
+/// or the machine.
+fn run_within(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+    cwd: Option<&Path>,
+    deadline: Duration,
+) -> Output {
+    let mut command = Command::new("prlimit");
+    command
+        .args(["--as=4294967296", "--"])
+        .arg(program)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("PYTHONPATH")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{} {args:?} did not finish within {deadline:?}:\n{}",
+                program.display(),
+                out_text(&out)
+            );
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// docs/rocm-sdk.md#reading-an-installation: a RECORD row leading out of
+/// site-packages (to `/dev/zero`) and a RECORD that is a link to
+/// `/dev/zero` are failures the self-check names, never files it reads
+/// (the first read forever, the second grew until allocation failed).
+#[test]
+fn the_self_check_reads_nothing_outside_and_no_device() {
+    let venv = installed(ExampleMode::Kpack, full(ExampleMode::Kpack));
+    ok(&venv.run("rocm-sdk", &["init", "--quiet"]));
+    let sp = venv.site_packages();
+    let core_record = fs::read_dir(&sp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("rocm_sdk_core-"))
+        .unwrap()
+        .join("RECORD");
+    let mut record = fs::read_to_string(&core_record).unwrap();
+    record.push_str(
+        "../../../../../../../../../../dev/zero,sha256=LPJNul-wow4m6DsqxbninhsWHlwfp0JecwQzYpOLmCQ,5\n",
+    );
+    fs::write(&core_record, record).unwrap();
+    let libraries_record = sp.join(format!(
+        "rocm_sdk_libraries-{}.dist-info/RECORD",
+        fixtures::VERSION
+    ));
+    fs::remove_file(&libraries_record).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &libraries_record).unwrap();
+    let python = venv.bin("python");
+    let out = run_within(
+        &native(&venv),
+        &["test"],
+        &[("ROCM_SDK_PYTHON", &python)],
+        None,
+        Duration::from_mins(5),
+    );
+    let text = out_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let fail = |needle: &str| {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("FAIL") && l.contains(needle)),
+            "no FAIL line names {needle:?}:\n{text}"
+        );
+    };
+    fail("../../../../../../../../../../dev/zero: it lies outside site-packages");
+    fail("RECORD: it is not a regular file");
+}
+
+/// A `rocm_sdk` that `PYTHONPATH` puts before site-packages is what every
+/// Python of the user imports: a failure, though the self-check's own
+/// isolated Python never sees it. One in the working directory is what
+/// `python -c`, `-m` and the interactive interpreter import: a warning.
+#[test]
+fn a_shadowing_rocm_sdk_is_reported() {
+    let venv = &reference(ExampleMode::Kpack).0;
+    let shadow = tempfile::tempdir().unwrap();
+    fs::create_dir(shadow.path().join("rocm_sdk")).unwrap();
+    fs::write(shadow.path().join("rocm_sdk/__init__.py"), "").unwrap();
+    let python = venv.bin("python");
+    let run = |env: &[(&str, &Path)], cwd: Option<&Path>| {
+        let out = run_within(&native(venv), &["test"], env, cwd, Duration::from_mins(5));
+        out_text(&out)
+    };
+    let text = run(
+        &[("ROCM_SDK_PYTHON", &python), ("PYTHONPATH", shadow.path())],
+        None,
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("FAIL packages: rocm_sdk shadowed")),
+        "{text}"
+    );
+    assert!(
+        text.contains("remove that directory from PYTHONPATH"),
+        "{text}"
+    );
+    let text = run(&[("ROCM_SDK_PYTHON", &python)], Some(shadow.path()));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("WARN packages: rocm_sdk shadowed")),
+        "{text}"
+    );
+    assert!(!text.contains("FAIL packages"), "{text}");
+}
+
+/// docs/devel-tar.md#confinement: a state naming files outside
+/// site-packages for a device that is gone, with the stamp stale: no
+/// command and no tool launch deletes anything outside.
+#[test]
+fn a_hostile_state_touches_nothing_outside_on_any_launch() {
+    let venv = installed(ExampleMode::Kpack, full(ExampleMode::Kpack));
+    ok(&venv.run("rocm-sdk", &["init", "--quiet"]));
+    let sp = venv.site_packages();
+    let outside = venv.scratch().join("outside");
+    fs::create_dir_all(outside.join("emptydir")).unwrap();
+    fs::write(outside.join("file.txt"), "file").unwrap();
+    let tree = sp.join("_rocm_sdk_devel");
+    for launch in [
+        ["rocm-sdk", "init"],
+        ["rocm-sdk", "path"],
+        ["hipconfig", "--rocmpath"],
+    ] {
+        let state = serde_json::json!({"devices": {
+            format!("rocm_sdk_device_gfx1100-{}.dist-info", fixtures::VERSION): {
+                "links": [outside.join("file.txt"), "../../../../outside/file.txt"],
+                "sources": [],
+                "created_dirs": [outside.join("emptydir")],
+            }
+        }});
+        fs::write(tree.join(".device-links-state.json"), state.to_string()).unwrap();
+        fs::write(tree.join(".device-links-stamp"), "stale\n").unwrap();
+        let args = if launch[1] == "path" {
+            vec!["path", "--root"]
+        } else {
+            vec![launch[1]]
+        };
+        let out = venv.run(launch[0], &args);
+        assert!(out.status.success(), "{launch:?}: {}", out_text(&out));
+        assert_eq!(
+            fs::read(outside.join("file.txt")).unwrap(),
+            b"file",
+            "{launch:?}"
+        );
+        assert!(outside.join("emptydir").is_dir(), "{launch:?}");
+    }
+}
+
+/// docs/devel-tar.md#owner: root running `init` or a devel tool in another
+/// user's venv changes nothing there (before, the tree became root's and
+/// the owner's `pip uninstall` failed), and says what to do.
+#[test]
+fn root_does_not_change_another_users_venv() {
+    if !fixtures::privileges::bypasses_permissions() {
+        // Making a tree another user's takes root.
+        return;
+    }
+    let venv = installed(ExampleMode::Kpack, full(ExampleMode::Kpack));
+    let chown = Command::new("chown")
+        .args(["-R", "4321:4321"])
+        .arg(venv.root())
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let before = venv.site_files();
+    for (program, args) in [
+        ("rocm-sdk", &["init"][..]),
+        ("hipconfig", &["--rocmpath"][..]),
+    ] {
+        let out = venv.run(program, args);
+        let text = out_text(&out);
+        assert_eq!(out.status.code(), Some(1), "{program}: {text}");
+        assert!(
+            text.contains("belongs to another user (uid 4321; this is uid 0)")
+                && text.contains("run `rocm-sdk init` once as the user who installed the packages"),
+            "{program}: {text}"
+        );
+    }
+    assert_eq!(venv.site_files(), before);
+    let mut foreign = Vec::new();
+    for rel in walk(&venv.root(), &venv.root()) {
+        if fs::symlink_metadata(venv.root().join(&rel)).unwrap().uid() != 4321 {
+            foreign.push(rel);
+        }
+    }
+    assert!(foreign.is_empty(), "now root's: {foreign:?}");
+}

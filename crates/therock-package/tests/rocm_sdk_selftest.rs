@@ -329,7 +329,7 @@ fn a_healthy_venv_install_passes_with_its_skip_and_warn_lines() {
     PASS record: rocm 7.1.0 (19 files match RECORD, 10 listed without hash)
     PASS record: rocm-profiler 7.1.0 (23 files match RECORD, 5 listed without hash)
     PASS record: rocm-sdk-core 7.1.0 (71 files match RECORD, 6 listed without hash)
-    PASS record: rocm-sdk-devel 7.1.0 (7 files match RECORD, 59 listed without hash)
+    PASS record: rocm-sdk-devel 7.1.0 (7 files match RECORD, 56 listed without hash)
     PASS record: rocm-sdk-device-gfx942 7.1.0 (16 files match RECORD, 14 listed without hash)
     PASS record: rocm-sdk-libraries 7.1.0 (10 files match RECORD, 3 listed without hash)
     PASS libraries: _rocm_profiler/lib/librocprof-sys.so (loads)

@@ -404,3 +404,43 @@ fn under_wine_the_self_check_never_opens_a_device_name_from_record() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// docs/devel-tar.md#confinement on Windows: a reconcile state naming a
+/// file outside site-packages by a drive path and by `..\` is ignored (one
+/// warning naming it) and nothing outside changes; a runtime-links pair
+/// leading out is refused with one line naming the record.
+#[test]
+fn under_wine_state_files_lead_nowhere_outside() {
+    let (venv, site) = installed();
+    ok(&rocm_sdk(&site, &["init"]));
+    let outside = venv.path().join("outside");
+    fs::create_dir_all(outside.join("emptydir")).unwrap();
+    fs::write(outside.join("file.txt"), "file").unwrap();
+    let devel = site.join("_rocm_sdk_devel");
+    let state = format!(
+        r#"{{"devices": {{"rocm_sdk_device_gfx1100-{}.dist-info": {{"links": [{:?}, "..\\..\\..\\outside\\file.txt"], "sources": [], "created_dirs": [{:?}]}}}}}}"#,
+        fixtures::VERSION,
+        windows_path(&outside.join("file.txt")),
+        windows_path(&outside.join("emptydir")),
+    );
+    fs::write(devel.join(".device-links-state.json"), state).unwrap();
+    fs::write(devel.join(".device-links-stamp"), "stale\n").unwrap();
+    let out = rocm_sdk(&site, &["init"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(outside.join("file.txt").is_file(), "deleted: {stderr}");
+    assert!(outside.join("emptydir").is_dir(), "deleted: {stderr}");
+    assert!(
+        stderr.contains("ignored _rocm_sdk_devel/.device-links-state.json"),
+        "{stderr}"
+    );
+
+    let record = r#"{"schema": 1, "links": [["_rocm_sdk_devel/bin/stolen", "_rocm_sdk_core/..\\..\\outside\\file.txt"]]}"#;
+    fs::write(devel.join(".runtime-links.json"), record).unwrap();
+    let out = rocm_sdk(&site, &["init"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(".runtime-links.json"), "{stderr}");
+    assert!(!devel.join("bin/stolen").exists());
+    assert_eq!(fs::read(outside.join("file.txt")).unwrap(), b"file");
+}

@@ -205,10 +205,13 @@ fn mirrored_libraries<'a>(cx: &'a Context<'_>) -> Vec<&'a Distribution> {
     if cx.document.selector.mode != Mode::Legacy || all.len() < 2 {
         return all;
     }
-    let selected = fs::read(cx.sp().join("rocm_sdk").join("_selection.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v["target"].as_str().map(str::to_owned));
+    let selected = fs_helpers::confined::read_regular(
+        &cx.sp().join("rocm_sdk").join("_selection.json"),
+        16 << 20,
+    )
+    .ok()
+    .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+    .and_then(|v| v["target"].as_str().map(str::to_owned));
     match selected {
         Some(target) => all
             .into_iter()

@@ -51,6 +51,13 @@ pub struct SelfTestOptions {
     pub load_timeout: Duration,
     /// How long one tool run (`hipconfig --rocmpath`, `--version`) may take.
     pub run_timeout: Duration,
+    /// The user's `PYTHONPATH`: its directories come before site-packages
+    /// in every Python started without `-I`, so a package there shadows
+    /// the installed one (the self-check's own Python runs isolated).
+    pub python_path: Option<std::ffi::OsString>,
+    /// The working directory, which `python -c`, `python -m` and the
+    /// interactive interpreter put first on `sys.path`.
+    pub working_dir: Option<PathBuf>,
 }
 
 impl SelfTestOptions {
@@ -61,6 +68,8 @@ impl SelfTestOptions {
             jobs: std::thread::available_parallelism().map_or(1, usize::from),
             load_timeout: Duration::from_mins(1),
             run_timeout: Duration::from_mins(1),
+            python_path: None,
+            working_dir: None,
         }
     }
 }

@@ -45,6 +45,7 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
             problems[i].push(format!("{} is missing", cx.rel(dir)));
         }
     }
+    shadows(cx, &modules, checks);
     let names: Vec<String> = modules.iter().map(|(_, m, _)| m.clone()).collect();
     match cx.probe.imports(&names) {
         Ok(found) => {
@@ -96,4 +97,96 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
+}
+
+/// A module of the installation that a directory Python searches before
+/// site-packages would load instead: `PYTHONPATH` (every Python the user
+/// starts without `-I`) fails, the working directory (first on `sys.path`
+/// for `python -c`, `-m` and the interactive interpreter) warns. The
+/// probe runs isolated, so only this look at the directories sees them.
+fn shadows(cx: &Context<'_>, modules: &[(usize, String, PathBuf)], checks: &mut Vec<Check>) {
+    let site = fs::canonicalize(cx.sp()).unwrap_or_else(|_| cx.sp().to_path_buf());
+    let mut places: Vec<(PathBuf, bool)> = Vec::new();
+    if let Some(value) = &cx.options.python_path {
+        for entry in std::env::split_paths(value) {
+            // An empty entry is the working directory.
+            let dir = if entry.as_os_str().is_empty() {
+                match &cx.options.working_dir {
+                    Some(dir) => dir.clone(),
+                    None => continue,
+                }
+            } else {
+                entry
+            };
+            places.push((dir, true));
+        }
+    }
+    if let Some(dir) = &cx.options.working_dir {
+        places.push((dir.clone(), false));
+    }
+    let mut said = std::collections::BTreeSet::new();
+    for (dir, from_python_path) in places {
+        if fs::canonicalize(&dir).is_ok_and(|d| d == site) {
+            continue;
+        }
+        for (_, module, init) in modules {
+            let Some(found) = shadowing_file(&dir, module) else {
+                continue;
+            };
+            if !said.insert((module.clone(), found.clone())) {
+                continue;
+            }
+            let name = format!("{module} shadowed");
+            let check = if from_python_path {
+                Check::failed(
+                    Category::Packages,
+                    name,
+                    format!(
+                        "PYTHONPATH holds {}, so `import {module}` loads {} instead of {}; \
+                         remove that directory from PYTHONPATH",
+                        dir.display(),
+                        found.display(),
+                        init.display()
+                    ),
+                )
+            } else {
+                Check::warned(
+                    Category::Packages,
+                    name,
+                    format!(
+                        "`python -c`, `python -m` and the interactive interpreter started in \
+                         {} load {} instead of {}; start them elsewhere",
+                        dir.display(),
+                        found.display(),
+                        init.display()
+                    ),
+                )
+            };
+            checks.push(check);
+        }
+    }
+}
+
+/// What in `dir` Python would import as `module`: a package, a module, a
+/// compiled module or an extension module.
+fn shadowing_file(dir: &Path, module: &str) -> Option<PathBuf> {
+    let package = dir.join(module).join("__init__.py");
+    if package.is_file() {
+        return Some(package);
+    }
+    for suffix in [".py", ".pyc"] {
+        let file = dir.join(format!("{module}{suffix}"));
+        if file.is_file() {
+            return Some(file);
+        }
+    }
+    // Extension modules: `{module}.so`, `{module}.cpython-312-x86_64-linux-gnu.so`, `.pyd`.
+    fs::read_dir(dir).ok()?.flatten().find_map(|entry| {
+        let name = entry.file_name();
+        let name = name.to_str()?;
+        name.strip_prefix(module)?.strip_prefix('.')?;
+        let extension = Path::new(name).extension()?;
+        (extension.eq_ignore_ascii_case("so") || extension.eq_ignore_ascii_case("pyd"))
+            .then(|| entry.path())
+    })
 }

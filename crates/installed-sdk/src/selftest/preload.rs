@@ -146,7 +146,7 @@ fn read_record(
     dist: &Distribution,
     path: &Path,
 ) -> Result<LibrariesRecord, String> {
-    let bytes = fs::read(path)
+    let bytes = fs_helpers::confined::read_regular(path, 16 << 20)
         .map_err(|e| format!("{}: {e}; {}", cx.rel(path), reinstall(cx.install, dist)))?;
     let record = LibrariesRecord::from_json(&bytes).map_err(|e| {
         let mut text = format!("{}: {e}", cx.rel(path));

@@ -8,6 +8,7 @@ use pypa_formats::installer::InstallCommand;
 use super::Context;
 use crate::record::{MISSING, read_record, verify_rows};
 use crate::report::{Category, Check};
+use fs_helpers::error_chain::Chain;
 
 pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
     for dist in &cx.distributions {
@@ -18,7 +19,11 @@ pub(super) fn check(cx: &Context<'_>, checks: &mut Vec<Check>) {
                 checks.push(Check::failed(
                     Category::Record,
                     name,
-                    format!("{e}; {}", reinstall(cx.install, &dist.name, &dist.version)),
+                    format!(
+                        "{}; {}",
+                        Chain(&e),
+                        reinstall(cx.install, &dist.name, &dist.version)
+                    ),
                 ));
                 continue;
             }

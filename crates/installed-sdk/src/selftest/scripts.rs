@@ -5,7 +5,7 @@
 //! `devel`, the profiler's `--version`).
 
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read as _};
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 
@@ -164,8 +164,10 @@ fn script_file_problem(path: &Path) -> Option<String> {
     if !is_executable(&meta) {
         return Some(format!("{} is not executable", path.display()));
     }
+    // A regular file only (a pipe would block), and its first line only.
     let mut first = String::new();
-    let _ = fs::File::open(path).map(|f| BufReader::new(f).read_line(&mut first));
+    let _ = fs_helpers::confined::open_regular(path)
+        .map(|f| BufReader::new(f.take(4096)).read_line(&mut first));
     let interpreter = first.strip_prefix("#!")?.split_whitespace().next()?;
     // pip writes `#!/bin/sh` plus an exec line for long or spaced paths.
     if !Path::new(interpreter).exists() {
