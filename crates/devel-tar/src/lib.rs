@@ -45,6 +45,7 @@ mod resolve;
 mod scan;
 mod site;
 mod stamp;
+mod temporary;
 mod tree_names;
 mod tree_writer;
 mod unpack;

@@ -30,9 +30,9 @@ use sha2::{Digest as _, Sha256};
 use crate::error::Error;
 use crate::lock::SiteLock;
 use crate::record::RecordFile;
-use crate::relink::RELINK_TEMPORARY;
 use crate::site::{InstalledDevel, check_owner, device_dist_infos, dist_version, open_dir};
 use crate::stamp::{DEVICE_LINKS_STAMP, stamp_is_current, write_stamp};
+use crate::temporary;
 use crate::tree_names::TreeNames;
 use crate::warning::DevelWarning;
 
@@ -51,31 +51,6 @@ pub(crate) fn devel_owned_files(names: &TreeNames) -> Vec<String> {
 /// removes the whole tree, whichever of devel and device wheels goes first.
 fn marker(distribution: &str) -> String {
     format!(".{distribution}.links")
-}
-
-/// Whether `name`, in the tree's root, is a temporary file of one of the
-/// writers (`confined::temporary_name`) that a killed process left: the
-/// stamp, the state, a marker or a runtime link.
-fn is_stale_temporary(name: &str) -> bool {
-    confined::temporary_base(name).is_some_and(|base| {
-        [DEVICE_LINKS_STAMP, DEVICE_LINKS_STATE, RELINK_TEMPORARY].contains(&base)
-            || (base.starts_with(".rocm_sdk_device_") && base.ends_with(".dist-info.links"))
-    })
-}
-
-/// Removes the temporary files a killed writer left in the tree's root
-/// (under the lock: no live writer has one). They are listed nowhere, so
-/// they would keep pip from removing the tree.
-pub(crate) fn remove_stale_temporaries(tree: &Dir) {
-    let Ok(names) = tree.list("") else { return };
-    let mut cursor = tree.cursor();
-    for name in names.iter().filter_map(|n| n.to_str()) {
-        if is_stale_temporary(name)
-            && matches!(cursor.entry(name), Ok(Some(e)) if e.kind == EntryKind::File)
-        {
-            let _ = cursor.remove_file(name);
-        }
-    }
 }
 
 /// What [`reconcile_device_links`] did.
@@ -194,7 +169,8 @@ pub(crate) fn device_link_pairs(sp: &Dir, names: &TreeNames) -> Vec<(String, Str
 fn slow_path(site: &InstalledDevel) -> Result<ReconcileReport, Error> {
     let names = &site.names;
     let tree = site.tree()?;
-    remove_stale_temporaries(&tree);
+    let record = site.record()?;
+    temporary::remove_stale(site, &record, &tree)?;
     let installed = device_dist_infos(&site.sp)?;
     let mut report = ReconcileReport::default();
     let mut state = match read_state(&site.sp, names) {
@@ -247,8 +223,13 @@ fn slow_path(site: &InstalledDevel) -> Result<ReconcileReport, Error> {
         }
     }
 
-    tree.replace(DEVICE_LINKS_STATE, state.to_json().as_bytes())
-        .map_err(|e| Error::io("write", tree.display_path(DEVICE_LINKS_STATE), e))?;
+    temporary::replace(
+        site,
+        &record,
+        &tree,
+        DEVICE_LINKS_STATE,
+        state.to_json().as_bytes(),
+    )?;
     tracing::info!(
         linked = report.linked,
         removed = report.removed,
@@ -418,8 +399,7 @@ fn link_device(
         sources.push(source);
     }
     let marker_text: String = links.iter().flat_map(|l| [l.as_str(), "\n"]).collect();
-    tree.replace(&marker, marker_text.as_bytes())
-        .map_err(|e| Error::io("write", tree.display_path(&marker), e))?;
+    temporary::replace(site, &site.record()?, tree, &marker, marker_text.as_bytes())?;
     Ok(DeviceLinks {
         links,
         sources,
@@ -565,23 +545,4 @@ fn make_parents(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stale_temporaries_are_those_of_the_writers_only() {
-        let temp = |name: &str| confined::temporary_name(name);
-        assert!(is_stale_temporary(&temp(DEVICE_LINKS_STAMP)));
-        assert!(is_stale_temporary(&temp(DEVICE_LINKS_STATE)));
-        assert!(is_stale_temporary(&temp(RELINK_TEMPORARY)));
-        assert!(is_stale_temporary(&temp(&marker(
-            "rocm_sdk_device_gfx942-7.1.0.dist-info"
-        ))));
-        assert!(!is_stale_temporary(&temp(".rocm-sdk-devel-version")));
-        assert!(!is_stale_temporary(DEVICE_LINKS_STAMP));
-        assert!(!is_stale_temporary("include"));
-    }
 }

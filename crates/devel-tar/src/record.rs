@@ -119,6 +119,28 @@ impl RecordFile {
             .and_then(|file| file.set_len(len))
             .map_err(|e| Error::io("restore", self.path(), e))
     }
+
+    /// Cuts the rows at RECORD's end whose path `stale` accepts (whole
+    /// rows only; nothing when the last row is another's).
+    pub(crate) fn cut_trailing(&self, stale: impl Fn(&str) -> bool) -> Result<(), Error> {
+        let (text, _) = self.read()?;
+        let mut len = text.len();
+        while len > 0 {
+            let body = text[..len].trim_end_matches(['\n', '\r']);
+            let start = body.rfind('\n').map_or(0, |i| i + 1);
+            // The rows cut are a writer's temporaries: plain names, no
+            // quoting, so the path is the text before the first comma.
+            let path = body[start..].split(',').next().unwrap_or_default();
+            if body.len() == start || !stale(path) {
+                break;
+            }
+            len = start;
+        }
+        if len < text.len() {
+            self.truncate(len as u64)?;
+        }
+        Ok(())
+    }
 }
 
 /// What [`RecordFile::append`] did.
@@ -165,6 +187,23 @@ mod tests {
             std::fs::read_to_string(&record).unwrap(),
             "a/b.py,sha256=x,3\r\n\"c,d\",,\r\n"
         );
+    }
+
+    #[test]
+    fn cuts_only_the_trailing_rows_it_is_asked_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("RECORD");
+        let kept = "a/.x.tmp,,\r\nb,sha256=y,1\r\n";
+        std::fs::write(&record, format!("{kept}t/.x.tmp,,\r\nt/.y.tmp,,\r\n")).unwrap();
+        let stale = |p: &str| p.starts_with("t/.");
+        record_in(&dir).cut_trailing(stale).unwrap();
+        assert_eq!(std::fs::read_to_string(&record).unwrap(), kept);
+        // The last row another's: nothing is cut.
+        record_in(&dir).cut_trailing(stale).unwrap();
+        assert_eq!(std::fs::read_to_string(&record).unwrap(), kept);
+        std::fs::write(&record, "t/.x.tmp,,").unwrap();
+        record_in(&dir).cut_trailing(stale).unwrap();
+        assert_eq!(std::fs::read_to_string(&record).unwrap(), "");
     }
 
     #[test]

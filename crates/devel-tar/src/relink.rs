@@ -219,7 +219,8 @@ pub fn repair_runtime_links(site_packages: &Path) -> Result<(usize, Vec<DevelWar
     let devel_paths = site.recorded_paths()?;
     let runtime_paths = site.runtime_recorded_paths()?;
     let tree = site.tree()?;
-    crate::reconcile::remove_stale_temporaries(&tree);
+    let record = site.record()?;
+    crate::temporary::remove_stale(&site, &record, &tree)?;
     let mut roots: HashMap<String, Dir> = HashMap::new();
     let mut to = tree.cursor();
     let mut linked = 0;
@@ -259,26 +260,25 @@ pub fn repair_runtime_links(site_packages: &Path) -> Result<(usize, Vec<DevelWar
                 slot.insert(dir)
             }
         };
-        let temporary = confined::temporary_name(RELINK_TEMPORARY);
         let mut from = root.cursor();
-        match to.hard_link_from(&mut from, inside, &temporary) {
-            Ok(()) => {}
-            Err(e) if confined::refusal(&e).is_some() => {
-                return Err(
-                    Error::io("hard-link", site.root.join(&source), e).named_by(&record_path)
-                );
-            }
-            Err(e) => {
-                warnings.push(DevelWarning::Copied {
-                    path: link,
-                    reason: e.to_string(),
-                });
-                continue;
-            }
-        }
-        if let Err(e) = to.rename(&temporary, rel) {
-            let _ = to.remove_file(&temporary);
-            return Err(Error::io("replace", &link_path, e));
+        let relinked =
+            crate::temporary::with_recorded(&site, &record, RELINK_TEMPORARY, |temporary| {
+                match to.hard_link_from(&mut from, inside, temporary) {
+                    Ok(()) => {}
+                    Err(e) if confined::refusal(&e).is_some() => {
+                        return Err(Error::io("hard-link", site.root.join(&source), e)
+                            .named_by(&record_path));
+                    }
+                    Err(e) => return Ok(Some(e.to_string())),
+                }
+                to.rename(temporary, rel).map(|()| None).map_err(|e| {
+                    let _ = to.remove_file(temporary);
+                    Error::io("replace", &link_path, e)
+                })
+            })?;
+        if let Some(reason) = relinked {
+            warnings.push(DevelWarning::Copied { path: link, reason });
+            continue;
         }
         linked += 1;
     }

@@ -107,7 +107,7 @@ pub(crate) fn write_stamp(site: &InstalledDevel) -> Result<(), Error> {
     site.check_owner()?;
     let text = expected_in(&site.sp)?;
     let tree = site.tree()?;
-    crate::reconcile::remove_stale_temporaries(&tree);
-    tree.replace(DEVICE_LINKS_STAMP, text.as_bytes())
-        .map_err(|e| Error::io("write", tree.display_path(DEVICE_LINKS_STAMP), e))
+    let record = site.record()?;
+    crate::temporary::remove_stale(site, &record, &tree)?;
+    crate::temporary::replace(site, &record, &tree, DEVICE_LINKS_STAMP, text.as_bytes())
 }

@@ -491,21 +491,36 @@ fn link_out(scene: &Scene, path: &Path, name: &str) {
     symlink(&target, path).unwrap();
 }
 
-/// A killed writer's temporary, listed nowhere, is removed by the next run
-/// (it would keep pip from removing the tree).
+/// What a writer killed before its rename leaves: its temporary, which the
+/// devel RECORD lists (so pip's uninstall still removes the whole tree),
+/// and the row. The next run removes both, and nothing else.
 #[test]
-fn a_temporary_left_by_a_killed_writer_is_removed() {
-    let scene = Scene::new();
-    let left = scene
-        .tree()
-        .join("..device-links-state.json.0123456789ab.tmp");
-    fs::write(&left, "{}").unwrap();
+fn a_temporary_left_by_a_killed_writer_is_removed_with_its_row() {
+    let left_name = "..device-links-state.json.0123456789ab.tmp";
+    let with_leftover = || {
+        let scene = Scene::new();
+        fs::write(scene.tree().join(left_name), "{}").unwrap();
+        let record = scene.site.dist_info("rocm_sdk_devel").join("RECORD");
+        let before = fs::read_to_string(&record).unwrap();
+        fs::write(&record, format!("{before}_rocm_sdk_devel/{left_name},,\n")).unwrap();
+        (scene, before)
+    };
+
+    let (scene, before) = with_leftover();
     let unrelated = scene.tree().join(".keep.0123456789ab.tmp");
     fs::write(&unrelated, "kept").unwrap();
     scene.stale_stamp();
     ensure(scene.sp()).unwrap();
-    assert!(!left.exists());
+    assert!(!scene.tree().join(left_name).exists());
     assert!(unrelated.exists());
+    assert_eq!(scene.site.record("rocm_sdk_devel"), before);
+
+    // Uninstalled as it was left, the tree goes as a whole.
+    let (scene, _) = with_leftover();
+    for name in ["rocm_sdk_device_gfx942", "rocm_sdk_devel"] {
+        common::pip_uninstall(scene.sp(), name);
+    }
+    assert!(!scene.tree().exists(), "{:?}", walk(&scene.tree()));
 }
 
 /// The owner rule (docs/devel-tar.md#owner): an installation that belongs

@@ -521,19 +521,29 @@ impl Cursor<'_> {
     /// included) is replaced, never written through. The temporary is
     /// removed when a step fails.
     pub fn replace(&mut self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        let (_, name) = split(rel)?;
+        self.replace_through(&temporary_name(name), rel, bytes)
+    }
+
+    /// [`replace`](Self::replace) through the temporary `temp` of the
+    /// caller's choosing (a file name in `rel`'s directory; a caller that
+    /// lists it somewhere while it exists names it first).
+    pub fn replace_through(&mut self, temp: &str, rel: &str, bytes: &[u8]) -> io::Result<()> {
         let full = self.dir.display_path(rel);
         let (parent, name) = self.parent(rel)?;
-        let temp = temporary_name(name);
-        let temp_full = full.with_file_name(&temp);
-        let mut file = parent.create_new(&temp_full, &temp, 0o666)?;
+        if temp.contains('/') || temp == name {
+            return Err(Refused::error(temp, Refusal::NotClean));
+        }
+        let temp_full = full.with_file_name(temp);
+        let mut file = parent.create_new(&temp_full, temp, 0o666)?;
         file.write_all(bytes)
             .and_then(|()| {
                 drop(file);
-                parent.rename_within(&temp_full, &temp, &full, name)
+                parent.rename_within(&temp_full, temp, &full, name)
             })
             .inspect_err(|_| {
                 // Best effort: the error that matters is the one returned.
-                let _ = parent.remove(&temp_full, &temp, false);
+                let _ = parent.remove(&temp_full, temp, false);
             })
     }
 
