@@ -828,6 +828,18 @@ pub enum ErrorKind {
         /// Why.
         source: wheel_writer::ReadError,
     },
+    /// A package's core metadata (`METADATA`, `PKG-INFO`) is one readers
+    /// could read differently (docs/verify.md#one-reading).
+    #[error(
+        "the core metadata of {} is not one every installer reads the same way; rebuild the package or remove it from the directory",
+        path.display()
+    )]
+    CoreMetadata {
+        /// The package.
+        path: PathBuf,
+        /// Why.
+        source: pypa_formats::core_metadata::MetadataError,
+    },
 }
 
 impl Error {

@@ -1,14 +1,15 @@
 //! What the index needs to know about one wheel or sdist: its project, its
 //! hash, its `Requires-Python`, and (for a wheel) the exact bytes of its
-//! `METADATA`, which PEP 658 serves beside it as `<wheel>.metadata`.
+//! `METADATA`, which PEP 658 serves beside it as `<wheel>.metadata`. Read
+//! through the same strict readers as `verify`, with the same caps.
 
 use std::path::Path;
 
 use pypa_formats::filename::{SdistFilename, WheelFilename};
-use wheel_writer::WheelReader;
+use wheel_writer::{WheelReader, limits};
 
 use fs_helpers::file_hash::sha256_file;
-use pypa_formats::core_metadata::headers;
+use pypa_formats::core_metadata::HeaderBlock;
 
 use crate::error::{Error, ErrorKind, IoAction, Result};
 
@@ -55,11 +56,16 @@ impl Distribution {
             }
             .into());
         };
-        let text = String::from_utf8_lossy(&metadata);
-        let requires_python = headers(&text)
-            .into_iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("Requires-Python"))
-            .map(|(_, v)| v);
+        let requires_python = HeaderBlock::parse(&metadata)
+            .and_then(|block| {
+                block
+                    .get_line("Requires-Python")
+                    .map(|v| v.map(str::to_owned))
+            })
+            .map_err(|source| ErrorKind::CoreMetadata {
+                path: path.to_owned(),
+                source,
+            })?;
         Ok(Self {
             project: project.normalized(),
             rel,
@@ -75,7 +81,9 @@ fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
     let read = || -> Result<Vec<u8>, wheel_writer::ReadError> {
         let mut wheel = WheelReader::open(path)?;
         let member = format!("{}/METADATA", wheel.dist_info_dir());
-        wheel.read_member(&member)
+        // Served verbatim as `.metadata`: never more than a metadata file
+        // may be (docs/verify.md#caps).
+        wheel.read_member(&member, limits::METADATA)
     };
     read().map_err(|source| {
         ErrorKind::WheelMetadata {
