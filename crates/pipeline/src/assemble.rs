@@ -407,16 +407,15 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 source,
             };
             let mut wheel = WheelReader::open(&path).map_err(cannot_read)?;
+            let member = format!("{}/METADATA", wheel.dist_info_dir());
             let metadata = wheel
-                .read_member(
-                    &format!("{}/METADATA", wheel.dist_info_dir()),
-                    limits::METADATA,
-                )
+                .read_member(&member, limits::METADATA)
                 .map_err(cannot_read)?;
             let name = HeaderBlock::parse(&metadata)
                 .and_then(|block| block.get_line("Name").map(|v| v.map(str::to_owned)))
                 .map_err(|source| ErrorKind::CoreMetadata {
                     path: path.clone(),
+                    member,
                     source,
                 })?
                 .unwrap_or_default();

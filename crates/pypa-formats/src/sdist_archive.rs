@@ -65,10 +65,14 @@ pub enum SdistError {
     /// Bytes after the gzip member: Python's gzip reads them as another
     /// member, other readers stop.
     #[error(
-        "bytes follow the end of the gzip stream, which Python's gzip reads as more of the archive \
-         and other readers ignore"
+        "bytes follow the end of the gzip stream{}, which Python's gzip reads as more of the archive \
+         and other readers ignore",
+        match .0 {
+            Some(name) => format!(" (a second gzip member, whose tar starts with member {name})"),
+            None => String::new(),
+        }
     )]
-    AfterGzip,
+    AfterGzip(Option<String>),
     /// The tar ends without its end-of-archive marker.
     #[error("the tar ends at offset {0} without its end-of-archive marker (two zero blocks)")]
     NoEndMarker(u64),
@@ -283,6 +287,10 @@ impl<R: BufRead> SdistArchive<R> {
         loop {
             let offset = self.offset;
             let Some(block) = self.header_block()? else {
+                // The tar may go on in a second gzip member.
+                if !self.gz.get_mut().fill_buf()?.is_empty() {
+                    return Err(SdistError::AfterGzip(next_member_name(self.gz.get_mut())));
+                }
                 return Err(SdistError::NoEndMarker(offset));
             };
             if block.iter().all(|&b| b == 0) {
@@ -296,6 +304,12 @@ impl<R: BufRead> SdistArchive<R> {
                 return Ok(None);
             }
             let header = Header::parse(&block, offset)?;
+            if matches!(header.typeflag, b'0' | b'x') && !header.link_name_empty {
+                return Err(SdistError::Field {
+                    offset,
+                    field: "link name",
+                });
+            }
             match header.typeflag {
                 b'0' => {}
                 b'x' => {
@@ -465,11 +479,23 @@ impl<R: BufRead> SdistArchive<R> {
             return Err(SdistError::NoEndMarker(offset));
         }
         if !self.gz.get_mut().fill_buf()?.is_empty() {
-            return Err(SdistError::AfterGzip);
+            return Err(SdistError::AfterGzip(next_member_name(self.gz.get_mut())));
         }
         self.finished = true;
         Ok(())
     }
+}
+
+/// The name of the first tar member in the gzip member `rest` starts
+/// with, if it is one (read from at most 1 MiB of it): what a reader of
+/// concatenated members would find next.
+fn next_member_name(rest: &mut impl BufRead) -> Option<String> {
+    let mut header = [0; BLOCK];
+    GzDecoder::new(io::BufReader::new(rest.take(1 << 20)))
+        .read_exact(&mut header)
+        .ok()?;
+    let name = text(&header[..100])?;
+    (!name.is_empty()).then(|| String::from_utf8_lossy(name).into_owned())
 }
 
 fn padding(size: u64) -> u64 {
@@ -503,6 +529,7 @@ fn pax_record(data: &[u8]) -> Option<(&[u8], &[u8], usize)> {
 struct Header {
     name: String,
     prefix_empty: bool,
+    link_name_empty: bool,
     mode: u32,
     size: u64,
     typeflag: u8,
@@ -531,9 +558,6 @@ impl Header {
         }
         let name = text(&block[..100]).ok_or_else(|| field("name"))?;
         let prefix = text(&block[345..500]).ok_or_else(|| field("prefix"))?;
-        if block[157..257].iter().any(|&b| b != 0) {
-            return Err(field("link name"));
-        }
         let mode = octal(&block[100..108]).ok_or_else(|| field("mode"))?;
         let size = octal(&block[124..136]).ok_or_else(|| field("size"))?;
         for (range, name) in [
@@ -556,6 +580,7 @@ impl Header {
         Ok(Self {
             name: join(prefix, name)?,
             prefix_empty: prefix.is_empty(),
+            link_name_empty: block[157..257].iter().all(|&b| b == 0),
             mode: u32::try_from(mode & 0o7777).expect("12 bits"),
             size,
             typeflag: block[156],

@@ -293,7 +293,11 @@ fn read_wheel(
     }
     match metadata_file(&mut reader, "WHEEL") {
         Err(problem) => problems.push(problem),
-        Ok(block) => problems.extend(wheel_file_problems(&block, &filename)),
+        Ok(block) => problems.extend(
+            wheel_file_problems(&block, &filename)
+                .into_iter()
+                .map(|p| format!("{dist_info}/WHEEL: {p}; rebuild the wheel")),
+        ),
     }
     let entry_points = format!("{dist_info}/entry_points.txt");
     if wheel.members.contains(&entry_points) {
@@ -377,17 +381,17 @@ fn wheel_file_problems(block: &HeaderBlock, filename: &WheelFilename) -> Vec<Str
     match block.get_line("Wheel-Version") {
         Ok(Some(version)) if is_wheel_version_1(version) => {}
         Ok(Some(version)) => problems.push(format!(
-            "WHEEL Wheel-Version {version:?} is not 1.x; installers refuse or read it differently"
+            "Wheel-Version {version:?} is not 1.x; installers refuse or read it differently"
         )),
-        Ok(None) => problems.push("WHEEL gives no Wheel-Version".to_owned()),
-        Err(e) => problems.push(format!("WHEEL: {e}")),
+        Ok(None) => problems.push("no Wheel-Version".to_owned()),
+        Err(e) => problems.push(e.to_string()),
     }
     let platform = filename.tag.platform() != "any";
     match block.get_line("Root-Is-Purelib") {
         Ok(Some("false")) => {}
         Ok(Some("true")) if !platform => {}
         Ok(value) => problems.push(format!(
-            "WHEEL Root-Is-Purelib {:?} for a wheel tagged {}: {}",
+            "Root-Is-Purelib {:?} for a wheel tagged {}: {}",
             value.unwrap_or("(missing)"),
             filename.tag.platform(),
             if platform {
@@ -396,14 +400,14 @@ fn wheel_file_problems(block: &HeaderBlock, filename: &WheelFilename) -> Vec<Str
                 "expected `true` or `false`"
             }
         )),
-        Err(e) => problems.push(format!("WHEEL: {e}")),
+        Err(e) => problems.push(e.to_string()),
     }
     let declared: BTreeSet<&str> = block.get_all("Tag").collect();
     let expected: BTreeSet<String> = filename.tag.expanded().into_iter().collect();
     let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
     if declared != expected {
         problems.push(format!(
-            "WHEEL tags {:?} do not match the file name's tags {:?}",
+            "tags {:?} do not match the file name's tags {:?}",
             declared.into_iter().collect::<Vec<_>>(),
             expected.into_iter().collect::<Vec<_>>()
         ));

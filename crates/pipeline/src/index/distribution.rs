@@ -41,15 +41,22 @@ impl Distribution {
             .map_err(Error::io(IoAction::Read, path))?;
         // Wheel and sdist names are lower-case by specification.
         #[allow(clippy::case_sensitive_file_extension_comparisons)]
-        let (project, metadata, core_metadata) = if file_name.ends_with(".whl") {
-            let name = file_name.parse::<WheelFilename>().map(|f| f.name);
-            let name = name.map_err(unindexable(path))?;
+        let (project, metadata, core_metadata, member) = if file_name.ends_with(".whl") {
+            let filename = file_name.parse::<WheelFilename>();
+            let filename = filename.map_err(unindexable(path))?;
             let metadata = wheel_metadata(path)?;
-            (name, metadata.clone(), Some(metadata))
+            let member = format!("{}/METADATA", filename.dist_info_dir());
+            (filename.name, metadata.clone(), Some(metadata), member)
         } else if file_name.ends_with(".tar.gz") {
-            let name = file_name.parse::<SdistFilename>().map(|f| f.name);
-            let name = name.map_err(unindexable(path))?;
-            (name, release_check::sdist_pkg_info(path)?, None)
+            let filename = file_name.parse::<SdistFilename>();
+            let filename = filename.map_err(unindexable(path))?;
+            let member = format!("{}/PKG-INFO", filename.top_directory());
+            (
+                filename.name,
+                release_check::sdist_pkg_info(path)?,
+                None,
+                member,
+            )
         } else {
             return Err(ErrorKind::NotAPackage {
                 path: path.to_owned(),
@@ -64,6 +71,7 @@ impl Distribution {
             })
             .map_err(|source| ErrorKind::CoreMetadata {
                 path: path.to_owned(),
+                member,
                 source,
             })?;
         Ok(Self {

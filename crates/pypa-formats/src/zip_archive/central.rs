@@ -87,6 +87,10 @@ pub(super) fn walk<R: Read + Seek>(
         return Err(ZipError::RecordCount {
             walked,
             declared: end.entries,
+            uncounted: usize::try_from(end.entries)
+                .ok()
+                .and_then(|i| records.get(i))
+                .map(|r| r.name.clone()),
         });
     }
     Ok(records)

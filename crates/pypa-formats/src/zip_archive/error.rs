@@ -100,14 +100,19 @@ pub enum ZipError {
     /// The central directory holds more or fewer records than the end
     /// record counts.
     #[error(
-        "the central directory holds {walked} records, but the end record counts {declared} \
-         (readers that count and readers that walk would see different members)"
+        "the central directory holds {walked} records, but the end record counts {declared}: {}",
+        match uncounted {
+            Some(name) => format!("a reader that trusts the count never sees member {name:?}"),
+            None => "a reader that trusts the count looks for records that are not there".to_owned(),
+        }
     )]
     RecordCount {
         /// Records found by walking the directory.
         walked: u64,
         /// Records the end record counts.
         declared: u64,
+        /// The first record beyond the count, when there are more.
+        uncounted: Option<String>,
     },
     /// A central directory record is cut or not a record.
     #[error("central directory record {index} at offset {offset}: {problem}")]
