@@ -24,6 +24,11 @@ pub(crate) const TARGETS: &[&str] = &[
     "devel_unpack",
     "devel_digest",
     "wheel_reader",
+    "zip_archive",
+    "sdist_archive",
+    "core_metadata",
+    "entry_points",
+    "package_record",
     "pep440_version",
     "requirement",
 ];

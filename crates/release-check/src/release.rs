@@ -258,6 +258,17 @@ fn read_wheel(
         }
     };
     wheel.members = reader.member_names().map(str::to_owned).collect();
+    // One file where the file system folds case or normalises Unicode.
+    let folds = wheel.platforms.contains(&Platform::Windows)
+        || wheel.platform_tags.iter().any(|t| t.starts_with("macosx"));
+    if folds {
+        problems.extend(
+            reader
+                .folded_names()
+                .iter()
+                .map(|c| format!("members {c}; rebuild the wheel with one of them renamed")),
+        );
+    }
     match reader.verify_screened(&elf_screen) {
         Ok((verification, screened)) => {
             wheel.readable = screened.is_empty();

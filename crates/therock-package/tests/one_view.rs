@@ -21,7 +21,10 @@ use std::sync::OnceLock;
 
 use common::{Build, artifacts, build_shards, fails, ok, verify};
 use fixtures::ExampleMode;
-use fixtures::hostile::{Case, bombs, sdist_cases, wheel_cases};
+use fixtures::hostile::tar_model::TarModel;
+use fixtures::hostile::{
+    Case, bombs, device_wheel_cases, member_content, sdist_cases, wheel_cases, with_member_content,
+};
 
 /// The most memory a run may hold on a bomb.
 const MAX_RSS_MIB: i64 = 256;
@@ -79,9 +82,15 @@ fn table() -> Vec<(Case, &'static str)> {
             "table-two-gzip-members",
             "rocm-7.1.0/build_backend/rocm_sdk_build_backend.py",
         ),
+        (
+            "table-devel-links-names-a-devel-directory",
+            "_rocm_sdk_libraries/.devel_links/gfx942.json",
+        ),
     ];
+    let (device, device_name) = source("rocm_sdk_device_gfx942-");
     let mut cases = wheel_cases(&wheel, &wheel_name);
     cases.extend(sdist_cases(&sdist, &sdist_name));
+    cases.extend(device_wheel_cases(&device, &device_name));
     let table: Vec<(Case, &str)> = cases
         .into_iter()
         .filter(|c| c.table)
@@ -112,18 +121,13 @@ fn release_with(dir: &Path, name: &str, bytes: &[u8]) {
     fs::write(dir.join(name), bytes).unwrap();
 }
 
-/// The problem lines of check `id` in a text report.
-fn problems(report: &str, id: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in report.lines() {
-        if !line.starts_with(' ') {
-            inside = line.contains(&format!("  {id}:"));
-        } else if inside && let Some(problem) = line.trim_start().strip_prefix("- ") {
-            out.push(problem.to_owned());
-        }
-    }
-    out
+/// The problem lines of every failed check of a text report.
+fn problems(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("- "))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[test]
@@ -133,7 +137,7 @@ fn every_case_of_the_table_is_refused_by_verify_with_one_line_naming_the_package
         let dir = work.path().join(&case.name);
         release_with(&dir, &case.file_name, &case.bytes);
         let report = fails(&verify(&[&dir], &[]));
-        let lines: Vec<String> = problems(&report, "well-formed")
+        let lines: Vec<String> = problems(&report)
             .into_iter()
             .filter(|l| l.contains(&case.file_name))
             .collect();
@@ -145,6 +149,58 @@ fn every_case_of_the_table_is_refused_by_verify_with_one_line_naming_the_package
             lines[0]
         );
     }
+}
+
+/// The library record and the devel tarball's runtime links name files
+/// the release ships (the device links are a case of the table above).
+#[test]
+fn the_documents_the_install_side_acts_on_name_files_the_release_ships() {
+    let work = tempfile::tempdir().unwrap();
+    let (core, core_name) = source("rocm_sdk_core-");
+    let record = "rocm_sdk_core/_libraries.json";
+    let text = String::from_utf8(member_content(&core, record)).unwrap();
+    let changed = text.replacen("lib/libamdhip64.so.7", "lib/libamdhip64.so.99", 1);
+    assert_ne!(text, changed);
+    let dir = work.path().join("record");
+    release_with(
+        &dir,
+        &core_name,
+        &with_member_content(&core, record, changed.as_bytes()),
+    );
+    let report = fails(&verify(&[&dir], &[]));
+    let lines: Vec<String> = problems(&report)
+        .into_iter()
+        .filter(|l| l.contains(&core_name))
+        .collect();
+    assert!(
+        lines.len() == 1
+            && lines[0].contains(&format!(
+                "member {record}: library amdhip64 is \"lib/libamdhip64.so.99\""
+            )),
+        "{report}"
+    );
+
+    let (devel, devel_name) = source("rocm_sdk_devel-");
+    let tarball = "rocm_sdk_devel/_devel.tar";
+    let mut tar = TarModel::parse_tar(&member_content(&devel, tarball));
+    let link = tar
+        .entries
+        .iter_mut()
+        .find(|e| e.typeflag == b'2' && e.linkname.starts_with(b"../../_rocm_sdk_core/bin/"))
+        .expect("a runtime link");
+    link.linkname = b"../../_rocm_sdk_core/bin/gone".to_vec();
+    let dir = work.path().join("runtime-link");
+    release_with(
+        &dir,
+        &devel_name,
+        &with_member_content(&devel, tarball, &tar.tar_bytes()),
+    );
+    let report = fails(&verify(&[&dir], &[]));
+    assert!(
+        problems(&report).iter().any(|l| l.contains(&devel_name)
+            && l.contains("it leads to _rocm_sdk_core/bin/gone, a path no runtime wheel")),
+        "{report}"
+    );
 }
 
 /// The kpack example split into two shards, built once per test binary.

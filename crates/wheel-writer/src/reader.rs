@@ -142,13 +142,6 @@ pub enum MemberProblem {
     /// The central directory names it more than once.
     #[error("a duplicate: the archive holds {0} members of this name")]
     Duplicate(usize),
-    /// Other members are the same path after case folding and Unicode
-    /// normalisation.
-    #[error(
-        "one path with {} after case folding and Unicode normalisation (one file on Windows and macOS)",
-        .0.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(" and ")
-    )]
-    Folded(Vec<String>),
 }
 
 /// The member rules for one member: a clean relative path (a directory
@@ -298,6 +291,7 @@ pub struct WheelReader {
     path: PathBuf,
     archive: ZipArchive<BufReader<File>>,
     dist_info: String,
+    folded: Vec<Collision>,
 }
 
 impl fmt::Debug for WheelReader {
@@ -325,16 +319,17 @@ impl WheelReader {
     /// Reads the opened wheel `file` (named `path` in errors): the zip
     /// container checked by the strict reader, every member against the
     /// member rules (docs/behaviour.md#member-rules: clean relative paths,
-    /// regular files, no special modes, no name twice nor two names one
-    /// file system would fold into one), and its one `.dist-info`
-    /// directory found.
+    /// regular files, no special modes, no name twice), and its one
+    /// `.dist-info` directory found. Names one file system would fold into
+    /// one are kept for the caller, who knows where the wheel installs
+    /// ([`WheelReader::folded_names`]).
     pub fn from_file(path: PathBuf, file: File) -> Result<Self, ReadError> {
         let archive = match ZipArchive::new(BufReader::new(file)) {
             Ok(archive) => archive,
             Err(ZipError::Io(source)) => return Err(ReadError::Open { path, source }),
             Err(source) => return Err(ReadError::Zip { path, source }),
         };
-        let members = unsafe_members(&archive);
+        let (members, folded) = unsafe_members(&archive);
         if !members.is_empty() {
             return Err(ReadError::UnsafeMembers { path, members });
         }
@@ -356,7 +351,15 @@ impl WheelReader {
             path,
             archive,
             dist_info,
+            folded,
         })
+    }
+
+    /// Members whose names differ but are one path after case folding and
+    /// Unicode normalisation: one file on Windows and macOS (where the
+    /// second write replaces the first), two on Linux.
+    pub fn folded_names(&self) -> &[Collision] {
+        &self.folded
     }
 
     /// The wheel's path.
@@ -555,8 +558,8 @@ impl WheelReader {
 }
 
 /// Every member of `archive` that breaks the member rules, then the
-/// names given twice and the names one file system folds into one.
-fn unsafe_members<R>(archive: &ZipArchive<R>) -> Vec<UnsafeMember>
+/// names given twice; and apart, the names one file system folds into one.
+fn unsafe_members<R>(archive: &ZipArchive<R>) -> (Vec<UnsafeMember>, Vec<Collision>)
 where
     R: Read + io::Seek,
 {
@@ -570,22 +573,17 @@ where
             })
         })
         .collect();
+    let mut folded = Vec::new();
     for collision in collisions(archive.entries().iter().map(ZipEntry::name)) {
-        out.push(match collision {
-            Collision::Repeated { path, count } => UnsafeMember {
+        match collision {
+            Collision::Repeated { path, count } => out.push(UnsafeMember {
                 name: path,
                 problem: MemberProblem::Duplicate(count),
-            },
-            Collision::Folded { mut paths } => {
-                let first = paths.remove(0);
-                UnsafeMember {
-                    name: first,
-                    problem: MemberProblem::Folded(paths),
-                }
-            }
-        });
+            }),
+            other @ Collision::Folded { .. } => folded.push(other),
+        }
     }
-    out
+    (out, folded)
 }
 
 /// [`ReadError::Member`] for member `name` of the wheel at `path`.
