@@ -132,6 +132,31 @@ mod tests {
         assert!(window.seek(SeekFrom::Current(-10)).is_err());
     }
 
+    /// This test program, padded past the in-memory cap, parses from a
+    /// temporary file to the same facts as in memory, and in place from a
+    /// window of a larger file.
+    #[test]
+    fn a_large_elf_is_parsed_from_a_temporary_file_and_a_stored_one_in_place() {
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let (direct, _) = read_elf(&mut Cursor::new(&exe), Facts::Links).unwrap();
+        let mut padded = exe.clone();
+        let size = usize::try_from(MAX_ELF_IN_MEMORY).unwrap() + 4096;
+        if padded.len() < size {
+            padded.resize(size, 0);
+        }
+        let (head, rest) = padded.split_at(4);
+        let (spilled, _) =
+            parse_streamed(head, &mut &rest[..], padded.len() as u64, Facts::Links).unwrap();
+        assert_eq!(spilled.needed(), direct.needed());
+        assert_eq!(spilled.soname(), direct.soname());
+        let mut framed = b"leading bytes".to_vec();
+        framed.extend(&exe);
+        framed.extend(b"trailing bytes");
+        let mut window = Window::new(Cursor::new(framed), 13, exe.len() as u64);
+        let (windowed, _) = read_elf(&mut window, Facts::Links).unwrap();
+        assert_eq!(windowed.needed(), direct.needed());
+    }
+
     #[test]
     fn a_declared_size_over_the_cap_is_not_read() {
         let mut endless = io::repeat(0);

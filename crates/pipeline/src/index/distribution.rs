@@ -8,7 +8,7 @@ use std::path::Path;
 use pypa_formats::filename::{SdistFilename, WheelFilename};
 use wheel_writer::{WheelReader, limits};
 
-use fs_helpers::file_hash::sha256_file;
+use fs_helpers::file_hash::sha256_reader;
 use pypa_formats::core_metadata::HeaderBlock;
 
 use crate::error::{Error, ErrorKind, IoAction, Result};
@@ -36,7 +36,9 @@ impl Distribution {
     /// Reads `path` (`rel` inside the indexed directory).
     pub(crate) fn read(path: &Path, rel: String) -> Result<Self> {
         let file_name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
-        let sha256 = sha256_file(path)
+        // Opened as the readers open it: a regular file, never a link.
+        let sha256 = wheel_writer::dist_dir::open_package(path)
+            .and_then(sha256_reader)
             .map(|digest| digest.hex())
             .map_err(Error::io(IoAction::Read, path))?;
         // Wheel and sdist names are lower-case by specification.

@@ -39,10 +39,10 @@
 //!
 //! Why not the `zip` crate: it reads as many records as the end record
 //! counts and keeps one entry per name, so it cannot see the records a
-//! hostile archive hides from it; its reader trusts what it reads first.
-//! The wheel writer writes its own zip (every byte of a header is ours),
-//! so the crate is left as a second, independent reader in the writer's
-//! tests only.
+//! hostile archive hides from it, and it checks local headers against
+//! nothing. The wheel writer writes its own zip (every byte of a header is
+//! ours), so no part of the workspace needs the crate any more; the tests
+//! compare with Python's zipfile, pip and uv instead.
 //!
 //! ```
 //! use std::io::{Cursor, Read};
