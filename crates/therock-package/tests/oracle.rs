@@ -369,6 +369,21 @@ fn install(tool: Tool, package: &Path, ours: &Value) -> Vec<String> {
             }
         }
     }
+    // A script written through `..` lands outside the venv, where the
+    // listing above cannot see it; the installer's RECORD names it.
+    for recorded in installed_record_paths(&site) {
+        let path = normalize(&site.join(&recorded));
+        let under = |dir: &Path| path.starts_with(dir);
+        let script = path
+            .strip_prefix(venv.root())
+            .is_ok_and(|rel| scripts.contains(&rel.to_string_lossy().into_owned()));
+        if !under(&site) && !script {
+            problems.push(format!(
+                "{tool:?} installs {recorded} ({}), outside site-packages",
+                path.display()
+            ));
+        }
+    }
     let outside: Vec<_> = fs::read_dir(venv.scratch())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -378,6 +393,36 @@ fn install(tool: Tool, package: &Path, ours: &Value) -> Vec<String> {
         problems.push(format!("{tool:?} writes outside the venv: {outside:?}"));
     }
     problems
+}
+
+/// The paths of every installed distribution's RECORD under `site`.
+fn installed_record_paths(site: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(site).into_iter().flatten().flatten() {
+        let record = entry.path().join("RECORD");
+        if entry.file_name().to_string_lossy().ends_with(".dist-info")
+            && let Ok(text) = fs::read_to_string(&record)
+            && let Ok(rows) = pypa_formats::record::parse_record(&text)
+        {
+            out.extend(rows.into_iter().map(|r| r.path));
+        }
+    }
+    out
+}
+
+/// `path` with `.` and `..` taken lexically.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Every entry under `root`, relative.
