@@ -10,7 +10,7 @@
 //! read alike (docs/verify.md#one-reading):
 //!
 //! - the characters of every metadata file
-//!   ([`check_characters`](crate::core_metadata::check_characters));
+//!   ([`crate::core_metadata::check_characters`]);
 //! - empty lines, `#` comments, `[group]` headers, and `name = value`
 //!   lines, none of them indented;
 //! - each name a script name ([`check_script_name`]: letters, digits and
