@@ -17,15 +17,17 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut wheel) = WheelReader::open(&path) else {
         return;
     };
-    assert!(wheel.dist_info_dir().ends_with(".dist-info"));
-    if let Ok(names) = wheel.member_names() {
-        for name in names {
-            let clean = name.strip_suffix('/').unwrap_or(&name);
-            assert!(check_relpath(clean).is_ok(), "{name:?} passed open");
-            if let Ok(Some(mode)) = wheel.member_mode(&name) {
-                assert_ne!(mode & 0o170_000, 0o120_000, "symlink {name:?} passed open");
-            }
-            let _ = wheel.read_member(&name);
+    assert!(wheel.dist_info_dir().to_ascii_lowercase().ends_with(".dist-info"));
+    let names: Vec<String> = wheel.member_names().map(str::to_owned).collect();
+    for name in names {
+        let clean = name.strip_suffix('/').unwrap_or(&name);
+        assert!(check_relpath(clean).is_ok(), "{name:?} passed open");
+        if let Ok(Some(mode)) = wheel.member_mode(&name) {
+            assert_ne!(mode & 0o170_000, 0o120_000, "symlink {name:?} passed open");
+        }
+        // Bounded: a member declaring more is refused unread.
+        if let Ok(bytes) = wheel.read_member(&name, 1 << 20) {
+            assert_eq!(bytes.len() as u64, wheel.member_size(&name).unwrap());
         }
     }
     let _ = wheel.record();

@@ -15,6 +15,7 @@ target", so most seeds are plain tars the fuzzer mutates structurally.
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import io
 import json
@@ -212,6 +213,89 @@ def wheel_seeds() -> None:
         write("wheel_reader", "duplicate.whl", wheel_bytes(twice))
 
 
+def zip_seeds() -> None:
+    """The container alone (`zip_archive`): wheels as zipfile writes them,
+    stored, zip64, with a comment, and one whose end record counts one
+    record less than the directory holds."""
+    files = {
+        "pkg/__init__.py": b"",
+        "pkg/data.bin": bytes(range(256)) * 4,
+        "pkg-1.0.dist-info/RECORD": b"",
+    }
+    write("zip_archive", "deflated.zip", wheel_bytes(files))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            zf.writestr(info, data)
+    write("zip_archive", "stored.zip", out.getvalue())
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.comment = b"a comment"
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            with zf.open(info, "w", force_zip64=True) as member:
+                member.write(data)
+    write("zip_archive", "zip64-comment.zip", out.getvalue())
+    hidden = bytearray(wheel_bytes(files))
+    end = len(hidden) - 22
+    count = int.from_bytes(hidden[end + 10:end + 12], "little") - 1
+    hidden[end + 8:end + 12] = count.to_bytes(2, "little") * 2
+    write("zip_archive", "count-hides-a-record.zip", bytes(hidden))
+
+
+def sdist_seeds() -> None:
+    """`sdist_archive`: a POSIX tar the target gzips (mode byte 0), the
+    same already gzipped (1), a GNU long name, two gzip members."""
+    def tar(members: list[tuple[str, bytes]], form: int = tarfile.PAX_FORMAT) -> bytes:
+        out = io.BytesIO()
+        with tarfile.open(fileobj=out, mode="w", format=form) as archive:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.mtime = MTIME
+                info.mode = 0o644
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return out.getvalue()
+
+    def gz(data: bytes) -> bytes:
+        return gzip.compress(data, mtime=0)
+
+    members = [
+        ("rocm-7.1.0/PKG-INFO", b"Metadata-Version: 2.4\nName: rocm\nVersion: 7.1.0\n"),
+        ("rocm-7.1.0/pyproject.toml", b"[build-system]\nrequires = []\n"),
+        ("rocm-7.1.0/" + "long/" * 30 + "name.py", b"x = 1\n"),
+    ]
+    plain = tar(members)
+    write("sdist_archive", "pax.tar", bytes([0]) + plain)
+    write("sdist_archive", "pax.tar.gz", bytes([1]) + gz(plain))
+    write("sdist_archive", "gnu-long-name.tar", bytes([0]) + tar(members, tarfile.GNU_FORMAT))
+    write("sdist_archive", "two-members.tar.gz", bytes([1]) + gz(plain[:-1024]) + gz(plain))
+
+
+def metadata_seeds() -> None:
+    write_texts("core_metadata", "m", [
+        "Metadata-Version: 2.4\nName: rocm-sdk-core\nVersion: 7.1.0\n"
+        "Requires-Dist: rocm==7.1.0\nSummary: one\n  two\n\nThe body.\n",
+        "Wheel-Version: 1.0\r\nRoot-Is-Purelib: false\r\nTag: py3-none-linux_x86_64\r\n",
+        "Name: rocm\rRequires-Dist: evil\n",
+        "\ufeffName: rocm\nnot a header\nVersion: 1\n",
+    ])
+    write_texts("entry_points", "e", [
+        "[console_scripts]\nhipcc = rocm_sdk_core._cli:hipcc\namdclang++ = rocm_sdk_core._cli:amdclang_pp\n\n",
+        "# made here\r\n[gui_scripts]\r\nx=a.b:c\r\n",
+        "[console_scripts]\n;evil = a:b\n  indented = a:b\n../evil = a:b\n",
+    ])
+    write_texts("package_record", "r", [
+        "pkg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
+        "\"pkg/a,b.py\",sha256=x,3\npkg-1.0.dist-info/RECORD,,\n",
+        "a,,\r\n\r\nb,,1\r\n",
+        "a,,\rb,,\n" + "\n" * 100,
+    ])
+
+
 def write_texts(target: str, prefix: str, texts: list[str]) -> None:
     for i, text in enumerate(texts):
         write(target, f"{prefix}{i}", text.encode())
@@ -273,6 +357,9 @@ def main() -> None:
     artifact_seeds()
     devel_seeds()
     wheel_seeds()
+    zip_seeds()
+    sdist_seeds()
+    metadata_seeds()
     text_seeds()
 
 

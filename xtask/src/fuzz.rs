@@ -25,6 +25,11 @@ pub(crate) const TARGETS: &[&str] = &[
     "devel_digest",
     "devel_state",
     "wheel_reader",
+    "zip_archive",
+    "sdist_archive",
+    "core_metadata",
+    "entry_points",
+    "package_record",
     "pep440_version",
     "requirement",
 ];
@@ -338,6 +343,27 @@ fn stats(target: &str, log: &str) -> Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `[[bin]]` of fuzz/Cargo.toml is a target CI runs, and no
+    /// other: a new fuzz target is never left out of CI.
+    #[test]
+    fn the_targets_are_the_fuzz_crate_s_binaries() {
+        let manifest = fs::read_to_string(root().join("fuzz/Cargo.toml")).unwrap();
+        let mut binaries: Vec<&str> = manifest
+            .split("[[bin]]")
+            .skip(1)
+            .filter_map(|table| {
+                table.lines().find_map(|line| {
+                    let value = line.trim().strip_prefix("name = ")?;
+                    Some(value.trim_matches('"'))
+                })
+            })
+            .collect();
+        binaries.sort_unstable();
+        let mut targets = TARGETS.to_vec();
+        targets.sort_unstable();
+        assert_eq!(binaries, targets);
+    }
 
     #[test]
     fn reads_libfuzzer_final_stats() {

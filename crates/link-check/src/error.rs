@@ -23,14 +23,16 @@ pub enum Error {
         /// The path.
         path: PathBuf,
     },
-    /// A wheel is not a readable zip archive.
-    #[error("wheel {path} is not a readable zip archive; rebuild or re-download it")]
+    /// A wheel is not a zip archive every installer reads the same way.
+    #[error(
+        "wheel {path} is not a zip archive every installer reads the same way; rebuild or re-download it"
+    )]
     Zip {
         /// The wheel.
         path: PathBuf,
-        /// What the zip reader reported.
+        /// What the zip reader refused.
         #[source]
-        source: zip::result::ZipError,
+        source: pypa_formats::zip_archive::ZipError,
     },
 }
 
@@ -40,7 +42,9 @@ impl Error {
         move |source| Self::Io { path, source }
     }
 
-    pub(crate) fn zip(path: impl Into<PathBuf>) -> impl FnOnce(zip::result::ZipError) -> Self {
+    pub(crate) fn zip(
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(pypa_formats::zip_archive::ZipError) -> Self {
         let path = path.into();
         move |source| Self::Zip { path, source }
     }

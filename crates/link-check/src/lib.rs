@@ -49,6 +49,7 @@
 mod audit;
 mod check;
 mod dir_tree;
+mod elf_member;
 mod error;
 mod facts_tree;
 mod manylinux;
@@ -61,6 +62,7 @@ mod wheel_tree;
 pub use audit::{Violation, WheelAudit, audit_wheel};
 pub use check::LinkChecker;
 pub use dir_tree::DirTree;
+pub use elf_member::{ElfMemberError, MAX_ELF_IN_MEMORY, MAX_ELF_MEMBER, parse_streamed};
 pub use error::Error;
 pub use facts_tree::FactsTree;
 pub use manylinux::{Arch, LinuxTag, Policies, Policy, PolicyName, UnknownPolicy};

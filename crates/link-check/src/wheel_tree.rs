@@ -1,17 +1,22 @@
 //! [`WheelSetTree`]: the union of a set of wheels, virtually installed into
-//! one site-packages, read from the archives without unpacking.
+//! one site-packages, read from the archives without unpacking, through the
+//! workspace's one strict zip reader (`pypa_formats::zip_archive`). ELF
+//! members are parsed in bounded memory: a stored one in place, a
+//! deflated one in memory or spilled to a temporary file
+//! ([`crate::parse_streamed`]).
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, Cursor, Read};
+use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use pypa_formats::zip_archive::{Method, ZipArchive};
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::dir_tree::starts_with_elf_magic;
+use crate::elf_member::{ElfMemberError, Window, parse_streamed};
 use crate::report::Unreadable;
-use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf};
+use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
 use fs_helpers::error_chain::Chain;
 
 /// Where a wheel member lands relative to site-packages, as an installer
@@ -67,8 +72,9 @@ impl WheelSetTree {
             let archive = open_archive(wheel)?;
             let name = file_name(wheel);
             for path in archive
-                .file_names_raw()
-                .filter_map(|raw| installed_path(&String::from_utf8_lossy(raw)))
+                .entries()
+                .iter()
+                .filter_map(|entry| installed_path(entry.name()))
             {
                 installed.entry(path).or_default().push(name.clone());
             }
@@ -101,9 +107,9 @@ fn file_name(wheel: &Path) -> String {
     )
 }
 
-fn open_archive(wheel: &Path) -> Result<zip::ZipArchive<BufReader<File>>, Error> {
+fn open_archive(wheel: &Path) -> Result<ZipArchive<BufReader<File>>, Error> {
     let file = File::open(wheel).map_err(Error::io(wheel))?;
-    zip::ZipArchive::new(BufReader::new(file)).map_err(Error::zip(wheel))
+    ZipArchive::new(BufReader::new(file)).map_err(Error::zip(wheel))
 }
 
 impl FileTree for WheelSetTree {
@@ -139,22 +145,32 @@ fn scan_wheel(
     let origin = Some(file_name(wheel));
     let mut archive = open_archive(wheel)?;
     let mut scan = Scan::default();
-    for index in 0..archive.len() {
-        let mut member = archive.by_index(index).map_err(Error::zip(wheel))?;
-        let name = String::from_utf8_lossy(member.name_raw()).into_owned();
-        let Some(path) = installed_path(&name).filter(|p| select(p)) else {
+    for index in 0..archive.entries().len() {
+        let entry = archive.entries()[index].clone();
+        let Some(path) = installed_path(entry.name()).filter(|p| select(p)) else {
             continue;
         };
+        let member_path = wheel.join(entry.name());
+        let mut member = archive.reader(index).map_err(Error::io(&member_path))?;
         // Only the first bytes of a non-ELF member are decompressed.
-        if !starts_with_elf_magic(&mut member).map_err(Error::io(wheel))? {
+        let mut head = Vec::with_capacity(ELF_MAGIC.len());
+        (&mut member)
+            .take(ELF_MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .map_err(Error::io(&member_path))?;
+        if head != ELF_MAGIC {
             continue;
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(member.size()).unwrap_or(0));
-        bytes.extend_from_slice(&ELF_MAGIC);
-        member
-            .read_to_end(&mut bytes)
-            .map_err(Error::io(wheel.join(&name)))?;
-        match crate::tree::read_elf(&mut Cursor::new(bytes), facts) {
+        let parsed = if entry.method() == Method::Stored {
+            // Parsed in place: the stored bytes are the file.
+            drop(member);
+            let range = entry.data_range();
+            let mut window = Window::new(archive.get_mut(), range.start, entry.size());
+            read_elf(&mut window, facts).map_err(ElfMemberError::from)
+        } else {
+            parse_streamed(&head, &mut member, entry.size(), facts)
+        };
+        match parsed {
             Ok((elf, imports)) => scan.files.push(TreeElf {
                 path,
                 origin: origin.clone(),

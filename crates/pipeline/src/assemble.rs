@@ -24,7 +24,7 @@ use layout::{SelectorFacts, SelectorPlan, plan_selectors};
 use pypa_formats::member::check_relpath;
 use pypa_formats::version::Version;
 use serde::Serialize;
-use wheel_writer::{WheelReader, WriteOptions};
+use wheel_writer::{WheelReader, WriteOptions, limits};
 
 use crate::error::{Disagreement, Error, ErrorKind, IoAction, Result};
 use crate::execute::write_sdist;
@@ -33,7 +33,7 @@ use crate::python;
 use crate::shard::{MANIFEST_NAME, ShardId, ShardManifest, slash_path};
 use crate::staging::{Staging, StagingCleanup};
 use fs_helpers::file_hash::sha256_file;
-use pypa_formats::core_metadata::headers;
+use pypa_formats::core_metadata::HeaderBlock;
 use release_check::{ElfLinks, LinkRules, VerifyOptions};
 use wheel_writer::dist_dir::list_packages;
 
@@ -411,13 +411,17 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 source,
             };
             let mut wheel = WheelReader::open(&path).map_err(cannot_read)?;
+            let member = format!("{}/METADATA", wheel.dist_info_dir());
             let metadata = wheel
-                .read_member(&format!("{}/METADATA", wheel.dist_info_dir()))
+                .read_member(&member, limits::METADATA)
                 .map_err(cannot_read)?;
-            let name = headers(&String::from_utf8_lossy(&metadata))
-                .into_iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("Name"))
-                .map(|(_, v)| v)
+            let name = HeaderBlock::parse(&metadata)
+                .and_then(|block| block.get_line("Name").map(|v| v.map(str::to_owned)))
+                .map_err(|source| ErrorKind::CoreMetadata {
+                    path: path.clone(),
+                    member,
+                    source,
+                })?
                 .unwrap_or_default();
             let Some((kind, target)) = Package::identify(manifest.mode, &name) else {
                 return Err(ErrorKind::UnknownShardPackage {
@@ -437,7 +441,9 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                     .expect("core has a pure package")
                     .expect("core has a pure package");
                 let member = format!("{pure}/{}", dist_info::document::FILE_NAME);
-                let bytes = wheel.read_member(&member).map_err(cannot_read)?;
+                let bytes = wheel
+                    .read_member(&member, limits::DOCUMENT)
+                    .map_err(cannot_read)?;
                 let doc =
                     DistInfo::from_json(&bytes).map_err(|source| ErrorKind::ShardDistInfo {
                         path: path.clone(),

@@ -940,6 +940,20 @@ pub enum ErrorKind {
         /// Why.
         source: wheel_writer::ReadError,
     },
+    /// A package's core metadata (`METADATA`, `PKG-INFO`) is one readers
+    /// could read differently (docs/verify.md#one-reading).
+    #[error(
+        "member {member} of {} is not core metadata every installer reads the same way; rebuild the package or remove it from the directory",
+        path.display()
+    )]
+    CoreMetadata {
+        /// The package.
+        path: PathBuf,
+        /// The metadata file.
+        member: String,
+        /// Why.
+        source: pypa_formats::core_metadata::MetadataError,
+    },
 }
 
 impl Error {

@@ -23,6 +23,10 @@ use fs_helpers::file_hash::sha256_file;
 /// The file a shard build writes beside its `dist/`.
 pub(crate) const MANIFEST_NAME: &str = "shard.json";
 
+/// The largest shard manifest read (its package list and the documents
+/// of the plan are some KiB).
+pub(crate) const MAX_MANIFEST: u64 = 16 << 20;
+
 /// The manifest format this build writes and reads.
 const MANIFEST_FORMAT: u32 = 1;
 
@@ -437,14 +441,27 @@ impl ShardManifest {
         Ok(path)
     }
 
-    /// Reads `{dir}/shard.json`.
+    /// Reads `{dir}/shard.json`: a regular file (never through a link, never
+    /// a FIFO) of at most [`MAX_MANIFEST`] bytes, since shard outputs are
+    /// untrusted (docs/verify.md#caps).
     pub(crate) fn read(dir: &Path) -> Result<Self> {
+        use std::io::Read as _;
         let path = dir.join(MANIFEST_NAME);
-        let text =
-            std::fs::read_to_string(&path).map_err(|source| ErrorKind::ReadShardManifest {
-                path: path.clone(),
-                source,
-            })?;
+        let read = || -> std::io::Result<String> {
+            let file = wheel_writer::dist_dir::open_package(&path)?;
+            let mut text = String::new();
+            file.take(MAX_MANIFEST + 1).read_to_string(&mut text)?;
+            if text.len() as u64 > MAX_MANIFEST {
+                return Err(std::io::Error::other(format!(
+                    "it is larger than the {MAX_MANIFEST} bytes a shard manifest may be"
+                )));
+            }
+            Ok(text)
+        };
+        let text = read().map_err(|source| ErrorKind::ReadShardManifest {
+            path: path.clone(),
+            source,
+        })?;
         let manifest: Self =
             serde_json::from_str(&text).map_err(|source| ErrorKind::BadShardManifest {
                 path: path.clone(),

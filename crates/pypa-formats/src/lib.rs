@@ -3,11 +3,17 @@
 //! names ([`dist_name`], PEP 503), versions ([`version`], PEP 440), wheel
 //! and sdist file names and compatibility tags ([`filename`]), `RECORD`
 //! ([`record`]), the header block of core metadata, `PKG-INFO` and `WHEEL`
-//! ([`core_metadata`]), what a member of a wheel or sdist may be
-//! ([`member`]), the time every member carries ([`epoch`]) and the command
-//! an installation's `INSTALLER` calls for ([`installer`]).
+//! ([`core_metadata`]), `entry_points.txt` ([`entry_points`]), what a
+//! member of a wheel or sdist may be ([`member`]), the time every member
+//! carries ([`epoch`]) and the command an installation's `INSTALLER` calls
+//! for ([`installer`]); and the one strict reader of each container a
+//! package comes in, which every reader of untrusted packages uses: the
+//! zip of a wheel ([`zip_archive`]) and the gzip-compressed tar of an
+//! sdist ([`sdist_archive`]) (docs/verify.md#one-reading).
 //!
-//! Pure: parsing and rendering of text, no I/O.
+//! No file-system access: the container readers read from any
+//! `Read + Seek` (or `BufRead`) they are given; the rest is parsing and
+//! rendering of text.
 //!
 //! ```
 //! use pypa_formats::filename::WheelFilename;
@@ -20,11 +26,14 @@
 
 pub mod core_metadata;
 pub mod dist_name;
+pub mod entry_points;
 pub mod epoch;
 pub mod filename;
 pub mod installer;
 pub mod member;
 pub mod record;
+pub mod sdist_archive;
 #[cfg(test)]
 mod test_support;
 pub mod version;
+pub mod zip_archive;

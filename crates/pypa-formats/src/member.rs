@@ -40,7 +40,8 @@ pub enum PathProblem {
     /// Holds `\` (a separator on Windows).
     #[error("backslash in path")]
     Backslash,
-    /// Holds a control character (RECORD is line based).
+    /// Holds a control character or a Unicode line separator (RECORD is
+    /// line based).
     #[error("control character in path")]
     ControlCharacter,
     /// A doubled or trailing `/`.
@@ -56,7 +57,9 @@ pub enum PathProblem {
 
 /// Checks one name (a file or directory name, one segment of a member
 /// path) for what no package may hold, whatever the platform: a control
-/// character (U+0000–U+001F, U+007F–U+009F). RECORD, the installers and
+/// character (U+0000–U+001F, U+007F–U+009F) or a Unicode line or paragraph
+/// separator (U+2028, U+2029: `str.splitlines` ends a line there, and
+/// readers of RECORD split it so). RECORD, the installers and
 /// `rocm-sdk test` read paths line by line, so a newline in a name ships a
 /// file no installation can account for. The rule of every package: the
 /// artifacts are refused with such a name before anything is planned
@@ -70,7 +73,10 @@ pub enum PathProblem {
 /// assert_eq!(check_file_name("lib\nfoo.so"), Err(PathProblem::ControlCharacter));
 /// ```
 pub fn check_file_name(name: &str) -> Result<(), PathProblem> {
-    if name.chars().any(char::is_control) {
+    if name
+        .chars()
+        .any(|c| c.is_control() || c == '\u{2028}' || c == '\u{2029}')
+    {
         return Err(PathProblem::ControlCharacter);
     }
     Ok(())
@@ -185,6 +191,112 @@ pub fn check_file_mode(mode: u32) -> Result<FileType, ModeProblem> {
     }
 }
 
+/// The key two member paths share when they are one file where an
+/// installation may live: a file system that ignores case (Windows, macOS
+/// by default) or one that normalises Unicode (macOS). The path is
+/// compatibility-normalised (NFKC), lower-cased and normalised again, a
+/// trailing `/` dropped: wider than any file system folds, so no two
+/// paths a file system could confuse get two keys.
+///
+/// ```
+/// use pypa_formats::member::collision_key;
+/// assert_eq!(collision_key("Lib/Foo.py"), collision_key("lib/foo.py"));
+/// assert_eq!(collision_key("caf\u{e9}.py"), collision_key("cafe\u{301}.py"));
+/// assert_ne!(collision_key("a.py"), collision_key("b.py"));
+/// ```
+pub fn collision_key(path: &str) -> String {
+    let nfkc = icu_normalizer::ComposingNormalizerBorrowed::new_nfkc();
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let lower = nfkc.normalize(path).to_lowercase();
+    nfkc.normalize(&lower).into_owned()
+}
+
+/// Member paths of one package that installers would not keep apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Collision {
+    /// The same path given `count` times: an installer writes each, the
+    /// last one winning, while RECORD vouches for one.
+    Repeated {
+        /// The path.
+        path: String,
+        /// How often it is given.
+        count: usize,
+    },
+    /// Different paths that are one file after case folding and Unicode
+    /// normalisation (in the order given).
+    Folded {
+        /// The paths.
+        paths: Vec<String>,
+    },
+}
+
+impl fmt::Display for Collision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Repeated { path, count } => {
+                write!(f, "{path:?} is given {count} times")
+            }
+            Self::Folded { paths } => write!(
+                f,
+                "{} are one path after case folding and Unicode normalisation (one file on Windows and macOS)",
+                paths
+                    .iter()
+                    .map(|p| format!("{p:?}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        }
+    }
+}
+
+/// Every [`Collision`] among `paths`, in the order of first appearance;
+/// a directory entry `x/` and a file `x` are one path.
+///
+/// ```
+/// use pypa_formats::member::{Collision, collisions};
+/// let found = collisions(["a.py", "b.py", "a.py", "B.py"]);
+/// assert_eq!(found, [
+///     Collision::Repeated { path: "a.py".into(), count: 2 },
+///     Collision::Folded { paths: vec!["b.py".into(), "B.py".into()] },
+/// ]);
+/// ```
+pub fn collisions<'a>(paths: impl IntoIterator<Item = &'a str>) -> Vec<Collision> {
+    let mut by_key: Vec<(String, Vec<&'a str>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for path in paths {
+        let key = collision_key(path);
+        if let Some(&i) = index.get(&key) {
+            by_key[i].1.push(path);
+        } else {
+            index.insert(key.clone(), by_key.len());
+            by_key.push((key, vec![path]));
+        }
+    }
+    let mut out = Vec::new();
+    for (_, group) in by_key.into_iter().filter(|(_, g)| g.len() > 1) {
+        let mut distinct: Vec<&str> = Vec::new();
+        for &path in &group {
+            let count = group.iter().filter(|&&p| p == path).count();
+            if distinct.contains(&path) {
+                continue;
+            }
+            distinct.push(path);
+            if count > 1 {
+                out.push(Collision::Repeated {
+                    path: path.to_owned(),
+                    count,
+                });
+            }
+        }
+        if distinct.len() > 1 {
+            out.push(Collision::Folded {
+                paths: distinct.into_iter().map(str::to_owned).collect(),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +320,7 @@ mod tests {
             ("a\\..\\..\\b", PathProblem::Backslash),
             ("a\0", PathProblem::ControlCharacter),
             ("a\nb", PathProblem::ControlCharacter),
+            ("a\u{2028}b", PathProblem::ControlCharacter),
             ("a//b", PathProblem::EmptySegment),
             ("a/", PathProblem::EmptySegment),
             ("./a", PathProblem::DotSegment),

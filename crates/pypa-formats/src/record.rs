@@ -91,6 +91,70 @@ pub fn uses_crlf(text: &str) -> bool {
 /// fields, a non-empty path and a numeric or empty size.
 pub fn parse_record(text: &str) -> Result<Vec<RecordEntry>, RecordSyntaxError> {
     let mut entries = Vec::new();
+    each_row(text, |entry| {
+        entries.push(entry);
+        Ok(())
+    })?;
+    Ok(entries)
+}
+
+/// Why the `RECORD` of a package is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PackageRecordError {
+    /// Bytes or characters no metadata file of a package may hold (a
+    /// carriage return alone, a control character or a line separator,
+    /// where Python's `splitlines` would cut a row).
+    #[error(transparent)]
+    Characters(#[from] crate::core_metadata::MetadataError),
+    /// A row that is not three CSV fields.
+    #[error(transparent)]
+    Syntax(#[from] RecordSyntaxError),
+    /// More rows than the package has members.
+    #[error("it has more than {0} rows, more than the package has members")]
+    TooManyRows(usize),
+}
+
+/// Parses the `RECORD` of a package this process did not write: UTF-8,
+/// the characters of every metadata file
+/// ([`check_characters`](crate::core_metadata::check_characters)), and
+/// at most `max_rows` rows (a package's member count: so a `RECORD` of
+/// millions of tiny rows is refused before they are held in memory).
+pub fn parse_package_record(
+    bytes: &[u8],
+    max_rows: usize,
+) -> Result<Vec<RecordEntry>, PackageRecordError> {
+    let text =
+        std::str::from_utf8(bytes).map_err(|_| crate::core_metadata::MetadataError::NotUtf8)?;
+    crate::core_metadata::check_characters(text)?;
+    let mut entries = Vec::new();
+    let mut too_many = false;
+    each_row(text, |entry| {
+        if entries.len() == max_rows {
+            too_many = true;
+            return Err(RecordSyntaxError {
+                line: 0,
+                reason: "too many rows",
+            });
+        }
+        entries.push(entry);
+        Ok(())
+    })
+    .map_err(|e| {
+        if too_many {
+            PackageRecordError::TooManyRows(max_rows)
+        } else {
+            PackageRecordError::Syntax(e)
+        }
+    })?;
+    Ok(entries)
+}
+
+/// Calls `row` for each row of `text`, in order.
+fn each_row(
+    text: &str,
+    mut row: impl FnMut(RecordEntry) -> Result<(), RecordSyntaxError>,
+) -> Result<(), RecordSyntaxError> {
     let mut fields: Vec<String> = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
@@ -128,7 +192,7 @@ pub fn parse_record(text: &str) -> Result<Vec<RecordEntry>, RecordSyntaxError> {
             '\n' => {
                 if row_started || !field.is_empty() {
                     fields.push(std::mem::take(&mut field));
-                    entries.push(entry(std::mem::take(&mut fields), row_line)?);
+                    row(entry(std::mem::take(&mut fields), row_line)?)?;
                 }
                 row_started = false;
                 line += 1;
@@ -148,9 +212,9 @@ pub fn parse_record(text: &str) -> Result<Vec<RecordEntry>, RecordSyntaxError> {
     }
     if row_started || !field.is_empty() {
         fields.push(field);
-        entries.push(entry(fields, row_line)?);
+        row(entry(fields, row_line)?)?;
     }
-    Ok(entries)
+    Ok(())
 }
 
 fn entry(fields: Vec<String>, line: usize) -> Result<RecordEntry, RecordSyntaxError> {
@@ -231,6 +295,25 @@ mod tests {
         assert_eq!(err("a,,\n,,\n").reason, "the path is empty");
         assert_eq!(err("a,,\n\"b,,\n").line, 2);
         assert_eq!(err("\"x\ny\",,\nz,,,\n").line, 3);
+    }
+
+    #[test]
+    fn a_package_record_is_bounded_and_plain() {
+        assert_eq!(parse_package_record(b"a,,\nb,,\n", 2).unwrap().len(), 2);
+        assert_eq!(
+            parse_package_record(b"a,,\nb,,\nc,,\n", 2),
+            Err(PackageRecordError::TooManyRows(2))
+        );
+        // Blank lines are no rows.
+        assert!(
+            parse_package_record(&b"\n".repeat(1000), 1)
+                .unwrap()
+                .is_empty()
+        );
+        assert!(matches!(
+            parse_package_record(b"a,,\rb,,\n", 5),
+            Err(PackageRecordError::Characters(_))
+        ));
     }
 
     #[test]

@@ -3,11 +3,12 @@
 //! unpacks into site-packages, so checks of installed paths and shipped
 //! ELF files cover it too.
 
-use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use devel_tar::{DIGEST_FILE, TarCodec, TarDigest};
+use fs_helpers::error_chain::Chain;
+use wheel_writer::WheelReader;
 
 /// Whether a wheel member is the devel tarball (`rocm_sdk_devel/_devel.tar*`).
 pub(crate) fn is_devel_tarball(member: &str) -> bool {
@@ -28,9 +29,11 @@ pub(crate) fn with_archive<T>(
     read: impl FnOnce(&mut tar::Archive<Box<dyn Read + Send + '_>>) -> io::Result<T>,
 ) -> io::Result<T> {
     let codec = codec_of(member).ok_or_else(|| io::Error::other("not a devel tarball name"))?;
-    let mut zip =
-        zip::ZipArchive::new(BufReader::new(File::open(wheel)?)).map_err(io::Error::other)?;
-    let stream = zip.by_name(member).map_err(io::Error::other)?;
+    let mut wheel =
+        WheelReader::open(wheel).map_err(|e| io::Error::other(Chain(&e).to_string()))?;
+    let stream = wheel
+        .open_member(member)
+        .map_err(|e| io::Error::other(Chain(&e).to_string()))?;
     read(&mut tar::Archive::new(
         codec.decoder(BufReader::new(stream))?,
     ))
@@ -46,27 +49,16 @@ pub(crate) fn is_digest_file(member: &str) -> bool {
 /// What is wrong with the digest file `member` of the wheel at `wheel`
 /// (docs/devel-tar.md#the-digest-file): `rocm-sdk init` checks the tarball
 /// against it, so a wrong one would make every install refuse the tarball.
-pub(crate) fn digest_problem(wheel: &Path, member: &str) -> Option<String> {
+pub(crate) fn digest_problem(wheel: &mut WheelReader, member: &str) -> Option<String> {
     let problem = |what: String| {
         Some(format!(
             "member {member}: {what}; rebuild the wheel (rocm-sdk init would refuse the devel tarball)"
         ))
     };
-    let mut zip = match File::open(wheel)
-        .map_err(|e| e.to_string())
-        .and_then(|f| zip::ZipArchive::new(BufReader::new(f)).map_err(|e| e.to_string()))
-    {
-        Ok(zip) => zip,
-        Err(e) => return problem(format!("cannot be read ({e})")),
+    let bytes = match wheel.read_member(member, 4096) {
+        Ok(bytes) => bytes,
+        Err(e) => return problem(format!("cannot be read ({})", Chain(&e))),
     };
-    let mut bytes = Vec::new();
-    if let Err(e) = zip
-        .by_name(member)
-        .map_err(io::Error::other)
-        .and_then(|m| m.take(4096).read_to_end(&mut bytes))
-    {
-        return problem(format!("cannot be read ({e})"));
-    }
     let described = match TarDigest::parse(&bytes) {
         Ok(described) => described,
         Err(e) => return problem(format!("is not a digest file ({e})")),
@@ -80,7 +72,7 @@ pub(crate) fn digest_problem(wheel: &Path, member: &str) -> Option<String> {
     }
     let dir = member.rsplit_once('/').map_or("", |(dir, _)| dir);
     let tar = format!("{dir}/{}", described.tar_name);
-    let actual = match zip.by_name(&tar) {
+    let actual = match wheel.open_member(&tar) {
         Ok(stream) => TarDigest::of_reader(&described.tar_name, stream),
         Err(_) => return problem(format!("it describes {tar}, which the wheel does not hold")),
     };

@@ -4,7 +4,7 @@
 
 use dist_info::dist_targets::{DistTargets, RELPATH};
 use fs_helpers::error_chain::Chain;
-use wheel_writer::WheelReader;
+use wheel_writer::{WheelReader, limits};
 
 use super::Release;
 use super::release::Kind;
@@ -49,7 +49,7 @@ pub(crate) fn check(release: &Release) -> Option<Vec<String>> {
         }
         for member in members {
             let parsed = WheelReader::open(&core.path)
-                .and_then(|mut reader| reader.read_member(member))
+                .and_then(|mut reader| reader.read_member(member, limits::DOCUMENT))
                 .map_err(|e| Chain(&e).to_string())
                 .and_then(|bytes| DistTargets::parse(&bytes).map_err(|e| Chain(&e).to_string()));
             if let Err(reason) = parsed {

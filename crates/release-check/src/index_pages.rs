@@ -19,8 +19,8 @@ use std::path::{Component, Path, PathBuf};
 use fs_helpers::error_chain::Chain;
 use fs_helpers::file_hash::sha256_bytes;
 use pypa_formats::core_metadata::headers;
-use wheel_writer::WheelReader;
 use wheel_writer::dist_dir::is_staging;
+use wheel_writer::{WheelReader, limits};
 
 use super::Release;
 use super::release::{DistFile, Kind};
@@ -180,7 +180,7 @@ impl<'r> DirCheck<'r> {
                 Kind::Wheel(_) => WheelReader::open(&file.path)
                     .and_then(|mut r| {
                         let member = format!("{}/METADATA", r.dist_info_dir());
-                        r.read_member(&member)
+                        r.read_member(&member, limits::METADATA)
                     })
                     .ok(),
                 Kind::Sdist(_) => crate::release::sdist_pkg_info(&file.path).ok(),

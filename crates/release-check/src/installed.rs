@@ -12,7 +12,6 @@ use std::path::Path;
 
 use dist_info::installed_paths::shared_paths;
 use dist_info::name_lengths::{self, shortened};
-use wheel_writer::WheelReader;
 
 use super::release::{DistFile, Kind};
 use super::{Release, devel_tarball};
@@ -52,9 +51,7 @@ pub(crate) fn read(release: &Release) -> Installed<'_> {
         if !wheel.readable {
             continue;
         }
-        let Ok(members) = WheelReader::open(&file.path).and_then(|mut r| r.member_names()) else {
-            continue;
-        };
+        let members = &wheel.members;
         let mut paths: Vec<InstalledPath> = members
             .iter()
             .map(|m| InstalledPath {

@@ -8,8 +8,9 @@
 //! the `rocm` extras on their platform, every requirement satisfiable,
 //! kpack completeness against given family lists, names Windows can hold,
 //! names every file system holds, one owner for every installed path, the
-//! build's GPU targets document, ELF links, runtime aliases, absolute
-//! search paths, manylinux policies, index pages and `.metadata` files.
+//! build's GPU targets document, the documents the install side acts on,
+//! ELF links, runtime aliases, absolute search paths, manylinux policies,
+//! index pages and `.metadata` files.
 //!
 //! Verify this release from another program:
 //!
@@ -34,6 +35,7 @@
 
 mod devel_tarball;
 mod dist_targets;
+mod documents;
 mod duplicates;
 mod extras;
 mod index_pages;
@@ -443,6 +445,12 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         "the core wheel's share/therock/dist_info.json is one `rocm-sdk targets` can read",
         targets,
         targets_note,
+    ));
+    checks.push(outcome(
+        "documents",
+        "every document a wheel ships that the install side acts on (device links, library records, the devel tarball's runtime links) names files the release ships",
+        Some(documents::check(&release)),
+        None,
     ));
     let links = links::check(&release, &options.link_rules.exclude);
     let excluded = if options.link_rules.exclude.is_empty() {

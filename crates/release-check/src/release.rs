@@ -1,23 +1,30 @@
 //! Reading the dist directories of one release: every wheel and sdist,
-//! checked for well-formedness on the way (RECORD complete and hashes
-//! right; file name, tags and METADATA agree; sdists laid out as pip
-//! expects).
+//! checked for well-formedness on the way (one reading of the container,
+//! the member rules, RECORD complete and hashes right; file name, tags and
+//! metadata agree; sdists laid out as pip expects). Each package is opened
+//! once, as a regular file, and read through the workspace's strict
+//! readers (docs/verify.md#one-reading), holding at most the caps of
+//! docs/verify.md#caps in memory.
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use dist_info::document::DistInfo;
 use dist_info::requirement::Platform;
 use fs_helpers::error_chain::Chain;
-use fs_helpers::file_hash::{sha256_bytes, sha256_file};
-use pypa_formats::core_metadata::headers;
+use fs_helpers::file_hash::{sha256_bytes, sha256_reader};
+use link_check::MAX_ELF_MEMBER;
+use pypa_formats::core_metadata::HeaderBlock;
 use pypa_formats::dist_name::normalize;
+use pypa_formats::entry_points::EntryPoints;
 use pypa_formats::filename::{SdistFilename, WheelFilename};
-use pypa_formats::member::{check_file_mode, check_relpath};
-use wheel_writer::{ReadError, WheelReader};
+use pypa_formats::member::{check_file_mode, check_relpath, collisions};
+use pypa_formats::sdist_archive::{SdistArchive, SdistError as ArchiveError};
+use wheel_writer::dist_dir::open_package;
+use wheel_writer::{ReadError, WheelReader, limits};
 
 use super::pep508::Requirement;
 use crate::devel_tarball;
@@ -64,9 +71,11 @@ pub(crate) struct Wheel {
     pub provides_extra: Vec<String>,
     /// Members and their RECORD hashes, for explaining differences.
     pub record: Vec<(String, String)>,
+    /// Every member name, in archive order.
+    pub members: Vec<String>,
     /// The archive opened and every member read back; the checks that
-    /// read members again (ELF links) skip the others, which already
-    /// fail the well-formed check.
+    /// read members again (ELF links, documents) skip the others, which
+    /// already fail the well-formed check.
     pub readable: bool,
 }
 
@@ -117,8 +126,14 @@ pub(crate) fn read_package(
     problems: &mut Vec<String>,
 ) -> Option<DistFile> {
     let file_name = path.file_name()?.to_string_lossy().into_owned();
-    let sha256 = match sha256_file(path) {
-        Ok(digest) => digest.hex(),
+    // Opened once, as a regular file: what is hashed is what is read.
+    let opened = open_package(path).and_then(|mut file| {
+        let digest = sha256_reader(&mut file)?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok((file, digest.hex()))
+    });
+    let (file, sha256) = match opened {
+        Ok(opened) => opened,
         Err(e) => {
             problems.push(format!("{display}: cannot read: {e}"));
             return None;
@@ -128,9 +143,9 @@ pub(crate) fn read_package(
     // Wheel and sdist names are lower-case by specification.
     #[allow(clippy::case_sensitive_file_extension_comparisons)]
     let kind = if file_name.ends_with(".whl") {
-        read_wheel(path, &file_name, &mut local).map(Kind::Wheel)
+        read_wheel(path, file, &file_name, &mut local).map(Kind::Wheel)
     } else if file_name.ends_with(".tar.gz") {
-        read_sdist(path, &file_name, &mut local).map(Kind::Sdist)
+        read_sdist(file, &file_name, &mut local).map(Kind::Sdist)
     } else {
         return None;
     };
@@ -154,20 +169,6 @@ pub(crate) fn platforms_of_tag(tag: &str) -> Vec<Platform> {
     }
 }
 
-fn header<'a>(headers: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(key))
-        .map(|(_, v)| v.as_str())
-}
-
-fn all_headers<'a>(headers: &'a [(String, String)], key: &'a str) -> impl Iterator<Item = &'a str> {
-    headers
-        .iter()
-        .filter(move |(k, _)| k.eq_ignore_ascii_case(key))
-        .map(|(_, v)| v.as_str())
-}
-
 /// The parsed file name, or `None` with the rule it breaks noted.
 fn parse_file_name<T: FromStr>(file_name: &str, problems: &mut Vec<String>) -> Option<T>
 where
@@ -179,9 +180,53 @@ where
         .ok()
 }
 
-fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Option<Wheel> {
+/// One line for an error of the wheel reader, without the wheel's path
+/// (the report puts it first).
+fn wheel_problem(error: &ReadError) -> Vec<String> {
+    match error {
+        ReadError::Zip { source, .. } => vec![format!(
+            "not a zip archive every installer reads the same way: {}; rebuild it",
+            Chain(source)
+        )],
+        ReadError::UnsafeMembers { members, .. } => members
+            .iter()
+            .map(|m| {
+                format!(
+                    "member {m}: installers refuse it or would write it outside site-packages; rebuild the wheel"
+                )
+            })
+            .collect(),
+        ReadError::Member { source, member, .. } => vec![format!(
+            "member {member} cannot be read: {}; rebuild the wheel",
+            Chain(source)
+        )],
+        ReadError::RecordSyntax { source, .. } => {
+            vec![format!("RECORD is malformed: {}; rebuild the wheel", Chain(source))]
+        }
+        other => vec![Chain(other).to_string()],
+    }
+}
+
+/// The ELF cap of docs/verify.md#caps, applied before a member is hashed:
+/// a member starting with the ELF magic that declares more than any
+/// library can be is a decompression bomb, refused unread.
+fn elf_screen(name: &str, size: u64, head: &[u8]) -> Option<String> {
+    (head == b"\x7fELF" && size > MAX_ELF_MEMBER).then(|| {
+        format!(
+            "member {name}: an ELF file of {size} bytes, more than the {MAX_ELF_MEMBER} bytes a \
+             library may be (docs/verify.md#caps); rebuild the wheel"
+        )
+    })
+}
+
+fn read_wheel(
+    path: &Path,
+    file: File,
+    file_name: &str,
+    problems: &mut Vec<String>,
+) -> Option<Wheel> {
     let filename: WheelFilename = parse_file_name(file_name, problems)?;
-    let (name, version) = (filename.name.as_str(), filename.version.as_str());
+    let version = filename.version.as_str();
     let mut wheel = Wheel {
         name: filename.name.normalized(),
         version: version.to_owned(),
@@ -206,40 +251,40 @@ fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
             filename.name.escaped()
         ));
     }
-    let mut reader = match WheelReader::open(path) {
+    let mut reader = match WheelReader::from_file(path.to_owned(), file) {
         Ok(r) => r,
-        Err(ReadError::UnsafeMembers { members, .. }) => {
-            problems.extend(members.iter().map(|m| {
-                format!(
-                    "member {m}: installers refuse it or would write it outside site-packages; rebuild the wheel"
-                )
-            }));
-            return Some(wheel);
-        }
         Err(e) => {
-            problems.push(Chain(&e).to_string());
+            problems.extend(wheel_problem(&e));
             return Some(wheel);
         }
     };
-    match reader.verify() {
-        Ok(v) => {
-            wheel.readable = v.header_mismatches.is_empty();
-            problems.extend(v.problems.iter().map(|p| format!("RECORD: {p}")));
-            problems.extend(v.header_mismatches.iter().map(|m| {
-                format!(
-                    "zip headers disagree: {m}; rebuild it (installers would read different files)"
-                )
-            }));
-        }
-        Err(e) => problems.push(Chain(&e).to_string()),
-    }
-    if let Ok(members) = reader.member_names() {
+    wheel.members = reader.member_names().map(str::to_owned).collect();
+    // One file where the file system folds case or normalises Unicode.
+    let folds = wheel.platforms.contains(&Platform::Windows)
+        || wheel.platform_tags.iter().any(|t| t.starts_with("macosx"));
+    if folds {
         problems.extend(
-            members
+            reader
+                .folded_names()
                 .iter()
-                .filter(|m| devel_tarball::is_digest_file(m))
-                .filter_map(|m| devel_tarball::digest_problem(path, m)),
+                .map(|c| format!("members {c}; rebuild the wheel with one of them renamed")),
         );
+    }
+    match reader.verify_screened(&elf_screen) {
+        Ok((verification, screened)) => {
+            wheel.readable = screened.is_empty();
+            problems.extend(screened);
+            problems.extend(verification.problems.iter().map(|p| format!("RECORD: {p}")));
+        }
+        Err(e) => problems.extend(wheel_problem(&e)),
+    }
+    problems.extend(data_members(&wheel.members));
+    for member in wheel
+        .members
+        .iter()
+        .filter(|m| devel_tarball::is_digest_file(m))
+    {
+        problems.extend(devel_tarball::digest_problem(&mut reader, member));
     }
     if let Ok(record) = reader.record() {
         wheel.record = record
@@ -254,53 +299,174 @@ fn read_wheel(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
             "its .dist-info directory is {dist_info}, expected {expected}"
         ));
     }
-    match reader.read_member(&format!("{dist_info}/METADATA")) {
-        Ok(bytes) => {
-            let h = headers(&String::from_utf8_lossy(&bytes));
-            let meta_name = header(&h, "Name").unwrap_or_default();
-            let meta_version = header(&h, "Version").unwrap_or_default();
-            if normalize(meta_name) != wheel.name {
-                problems.push(format!(
-                    "METADATA Name {meta_name:?} does not match the file name ({name})"
-                ));
-            }
-            if meta_version != version {
-                problems.push(format!(
-                    "METADATA Version {meta_version:?} does not match the file name ({version})"
-                ));
-            }
-            for line in all_headers(&h, "Requires-Dist") {
-                match Requirement::parse(line) {
-                    Ok(r) => wheel.requires_dist.push(r),
-                    Err(e) => problems.push(format!("METADATA Requires-Dist {e}")),
-                }
-            }
-            wheel.provides_extra = all_headers(&h, "Provides-Extra")
-                .map(pypa_formats::dist_name::normalize)
-                .collect();
-        }
-        Err(e) => problems.push(Chain(&e).to_string()),
+    match metadata_file(&mut reader, "METADATA") {
+        Err(problem) => problems.push(problem),
+        Ok(block) => read_core_metadata(&block, &filename, &mut wheel, problems),
     }
-    match reader.read_member(&format!("{dist_info}/WHEEL")) {
-        Ok(bytes) => {
-            let h = headers(&String::from_utf8_lossy(&bytes));
-            let declared: BTreeSet<&str> = all_headers(&h, "Tag").collect();
-            let expected: BTreeSet<String> = filename.tag.expanded().into_iter().collect();
-            let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
-            if declared != expected {
-                problems.push(format!(
-                    "WHEEL tags {:?} do not match the file name's tags {:?}",
-                    declared.into_iter().collect::<Vec<_>>(),
-                    expected.into_iter().collect::<Vec<_>>()
-                ));
-            }
+    match metadata_file(&mut reader, "WHEEL") {
+        Err(problem) => problems.push(problem),
+        Ok(block) => problems.extend(
+            wheel_file_problems(&block, &filename)
+                .into_iter()
+                .map(|p| format!("{dist_info}/WHEEL: {p}; rebuild the wheel")),
+        ),
+    }
+    let entry_points = format!("{dist_info}/entry_points.txt");
+    if wheel.members.contains(&entry_points) {
+        let parsed = reader
+            .read_member(&entry_points, limits::METADATA)
+            .map_err(|e| Chain(&e).to_string())
+            .and_then(|bytes| EntryPoints::parse(&bytes).map_err(|e| e.to_string()));
+        if let Err(e) = parsed {
+            problems.push(format!(
+                "{entry_points}: {e}; installers would write different scripts from it, or none"
+            ));
         }
-        Err(e) => problems.push(Chain(&e).to_string()),
     }
     Some(wheel)
 }
 
-fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Option<Sdist> {
+/// A `.dist-info` file of the wheel read by [`HeaderBlock::parse`]; the
+/// problem as one line otherwise.
+fn metadata_file(reader: &mut WheelReader, file: &str) -> Result<HeaderBlock, String> {
+    let member = format!("{}/{file}", reader.dist_info_dir());
+    let bytes = reader
+        .read_member(&member, limits::METADATA)
+        .map_err(|e| wheel_problem(&e).join("; "))?;
+    HeaderBlock::parse(&bytes).map_err(|e| {
+        format!("{member}: {e}; installers would read it differently, rebuild the wheel")
+    })
+}
+
+/// Name, version, requirements and extras of METADATA, each checked.
+fn read_core_metadata(
+    block: &HeaderBlock,
+    filename: &WheelFilename,
+    wheel: &mut Wheel,
+    problems: &mut Vec<String>,
+) {
+    let single = |field: &str, problems: &mut Vec<String>| match block.get_line(field) {
+        Ok(value) => value.unwrap_or_default().to_owned(),
+        Err(e) => {
+            problems.push(format!("METADATA: {e}"));
+            String::new()
+        }
+    };
+    let meta_name = single("Name", problems);
+    let meta_version = single("Version", problems);
+    if normalize(&meta_name) != wheel.name {
+        problems.push(format!(
+            "METADATA Name {meta_name:?} does not match the file name ({})",
+            filename.name.as_str()
+        ));
+    }
+    if meta_version != wheel.version {
+        problems.push(format!(
+            "METADATA Version {meta_version:?} does not match the file name ({})",
+            wheel.version
+        ));
+    }
+    for line in block.get_all("Requires-Dist") {
+        if line.contains('\n') {
+            problems.push(format!(
+                "METADATA Requires-Dist {line:?} is folded over several lines"
+            ));
+            continue;
+        }
+        match Requirement::parse(line) {
+            Ok(r) => wheel.requires_dist.push(r),
+            Err(e) => problems.push(format!("METADATA Requires-Dist {e}")),
+        }
+    }
+    wheel.provides_extra = block
+        .get_all("Provides-Extra")
+        .map(pypa_formats::dist_name::normalize)
+        .collect();
+}
+
+/// What is wrong with `WHEEL`: its format version (major 1, which every
+/// installer reads), `Root-Is-Purelib` (false for a platform wheel: pip
+/// and uv would install it elsewhere on a distribution whose purelib and
+/// platlib differ) and its tags (those of the file name).
+fn wheel_file_problems(block: &HeaderBlock, filename: &WheelFilename) -> Vec<String> {
+    let mut problems = Vec::new();
+    match block.get_line("Wheel-Version") {
+        Ok(Some(version)) if is_wheel_version_1(version) => {}
+        Ok(Some(version)) => problems.push(format!(
+            "Wheel-Version {version:?} is not 1.x; installers refuse or read it differently"
+        )),
+        Ok(None) => problems.push("no Wheel-Version".to_owned()),
+        Err(e) => problems.push(e.to_string()),
+    }
+    let platform = filename.tag.platform() != "any";
+    match block.get_line("Root-Is-Purelib") {
+        Ok(Some("false")) => {}
+        Ok(Some("true")) if !platform => {}
+        Ok(value) => problems.push(format!(
+            "Root-Is-Purelib {:?} for a wheel tagged {}: {}",
+            value.unwrap_or("(missing)"),
+            filename.tag.platform(),
+            if platform {
+                "a platform wheel says `false`, or installers put it in purelib"
+            } else {
+                "expected `true` or `false`"
+            }
+        )),
+        Err(e) => problems.push(e.to_string()),
+    }
+    let declared: BTreeSet<&str> = block.get_all("Tag").collect();
+    let expected: BTreeSet<String> = filename.tag.expanded().into_iter().collect();
+    let expected: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
+    if declared != expected {
+        problems.push(format!(
+            "tags {:?} do not match the file name's tags {:?}",
+            declared.into_iter().collect::<Vec<_>>(),
+            expected.into_iter().collect::<Vec<_>>()
+        ));
+    }
+    problems
+}
+
+/// `1.N`, as pip and uv read a version they install.
+fn is_wheel_version_1(version: &str) -> bool {
+    version
+        .strip_prefix("1.")
+        .is_some_and(|minor| !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// One problem per top-level `*.data` directory: pip and uv install its
+/// `scripts`, `headers` and `data` outside site-packages, and this
+/// project's wheels hold none.
+fn data_members(members: &[String]) -> Vec<String> {
+    let mut dirs: Vec<(&str, &str, usize)> = Vec::new();
+    for member in members {
+        let Some((top, _)) = member.split_once('/') else {
+            continue;
+        };
+        if !top.to_ascii_lowercase().ends_with(".data") {
+            continue;
+        }
+        match dirs.iter_mut().find(|(dir, _, _)| *dir == top) {
+            Some((_, _, count)) => *count += 1,
+            None => dirs.push((top, member, 1)),
+        }
+    }
+    dirs.into_iter()
+        .map(|(dir, first, count)| {
+            let more = if count > 1 {
+                format!(" (and {} more under {dir}/)", count - 1)
+            } else {
+                String::new()
+            };
+            format!(
+                "member {first}{more}: a {dir}/ directory, whose members installers write outside \
+                 site-packages (scripts, headers, data); this project's wheels hold none, rebuild it"
+            )
+        })
+        .collect()
+}
+
+fn read_sdist(file: File, file_name: &str, problems: &mut Vec<String>) -> Option<Sdist> {
     let filename: SdistFilename = parse_file_name(file_name, problems)?;
     let (name, version) = (filename.name.as_str(), filename.version.as_str());
     let mut sdist = Sdist {
@@ -317,16 +483,28 @@ fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
     let mut pkg_info = None;
     let mut dist_info_json = None;
     let mut has_pyproject = false;
-    let read = for_each_sdist_file(path, &top, problems, |member, rel, bytes| {
-        sdist
-            .members
-            .push((member.to_owned(), sha256_bytes(&bytes).hex()));
-        match rel {
+    let read = for_each_sdist_file(file, &top, problems, |member| {
+        let kept = match member.rel {
+            "PKG-INFO" => Some(limits::METADATA),
+            "rocm_sdk/_dist_info.json" => Some(limits::DOCUMENT),
+            _ => None,
+        };
+        let (digest, bytes) = match kept {
+            Some(limit) if member.size <= limit => {
+                let mut bytes = Vec::new();
+                member.reader.read_to_end(&mut bytes)?;
+                (sha256_bytes(&bytes), Some(bytes))
+            }
+            _ => (sha256_reader(member.reader)?, None),
+        };
+        sdist.members.push((member.name.to_owned(), digest.hex()));
+        match member.rel {
             "PKG-INFO" => pkg_info = Some(bytes),
             "pyproject.toml" => has_pyproject = true,
             "rocm_sdk/_dist_info.json" => dist_info_json = Some(bytes),
             _ => {}
         }
+        Ok(())
     });
     if !read {
         return Some(sdist);
@@ -337,153 +515,166 @@ fn read_sdist(path: &Path, file_name: &str, problems: &mut Vec<String>) -> Optio
     }
     match pkg_info {
         None => problems.push(format!("no {top}/PKG-INFO")),
-        Some(bytes) => {
-            let h = headers(&String::from_utf8_lossy(&bytes));
-            let meta_name = header(&h, "Name").unwrap_or_default();
-            let meta_version = header(&h, "Version").unwrap_or_default();
-            if normalize(meta_name) != sdist.name {
-                problems.push(format!(
-                    "PKG-INFO Name {meta_name:?} does not match the file name ({name})"
-                ));
+        Some(None) => problems.push(format!(
+            "{top}/PKG-INFO is larger than the {} bytes a metadata file may be",
+            limits::METADATA
+        )),
+        Some(Some(bytes)) => match HeaderBlock::parse(&bytes) {
+            Err(e) => problems.push(format!(
+                "{top}/PKG-INFO: {e}; installers would read it differently, rebuild the sdist"
+            )),
+            Ok(block) => {
+                for (field, expected, normalise) in [
+                    ("Name", sdist.name.as_str(), true),
+                    ("Version", version, false),
+                ] {
+                    match block.get_line(field) {
+                        Err(e) => problems.push(format!("PKG-INFO: {e}")),
+                        Ok(value) => {
+                            let value = value.unwrap_or_default();
+                            let seen = if normalise {
+                                normalize(value)
+                            } else {
+                                value.to_owned()
+                            };
+                            if seen != expected {
+                                problems.push(format!(
+                                    "PKG-INFO {field} {value:?} does not match the file name ({})",
+                                    if normalise { name } else { version }
+                                ));
+                            }
+                        }
+                    }
+                }
             }
-            if meta_version != version {
-                problems.push(format!(
-                    "PKG-INFO Version {meta_version:?} does not match the file name ({version})"
-                ));
-            }
-        }
+        },
     }
     if sdist.name == "rocm" {
-        match dist_info_json.map(|b| DistInfo::from_json(&b)) {
+        match dist_info_json {
             None => problems.push(format!(
                 "no {top}/rocm_sdk/_dist_info.json: the selector cannot compute its requirements"
             )),
-            Some(Err(e)) => problems.push(format!("rocm_sdk/_dist_info.json: {}", Chain(&e))),
-            Some(Ok(doc)) => {
-                if doc.selector.own_version() != version {
-                    problems.push(format!(
-                        "rocm_sdk/_dist_info.json says version {} but the sdist is {version}",
-                        doc.selector.own_version()
-                    ));
-                } else if !pypa_formats::version::is_release_or_post_release(
-                    version,
-                    &doc.selector.version,
-                ) {
-                    problems.push(format!(
-                        "rocm_sdk/_dist_info.json pins version {} but the sdist is {version}, \
-                         neither it nor a post-release of it",
-                        doc.selector.version
-                    ));
+            Some(None) => problems.push(format!(
+                "{top}/rocm_sdk/_dist_info.json is larger than the {} bytes a document may be",
+                limits::DOCUMENT
+            )),
+            Some(Some(bytes)) => match DistInfo::from_json(&bytes) {
+                Err(e) => problems.push(format!("rocm_sdk/_dist_info.json: {}", Chain(&e))),
+                Ok(doc) => {
+                    if doc.selector.own_version() != version {
+                        problems.push(format!(
+                            "rocm_sdk/_dist_info.json says version {} but the sdist is {version}",
+                            doc.selector.own_version()
+                        ));
+                    } else if !pypa_formats::version::is_release_or_post_release(
+                        version,
+                        &doc.selector.version,
+                    ) {
+                        problems.push(format!(
+                            "rocm_sdk/_dist_info.json pins version {} but the sdist is {version}, \
+                             neither it nor a post-release of it",
+                            doc.selector.version
+                        ));
+                    }
+                    sdist.dist_info = Some(Box::new(doc));
                 }
-                sdist.dist_info = Some(Box::new(doc));
-            }
+            },
         }
     }
     Some(sdist)
 }
 
-/// Reads every member of the sdist at `path` by the member rules
-/// (docs/behaviour.md#member-rules) and calls `file(member, rel, bytes)`
-/// for each regular file, `rel` its path below `top`; every member
-/// refused goes to `problems`. False when the archive could not be read
-/// to its end (noted in `problems` too).
+/// One regular file of an sdist, handed to the caller of
+/// [`for_each_sdist_file`] as a stream.
+struct SdistFile<'a> {
+    /// Its path in the archive.
+    name: &'a str,
+    /// Its path below the top directory.
+    rel: &'a str,
+    /// Its size.
+    size: u64,
+    /// Its bytes.
+    reader: &'a mut dyn Read,
+}
+
+/// Reads every member of the sdist `file` through the strict reader
+/// (`pypa_formats::sdist_archive`) and the member rules
+/// (docs/behaviour.md#member-rules), calling `each` for each regular file
+/// below `top`; every member refused goes to `problems`. False when the
+/// archive could not be read to its end (noted in `problems` too).
 fn for_each_sdist_file(
-    path: &Path,
+    file: File,
     top: &str,
     problems: &mut Vec<String>,
-    mut file: impl FnMut(&str, &str, Vec<u8>),
+    mut each: impl FnMut(SdistFile<'_>) -> io::Result<()>,
 ) -> bool {
-    let opened = match File::open(path) {
-        Ok(f) => f,
-        Err(e) => {
-            problems.push(format!("cannot open: {e}"));
-            return false;
-        }
-    };
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(opened));
-    let entries = match archive.entries() {
-        Ok(e) => e,
-        Err(e) => {
-            problems.push(format!("not a gzip-compressed tar archive: {e}"));
-            return false;
-        }
-    };
-    let mut seen = BTreeSet::new();
-    for entry in entries {
-        let mut entry = match entry {
-            Ok(e) => e,
+    let mut archive = SdistArchive::new(BufReader::new(file));
+    let mut names = Vec::new();
+    loop {
+        let mut member = match archive.next_member() {
+            Ok(Some(member)) => member,
+            Ok(None) => break,
             Err(e) => {
-                problems.push(format!("cannot read the archive: {e}; rebuild it"));
+                problems.push(sdist_problem(&e));
                 return false;
             }
         };
-        let raw = entry.path_bytes().into_owned();
-        let member = String::from_utf8_lossy(&raw).into_owned();
-        let kind = entry.header().entry_type();
-        match sdist_member_problem(&raw, top, &entry) {
-            Some(problem) => {
-                problems.push(format!("member {member} {problem}"));
-                continue;
-            }
-            None if !kind.is_file() => continue,
-            None => {}
-        }
-        if !seen.insert(member.clone()) {
-            problems.push(format!(
-                "member {member} appears more than once; an unpacker keeps only one of them"
-            ));
+        let name = member.name.clone();
+        if let Some(problem) = sdist_member_problem(&name, member.mode, top) {
+            problems.push(format!("member {name} {problem}"));
             continue;
         }
-        let mut bytes = Vec::new();
-        if let Err(e) = entry.read_to_end(&mut bytes) {
-            problems.push(format!("cannot read member {member}: {e}; rebuild it"));
+        names.push(name.clone());
+        let rel = name[top.len()..].trim_start_matches('/').to_owned();
+        let size = member.size;
+        if let Err(e) = each(SdistFile {
+            name: &name,
+            rel: &rel,
+            size,
+            reader: &mut member,
+        }) {
+            problems.push(format!(
+                "cannot read member {name}: {}; rebuild it",
+                Chain(&e)
+            ));
             return false;
         }
-        let rel = member[top.len()..].trim_start_matches('/').to_owned();
-        file(&member, &rel, bytes);
+    }
+    for collision in collisions(names.iter().map(String::as_str)) {
+        problems.push(format!(
+            "members: {collision}; an unpacker keeps only one of them"
+        ));
     }
     true
 }
 
+/// One line for an error of the sdist reader.
+fn sdist_problem(error: &ArchiveError) -> String {
+    match error {
+        ArchiveError::EntryType { .. } | ArchiveError::PaxPathDisagrees { .. } => {
+            format!("{error}; rebuild it")
+        }
+        other => format!(
+            "not a gzip-compressed tar every installer reads the same way: {}; rebuild it",
+            Chain(other)
+        ),
+    }
+}
+
 /// What is wrong with one sdist member, by the member rules: a clean
-/// relative path at or below `top`, a regular file or a directory, no
-/// special mode bits. `None` when it is acceptable.
-fn sdist_member_problem<R: Read>(
-    raw: &[u8],
-    top: &str,
-    entry: &tar::Entry<'_, R>,
-) -> Option<String> {
-    let Ok(name) = std::str::from_utf8(raw) else {
-        return Some("has a name that is not UTF-8".to_owned());
-    };
-    let path = name.strip_suffix('/').unwrap_or(name);
-    if let Err(problem) = check_relpath(path) {
+/// relative path at or below `top`, no special mode bits. `None` when it
+/// is acceptable.
+fn sdist_member_problem(name: &str, mode: u32, top: &str) -> Option<String> {
+    if let Err(problem) = check_relpath(name) {
         return Some(format!("is not a clean relative path ({problem})"));
     }
-    let inside = path
+    let inside = name
         .strip_prefix(top)
         .is_some_and(|r| r.is_empty() || r.starts_with('/'));
     if !inside {
         return Some(format!("is outside the top directory {top}/"));
     }
-    let kind = entry.header().entry_type();
-    if kind.is_symlink() || kind.is_hard_link() {
-        return Some("is a link; sdists carry regular files only".to_owned());
-    }
-    let file_type = match kind {
-        tar::EntryType::Regular | tar::EntryType::Continuous => 0o100_000,
-        tar::EntryType::Directory => 0o040_000,
-        tar::EntryType::Char | tar::EntryType::Block => 0o020_000,
-        tar::EntryType::Fifo => 0o010_000,
-        other => {
-            return Some(format!(
-                "has tar entry type {:?}; sdists carry regular files only",
-                char::from(other.as_byte())
-            ));
-        }
-    };
-    let mode = entry.header().mode().unwrap_or(0o644) & 0o7777;
-    check_file_mode(file_type | mode)
+    check_file_mode(0o100_000 | mode)
         .err()
         .map(|problem| format!("is refused: {problem}"))
 }
@@ -499,7 +690,8 @@ pub struct SdistError {
 }
 
 /// The `PKG-INFO` at the top of the sdist at `path`, read by the same
-/// member rules `verify` applies (what `index` serves).
+/// reader and member rules `verify` applies (what `index` serves), the
+/// whole archive read to its end.
 pub fn sdist_pkg_info(path: &Path) -> Result<Vec<u8>, SdistError> {
     sdist_file(path, "PKG-INFO")
 }
@@ -515,11 +707,32 @@ pub fn sdist_file(path: &Path, relpath: &str) -> Result<Vec<u8>, SdistError> {
     let mut pkg_info = None;
     if let Some(filename) = parse_file_name::<SdistFilename>(&file_name, &mut problems) {
         let top = filename.top_directory();
-        for_each_sdist_file(path, &top, &mut problems, |_, rel, bytes| {
-            if rel == relpath {
-                pkg_info = Some(bytes);
+        // A metadata file or a document: the cap of its kind.
+        let cap = if relpath == "PKG-INFO" {
+            limits::METADATA
+        } else {
+            limits::DOCUMENT
+        };
+        match open_package(path) {
+            Err(e) => problems.push(format!("cannot read: {e}")),
+            Ok(file) => {
+                for_each_sdist_file(file, &top, &mut problems, |member| {
+                    if member.rel == relpath {
+                        if member.size > cap {
+                            return Err(io::Error::other(format!(
+                                "{relpath} is larger than the {cap} bytes a file of its kind may be"
+                            )));
+                        }
+                        let mut bytes = Vec::new();
+                        member.reader.read_to_end(&mut bytes)?;
+                        pkg_info = Some(bytes);
+                    } else {
+                        io::copy(member.reader, &mut io::sink())?;
+                    }
+                    Ok(())
+                });
             }
-        });
+        }
     }
     match pkg_info {
         Some(bytes) if problems.is_empty() => Ok(bytes),

@@ -7,19 +7,13 @@
 //! (docs/behaviour.md#search-paths). The runtime wheels' files are read
 //! from the ELF-links check's report, the devel tarball's here.
 
-use std::io::{self, Cursor, Read};
+use std::io::{self, Read};
 
 use dist_info::requirement::Platform;
-use elf_surgery::ElfFile;
-use link_check::{LinkReport, SearchDir, SearchKind, WheelSetTree};
+use link_check::{Facts, LinkReport, SearchDir, SearchKind, WheelSetTree, parse_streamed};
 
 use super::release::{DistFile, Kind};
 use super::{Release, devel_tarball};
-
-/// The largest ELF member of a devel tarball read into memory to look at
-/// its search path; a larger one is reported, not read (a devel tree's own
-/// programs and libraries are far smaller; its runtime files are links).
-const MAX_ELF_MEMBER: u64 = 1 << 30;
 
 /// One problem per absolute entry of each file, in the Linux runtime
 /// wheels (from the ELF-links check's report) and in the devel tarballs of
@@ -37,12 +31,8 @@ pub(crate) fn check(
         if !wheel.readable || !file.installs_on(Platform::Linux) {
             continue;
         }
-        let Ok(members) =
-            wheel_writer::WheelReader::open(&file.path).and_then(|mut r| r.member_names())
-        else {
-            continue;
-        };
-        for member in members
+        for member in wheel
+            .members
             .iter()
             .filter(|m| devel_tarball::is_devel_tarball(m))
         {
@@ -106,17 +96,18 @@ fn devel_problems(
             if magic != *b"\x7fELF" {
                 continue;
             }
-            if size > MAX_ELF_MEMBER {
-                problems.push(format!(
-                    "{path} (in {origin}): an ELF file of {size} bytes, too large to read its \
-                     search path"
-                ));
-                continue;
-            }
-            let mut bytes = magic.to_vec();
-            entry.read_to_end(&mut bytes)?;
-            let Ok(elf) = ElfFile::parse(&mut Cursor::new(bytes)) else {
-                continue;
+            // Parsed in bounded memory (docs/verify.md#caps).
+            let elf = match parse_streamed(&magic, &mut entry, size, Facts::Links) {
+                Ok((elf, _)) => elf,
+                Err(link_check::ElfMemberError::TooLarge(size)) => {
+                    problems.push(format!(
+                        "{path} (in {origin}): an ELF file of {size} bytes, too large to read \
+                         its search path"
+                    ));
+                    continue;
+                }
+                Err(link_check::ElfMemberError::Io(e)) => return Err(e),
+                Err(_) => continue,
             };
             let (tag, search) = match (elf.runpath(), elf.rpath()) {
                 (Some(runpath), _) => ("RUNPATH", runpath),

@@ -357,7 +357,8 @@ fn wheel_members(dist: &Path, prefix: &str) -> Vec<String> {
     wheel_writer::WheelReader::open(&wheel)
         .unwrap()
         .member_names()
-        .unwrap()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `therock-package plan` of `artifact_dir` (text): exit code and stderr,
@@ -631,7 +632,7 @@ fn shipped_search_path(dist: &Path) -> (String, String) {
     let wheel = fixtures::files::entry_starting_with(dist, "rocm_sdk_core-");
     let bytes = wheel_writer::WheelReader::open(&wheel)
         .unwrap()
-        .read_member("_rocm_sdk_core/lib/libamdhip64.so.7")
+        .read_member("_rocm_sdk_core/lib/libamdhip64.so.7", u64::MAX)
         .unwrap();
     let elf = elf_surgery::ElfFile::parse(&mut std::io::Cursor::new(bytes)).unwrap();
     match (elf.rpath(), elf.runpath()) {
@@ -759,7 +760,7 @@ fn a_32_bit_library_with_the_build_hosts_search_path_is_edited_like_the_hosts_ow
     let wheel = fixtures::files::entry_starting_with(&dist, "rocm_sdk_core-");
     let bytes = wheel_writer::WheelReader::open(&wheel)
         .unwrap()
-        .read_member("_rocm_sdk_core/lib/libclang_rt.probe-i386.so")
+        .read_member("_rocm_sdk_core/lib/libclang_rt.probe-i386.so", 1 << 20)
         .unwrap();
     let elf = elf_surgery::ElfFile::parse(&mut std::io::Cursor::new(bytes)).unwrap();
     assert_eq!(elf.class(), Some(elf_surgery::ElfClass::Elf32));

@@ -242,7 +242,7 @@ fn a_glibc_2_34_library_is_rejected_for_manylinux_2_28() {
         "{report}"
     );
     assert!(
-        report.contains("release NOT verified: 1 of 15 checks failed"),
+        report.contains("release NOT verified: 1 of 16 checks failed"),
         "{report}"
     );
 

@@ -261,7 +261,7 @@ fn member(dist: &Path, prefix: &str, name: &str) -> Vec<u8> {
     let wheel = fixtures::files::entry_starting_with(dist, prefix);
     wheel_writer::WheelReader::open(&wheel)
         .unwrap()
-        .read_member(name)
+        .read_member(name, u64::MAX)
         .unwrap()
 }
 

@@ -417,7 +417,7 @@ fn assemble_publishes_nothing_that_fails_verify() {
     assert!(
         error.contains(&format!(
             "cannot read [work]/a/shard-2-of-2/dist/{package}; rebuild shard 2/2"
-        )) && error.contains("is not a valid zip archive"),
+        )) && error.contains("is not a zip archive every installer reads the same way"),
         "{error}"
     );
 }

@@ -74,15 +74,15 @@ fn phase<'v>(package: &'v Value, name: &str) -> &'v Value {
         .unwrap_or_else(|| panic!("no phase {name} in {package}"))
 }
 
-/// Uncompressed size of every member of a wheel.
-/// The sizes of a wheel's members.
+/// The sizes of a wheel's members, each read to its end (so checked).
 fn member_sizes(wheel: &Path) -> Vec<u64> {
     let mut reader = wheel_writer::WheelReader::open(wheel).unwrap();
-    reader
-        .member_names()
-        .unwrap()
+    let names: Vec<String> = reader.member_names().map(str::to_owned).collect();
+    names
         .iter()
-        .map(|name| reader.read_member(name).unwrap().len() as u64)
+        .map(|name| {
+            std::io::copy(&mut reader.open_member(name).unwrap(), &mut std::io::sink()).unwrap()
+        })
         .collect()
 }
 

@@ -175,11 +175,11 @@ fn sdists_get_the_same_member_rules() {
         ),
         (
             ("evil-1.0/fifo", tar::EntryType::Fifo, 0o644),
-            "member evil-1.0/fifo is refused: it is a FIFO",
+            "member evil-1.0/fifo: it is a FIFO; an sdist of this project holds regular files only",
         ),
         (
             ("evil-1.0/tty", tar::EntryType::Char, 0o644),
-            "member evil-1.0/tty is refused: it is a device file",
+            "member evil-1.0/tty: it is a device file; an sdist of this project holds regular files only",
         ),
         (
             ("evil-1.0/../evil.txt", tar::EntryType::Regular, 0o644),

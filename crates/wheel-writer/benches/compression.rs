@@ -168,14 +168,16 @@ fn child(setup: &str, list: &Path, result: &Path) {
     let dir = list.with_file_name(format!("child-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     let written = wheel.write(&dir, &options, None).unwrap();
-    let mut archive = zip::ZipArchive::new(fs::File::open(&written.path).unwrap()).unwrap();
-    let mut total = 0;
-    for i in 0..archive.len() {
-        let member = archive.by_index_raw(i).unwrap();
-        if member.name().unwrap().starts_with(MEMBER_PREFIX) {
-            total += member.compressed_size();
-        }
-    }
+    let archive = pypa_formats::zip_archive::ZipArchive::new(std::io::BufReader::new(
+        fs::File::open(&written.path).unwrap(),
+    ))
+    .unwrap();
+    let total: u64 = archive
+        .entries()
+        .iter()
+        .filter(|member| member.name().starts_with(MEMBER_PREFIX))
+        .map(pypa_formats::zip_archive::ZipEntry::compressed_size)
+        .sum();
     fs::write(result, total.to_string()).unwrap();
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -100,8 +100,9 @@ fn chunks(dist: &Path) -> Vec<Vec<u8>> {
             continue;
         }
         let mut wheel = WheelReader::open(&path).expect("a wheel");
-        for name in wheel.member_names().expect("a wheel") {
-            let bytes = wheel.read_member(&name).expect("a member");
+        let names: Vec<String> = wheel.member_names().map(str::to_owned).collect();
+        for name in names {
+            let bytes = wheel.read_member(&name, u64::MAX).expect("a member");
             chunks.extend(bytes.chunks(CHUNK).map(<[u8]>::to_vec));
         }
     }

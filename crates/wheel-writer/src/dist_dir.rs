@@ -2,6 +2,7 @@
 //! index reads them, and the private staging directories a build keeps
 //! beside its packages, which no reader ever lists.
 
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -112,4 +113,36 @@ pub fn list_packages(dir: &Path) -> io::Result<Listing> {
     out.packages.sort();
     out.refused.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
+}
+
+/// Opens the package at `path` for reading the way every reader of a
+/// dist directory must: never through a symlink (`O_NOFOLLOW`), without
+/// blocking on a FIFO (`O_NONBLOCK`), and only when what was opened is a
+/// regular file, so a file swapped after [`list_packages`] listed it is
+/// refused rather than followed.
+pub fn open_package(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {}, not a regular file",
+                path.display(),
+                if kind.is_dir() {
+                    "a directory"
+                } else {
+                    special_kind(kind)
+                }
+            ),
+        ));
+    }
+    Ok(file)
 }

@@ -14,7 +14,10 @@
 //!   members across wheels through a shared [`CompressionCache`].
 //! - The output depends only on the inputs: sorted members, one timestamp
 //!   ([`WriteOptions::with_source_date_epoch`]), normalised modes.
-//! - [`WheelReader`] opens a wheel and checks it against its `RECORD`.
+//! - [`WheelReader`] opens a wheel through the workspace's one strict zip
+//!   reader (`pypa_formats::zip_archive`), checks its members against the
+//!   member rules and its `RECORD`, and reads members with a cap per kind
+//!   ([`limits`]).
 //!
 //! Design notes: `docs/wheel-writer.md`.
 //!
@@ -43,7 +46,6 @@
 
 pub mod dist_dir;
 mod error;
-mod local_header;
 mod member_path;
 mod metadata;
 mod options;
@@ -59,7 +61,6 @@ mod wheel_file;
 mod zip_writer;
 
 pub use error::Error;
-pub use local_header::HeaderMismatch;
 pub use metadata::CoreMetadata;
 pub use options::{
     CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, DeflateEngine, MAX_JOBS_PER_CORE, WriteOptions,
@@ -68,7 +69,8 @@ pub use options::{
 pub use pypa_formats::filename::WheelTag;
 pub use pypa_formats::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};
 pub use reader::{
-    MemberProblem, ReadError, RecordProblem, UnsafeMember, Verification, WheelReader,
+    MemberProblem, MemberScreen, ReadError, RecordProblem, UnsafeMember, Verification, WheelReader,
+    limits,
 };
 pub use record::MemberDigest;
 pub use sdist::SdistBuilder;

@@ -1,9 +1,13 @@
 //! Reading a wheel back: list members, read them, check `RECORD`.
 //!
-//! Uses the `zip` crate's reader, an implementation independent of our
-//! writer, so verification also proves the container is well-formed.
+//! The container is read by `pypa_formats::zip_archive`, the one strict
+//! zip reader of the workspace, independent of the writer: a wheel opens
+//! only when every installer reads the same members from it
+//! (docs/verify.md#one-reading). On top of it come the member rules
+//! (docs/behaviour.md#member-rules) and `RECORD`. Every member is
+//! streamed; what is held in memory is capped per kind ([`limits`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -13,9 +17,26 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
-use crate::local_header::{self, Central, HeaderMismatch};
-use pypa_formats::member::{FileType, ModeProblem, PathProblem, check_file_mode, check_relpath};
-use pypa_formats::record::{RecordEntry, RecordSyntaxError, parse_record};
+use pypa_formats::member::{
+    Collision, FileType, ModeProblem, PathProblem, check_file_mode, check_relpath, collisions,
+};
+use pypa_formats::record::{PackageRecordError, RecordEntry, parse_package_record};
+use pypa_formats::zip_archive::{MemberReader, ZipArchive, ZipEntry, ZipError};
+
+/// How much of each kind of member a reader of untrusted packages holds
+/// in memory (docs/verify.md#caps). A member declaring more is refused
+/// before any of it is read.
+pub mod limits {
+    /// `RECORD`.
+    pub const RECORD: u64 = 32 << 20;
+    /// `METADATA`, `WHEEL`, `PKG-INFO`, `entry_points.txt`: what `index`
+    /// serves as `.metadata` is one of these.
+    pub const METADATA: u64 = 1 << 20;
+    /// A JSON document a package ships (`_dist_info.json`,
+    /// `_libraries.json`, `.devel_links/{T}.json`,
+    /// `share/therock/dist_info.json`).
+    pub const DOCUMENT: u64 = 16 << 20;
+}
 
 /// Why a wheel could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -30,14 +51,14 @@ pub enum ReadError {
         #[source]
         source: io::Error,
     },
-    /// The file is not a readable zip archive.
-    #[error("wheel {path} is not a valid zip archive; rebuild it")]
+    /// The file is not a zip archive every installer reads the same way.
+    #[error("wheel {path} is not a zip archive every installer reads the same way; rebuild it")]
     Zip {
         /// The wheel.
         path: PathBuf,
-        /// What the zip reader reported.
+        /// What the zip reader refused.
         #[source]
-        source: zip::result::ZipError,
+        source: ZipError,
     },
     /// Members no wheel may hold (docs/behaviour.md#member-rules): an
     /// installer would refuse them, or write outside site-packages.
@@ -69,32 +90,34 @@ pub enum ReadError {
         /// The member.
         member: String,
     },
-    /// A member could not be decompressed.
+    /// A member could not be read, or holds other bytes than its records
+    /// declare, or more than its kind may.
     #[error("cannot read member {member} of wheel {path}")]
     Member {
         /// The wheel.
         path: PathBuf,
         /// The member.
         member: String,
-        /// The I/O error.
+        /// The I/O error (a `MemberDataError` for data that disagrees
+        /// with its records).
         #[source]
         source: io::Error,
     },
-    /// `RECORD` is not valid CSV of three fields.
+    /// `RECORD` is not valid CSV of three fields, or not plain text.
     #[error("RECORD of wheel {path} is malformed")]
     RecordSyntax {
         /// The wheel.
         path: PathBuf,
         /// Where and what.
         #[source]
-        source: RecordSyntaxError,
+        source: PackageRecordError,
     },
 }
 
 /// A member of a wheel that breaks the member rules, and the rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnsafeMember {
-    /// The member's name as the archive gives it (lossily decoded).
+    /// The member's name as the archive gives it.
     pub name: String,
     /// What is wrong with it.
     pub problem: MemberProblem,
@@ -110,9 +133,6 @@ impl fmt::Display for UnsafeMember {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MemberProblem {
-    /// Its name is not UTF-8.
-    #[error("the name is not UTF-8")]
-    NotUtf8,
     /// Its name is not a clean relative path.
     #[error("not a clean relative path: {0}")]
     Path(PathProblem),
@@ -124,14 +144,10 @@ pub enum MemberProblem {
     Duplicate(usize),
 }
 
-/// The member rules for one central directory entry: a clean relative
-/// path (a directory entry's trailing `/` aside) and a regular file's or
-/// a directory's mode without special bits, read from the raw external
-/// attributes (the zip reader's own mode clears the setuid bits).
-fn member_problem(raw_name: &[u8], external_attributes: u32) -> Option<MemberProblem> {
-    let Ok(name) = std::str::from_utf8(raw_name) else {
-        return Some(MemberProblem::NotUtf8);
-    };
+/// The member rules for one member: a clean relative path (a directory
+/// entry's trailing `/` aside) and a regular file's or a directory's mode
+/// without special bits, read from the raw external attributes.
+fn member_problem(name: &str, mode: u32) -> Option<MemberProblem> {
     let (path, is_dir) = match name.strip_suffix('/') {
         Some(dir) => (dir, true),
         None => (name, false),
@@ -139,7 +155,6 @@ fn member_problem(raw_name: &[u8], external_attributes: u32) -> Option<MemberPro
     if let Err(problem) = check_relpath(path) {
         return Some(MemberProblem::Path(problem));
     }
-    let mode = external_attributes >> 16;
     match check_file_mode(mode) {
         Err(problem) => Some(MemberProblem::Mode(problem)),
         Ok(FileType::Directory) if !is_dir => Some(MemberProblem::Mode(ModeProblem::NotRegular(
@@ -255,23 +270,28 @@ pub struct Verification {
     pub members_checked: usize,
     /// Everything that disagrees with `RECORD`; empty when the wheel is sound.
     pub problems: Vec<RecordProblem>,
-    /// Members whose local header disagrees with the central directory.
-    pub header_mismatches: Vec<HeaderMismatch>,
 }
 
 impl Verification {
-    /// Whether every member matches `RECORD`, `RECORD` lists every member
-    /// and every local header agrees with the central directory.
+    /// Whether every member matches `RECORD` and `RECORD` lists every
+    /// member.
     pub fn is_valid(&self) -> bool {
-        self.problems.is_empty() && self.header_mismatches.is_empty()
+        self.problems.is_empty()
     }
 }
+
+/// What [`WheelReader::verify`] does with each member before hashing it:
+/// given the member's name, its declared size and its first bytes (up to
+/// 4), a problem that stops the member from being read further (for
+/// example a cap on ELF files), or `None`.
+pub type MemberScreen<'a> = &'a dyn Fn(&str, u64, &[u8]) -> Option<String>;
 
 /// An open wheel.
 pub struct WheelReader {
     path: PathBuf,
-    archive: zip::ZipArchive<BufReader<File>>,
+    archive: ZipArchive<BufReader<File>>,
     dist_info: String,
+    folded: Vec<Collision>,
 }
 
 impl fmt::Debug for WheelReader {
@@ -284,45 +304,62 @@ impl fmt::Debug for WheelReader {
 }
 
 impl WheelReader {
-    /// Opens a wheel, checks every member against the member rules
-    /// (docs/behaviour.md#member-rules: clean relative paths, regular
-    /// files, no special modes, no duplicate names) and finds its
-    /// `.dist-info` directory.
+    /// Opens the regular file at `path` (never through a symlink, never a
+    /// FIFO: `crate::dist_dir::open_package`) and reads it as a wheel
+    /// ([`WheelReader::from_file`]).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ReadError> {
         let path = path.as_ref().to_owned();
-        let file = File::open(&path).map_err(|source| ReadError::Open {
+        let file = crate::dist_dir::open_package(&path).map_err(|source| ReadError::Open {
             path: path.clone(),
             source,
         })?;
-        let mut archive =
-            zip::ZipArchive::new(BufReader::new(file)).map_err(|source| ReadError::Zip {
-                path: path.clone(),
-                source,
-            })?;
-        let members = unsafe_members(&path, &mut archive)?;
+        Self::from_file(path, file)
+    }
+
+    /// Reads the opened wheel `file` (named `path` in errors): the zip
+    /// container checked by the strict reader, every member against the
+    /// member rules (docs/behaviour.md#member-rules: clean relative paths,
+    /// regular files, no special modes, no name twice), and its one
+    /// `.dist-info` directory found. Names one file system would fold into
+    /// one are kept for the caller, who knows where the wheel installs
+    /// ([`WheelReader::folded_names`]).
+    pub fn from_file(path: PathBuf, file: File) -> Result<Self, ReadError> {
+        let archive = match ZipArchive::new(BufReader::new(file)) {
+            Ok(archive) => archive,
+            Err(ZipError::Io(source)) => return Err(ReadError::Open { path, source }),
+            Err(source) => return Err(ReadError::Zip { path, source }),
+        };
+        let (members, folded) = unsafe_members(&archive);
         if !members.is_empty() {
             return Err(ReadError::UnsafeMembers { path, members });
         }
-        let mut dist_infos: Vec<String> = archive
-            .file_names_raw()
-            .map(String::from_utf8_lossy)
-            .filter_map(|name| name.split_once('/').map(|(top, _)| top.to_owned()))
-            .filter(|top| top.ends_with(".dist-info"))
+        // Readers differ in the case they compare `.dist-info` in.
+        let dist_infos: BTreeSet<&str> = archive
+            .entries()
+            .iter()
+            .filter_map(|e| e.name().split_once('/').map(|(top, _)| top))
+            .filter(|top| top.to_ascii_lowercase().ends_with(".dist-info"))
             .collect();
-        dist_infos.sort();
-        dist_infos.dedup();
         if dist_infos.len() != 1 {
             return Err(ReadError::DistInfo {
                 path,
                 found: dist_infos.len(),
             });
         }
-        let dist_info = dist_infos.remove(0);
+        let dist_info = (*dist_infos.first().expect("one")).to_owned();
         Ok(Self {
             path,
             archive,
             dist_info,
+            folded,
         })
+    }
+
+    /// Members whose names differ but are one path after case folding and
+    /// Unicode normalisation: one file on Windows and macOS (where the
+    /// second write replaces the first), two on Linux.
+    pub fn folded_names(&self) -> &[Collision] {
+        &self.folded
     }
 
     /// The wheel's path.
@@ -336,59 +373,63 @@ impl WheelReader {
     }
 
     /// Member names in archive order.
-    pub fn member_names(&mut self) -> Result<Vec<String>, ReadError> {
-        (0..self.archive.len())
-            .map(|i| {
-                self.archive
-                    .by_index_raw(i)
-                    .map(|m| String::from_utf8_lossy(m.name_raw()).into_owned())
-                    .map_err(|source| ReadError::Zip {
-                        path: self.path.clone(),
-                        source,
-                    })
-            })
-            .collect()
+    pub fn member_names(&self) -> impl Iterator<Item = &str> {
+        self.archive.entries().iter().map(ZipEntry::name)
+    }
+
+    /// The declared (and, once read, checked) size of a member.
+    pub fn member_size(&self, name: &str) -> Result<u64, ReadError> {
+        Ok(self.archive.entries()[self.index(name)?].size())
     }
 
     /// The Unix mode bits of a member, if the archive records them.
-    pub fn member_mode(&mut self, name: &str) -> Result<Option<u32>, ReadError> {
-        let member = self
-            .archive
-            .by_name(name)
-            .map_err(|_| ReadError::MissingMember {
+    pub fn member_mode(&self, name: &str) -> Result<Option<u32>, ReadError> {
+        let mode = self.archive.entries()[self.index(name)?].unix_mode();
+        Ok((mode != 0).then_some(mode))
+    }
+
+    fn index(&self, name: &str) -> Result<usize, ReadError> {
+        self.archive
+            .index_of(name)
+            .ok_or_else(|| ReadError::MissingMember {
                 path: self.path.clone(),
                 member: name.to_owned(),
-            })?;
-        Ok(member.unix_mode())
+            })
     }
 
-    /// The uncompressed bytes of one member (for small members: METADATA, WHEEL).
-    pub fn read_member(&mut self, name: &str) -> Result<Vec<u8>, ReadError> {
-        let path = self.path.clone();
-        let mut member = self
-            .archive
-            .by_name(name)
-            .map_err(|_| ReadError::MissingMember {
-                path: path.clone(),
-                member: name.to_owned(),
-            })?;
-        let mut bytes = Vec::new();
-        member
-            .read_to_end(&mut bytes)
-            .map_err(|source| ReadError::Member {
-                path,
-                member: name.to_owned(),
-                source,
-            })?;
-        Ok(bytes)
+    fn member_error(&self, name: &str) -> impl FnOnce(io::Error) -> ReadError + use<> {
+        member_error(&self.path, name)
     }
 
-    /// The parsed `RECORD`.
+    /// The bytes of member `name`, when it declares at most `limit` of
+    /// them (a [`limits`] constant for the kind); checked against its
+    /// size and CRC-32 as they are read.
+    pub fn read_member(&mut self, name: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        let index = self.index(name)?;
+        let error = self.member_error(name);
+        self.archive.read(index, limit).map_err(error)
+    }
+
+    /// A streaming reader of member `name`, checked against its size and
+    /// CRC-32 when it reaches the end.
+    pub fn open_member(
+        &mut self,
+        name: &str,
+    ) -> Result<MemberReader<'_, BufReader<File>>, ReadError> {
+        let index = self.index(name)?;
+        let error = self.member_error(name);
+        self.archive.reader(index).map_err(error)
+    }
+
+    /// The parsed `RECORD`: at most [`limits::RECORD`] bytes, and rows in
+    /// proportion to the members (twice as many and 64 more: rows that
+    /// name no member are problems [`WheelReader::verify`] reports, but a
+    /// million of them is a bomb).
     pub fn record(&mut self) -> Result<Vec<RecordEntry>, ReadError> {
         let name = format!("{}/RECORD", self.dist_info);
-        let bytes = self.read_member(&name)?;
-        let text = String::from_utf8_lossy(&bytes);
-        parse_record(&text).map_err(|source| ReadError::RecordSyntax {
+        let bytes = self.read_member(&name, limits::RECORD)?;
+        let rows = self.archive.entries().len() * 2 + 64;
+        parse_package_record(&bytes, rows).map_err(|source| ReadError::RecordSyntax {
             path: self.path.clone(),
             source,
         })
@@ -398,6 +439,16 @@ impl WheelReader {
     /// every listed path present, hashes and sizes equal. `RECORD` itself
     /// (and `RECORD.jws`/`RECORD.p7s` signatures) need no hash.
     pub fn verify(&mut self) -> Result<Verification, ReadError> {
+        self.verify_screened(&|_, _, _| None).map(|(v, _)| v)
+    }
+
+    /// [`WheelReader::verify`], with each member first passed to `screen`
+    /// (its name, declared size and first bytes): a member it refuses is
+    /// not read further and its problem is returned in the second list.
+    pub fn verify_screened(
+        &mut self,
+        screen: MemberScreen<'_>,
+    ) -> Result<(Verification, Vec<String>), ReadError> {
         let record_path = format!("{}/RECORD", self.dist_info);
         let unhashed = [
             record_path.clone(),
@@ -405,6 +456,7 @@ impl WheelReader {
             format!("{}/RECORD.p7s", self.dist_info),
         ];
         let mut problems = Vec::new();
+        let mut screened = Vec::new();
         let mut listed: BTreeMap<String, RecordEntry> = BTreeMap::new();
         for entry in self.record()? {
             if let Err(problem) = check_relpath(&entry.path) {
@@ -421,48 +473,34 @@ impl WheelReader {
             }
             listed.insert(entry.path.clone(), entry);
         }
-        let mut seen = std::collections::BTreeSet::new();
+        let mut seen = BTreeSet::new();
         let mut checked = 0;
-        let mut header_mismatches = Vec::new();
-        // A second handle: the archive's reader is borrowed by each member.
-        let mut raw = File::open(&self.path).map_err(|source| ReadError::Open {
-            path: self.path.clone(),
-            source,
-        })?;
-        for index in 0..self.archive.len() {
-            let path = self.path.clone();
+        let path = self.path.clone();
+        for index in 0..self.archive.entries().len() {
+            let (name, size, is_dir) = {
+                let e = &self.archive.entries()[index];
+                (e.name().to_owned(), e.size(), e.is_dir())
+            };
             let mut member = self
                 .archive
-                .by_index(index)
-                .map_err(|source| ReadError::Zip { path, source })?;
-            let name = String::from_utf8_lossy(member.name_raw()).into_owned();
-            let central = Central {
-                name: member.name_raw(),
-                header_start: member.header_start(),
-                record_start: member.central_header_start(),
-                crc32: member.crc32(),
-                compressed_size: member.compressed_size(),
-                size: member.size(),
-            };
-            header_mismatches.extend(local_header::compare(&mut raw, &central).map_err(
-                |source| ReadError::Member {
-                    path: self.path.clone(),
-                    member: name.clone(),
-                    source,
-                },
-            )?);
-            if member.is_dir() {
+                .reader(index)
+                .map_err(member_error(&path, &name))?;
+            let mut head = [0; 4];
+            let head_len =
+                read_up_to(&mut member, &mut head).map_err(member_error(&path, &name))?;
+            if let Some(problem) = screen(&name, size, &head[..head_len]) {
+                screened.push(problem);
+                seen.insert(name);
                 continue;
             }
-            if !seen.insert(name.clone()) {
-                problems.push(RecordProblem::Duplicate { path: name });
+            if is_dir {
                 continue;
             }
-            let entry = listed.get(&name);
+            seen.insert(name.clone());
             if unhashed.contains(&name) {
                 continue;
             }
-            let Some(entry) = entry else {
+            let Some(entry) = listed.get(&name) else {
                 problems.push(RecordProblem::NotInRecord { path: name });
                 continue;
             };
@@ -471,10 +509,11 @@ impl WheelReader {
                 continue;
             };
             let (algorithm, expected) = hash.split_once('=').unwrap_or((hash, ""));
+            let head = &head[..head_len];
             let hashed = match algorithm {
-                "sha256" => digest_member::<Sha256>(&mut member),
-                "sha384" => digest_member::<Sha384>(&mut member),
-                "sha512" => digest_member::<Sha512>(&mut member),
+                "sha256" => digest_member::<Sha256>(head, &mut member),
+                "sha384" => digest_member::<Sha384>(head, &mut member),
+                "sha512" => digest_member::<Sha512>(head, &mut member),
                 other => {
                     problems.push(RecordProblem::UnsupportedHash {
                         path: name,
@@ -483,11 +522,8 @@ impl WheelReader {
                     continue;
                 }
             };
-            let (actual, size) = hashed.map_err(|source| ReadError::Member {
-                path: self.path.clone(),
-                member: name.clone(),
-                source,
-            })?;
+            drop(member);
+            let (actual, size) = hashed.map_err(member_error(&path, &name))?;
             checked += 1;
             if actual != expected {
                 problems.push(RecordProblem::HashMismatch {
@@ -511,69 +547,74 @@ impl WheelReader {
                 problems.push(RecordProblem::NotInArchive { path: path.clone() });
             }
         }
-        Ok(Verification {
-            members_checked: checked,
-            problems,
-            header_mismatches,
-        })
+        Ok((
+            Verification {
+                members_checked: checked,
+                problems,
+            },
+            screened,
+        ))
     }
 }
 
-/// Every member of `archive` that breaks the member rules, duplicates
-/// (which the zip reader folds into one entry) included.
-fn unsafe_members(
-    path: &Path,
-    archive: &mut zip::ZipArchive<BufReader<File>>,
-) -> Result<Vec<UnsafeMember>, ReadError> {
-    let mut out = Vec::new();
-    for index in 0..archive.len() {
-        let member = archive
-            .by_index_raw(index)
-            .map_err(|source| ReadError::Zip {
-                path: path.to_owned(),
-                source,
-            })?;
-        if let Some(problem) = member_problem(member.name_raw(), member.external_attributes()) {
-            out.push(UnsafeMember {
-                name: String::from_utf8_lossy(member.name_raw()).into_owned(),
+/// Every member of `archive` that breaks the member rules, then the
+/// names given twice; and apart, the names one file system folds into one.
+fn unsafe_members<R>(archive: &ZipArchive<R>) -> (Vec<UnsafeMember>, Vec<Collision>)
+where
+    R: Read + io::Seek,
+{
+    let mut out: Vec<UnsafeMember> = archive
+        .entries()
+        .iter()
+        .filter_map(|e| {
+            member_problem(e.name(), e.unix_mode()).map(|problem| UnsafeMember {
+                name: e.name().to_owned(),
                 problem,
-            });
+            })
+        })
+        .collect();
+    let mut folded = Vec::new();
+    for collision in collisions(archive.entries().iter().map(ZipEntry::name)) {
+        match collision {
+            Collision::Repeated { path, count } => out.push(UnsafeMember {
+                name: path,
+                problem: MemberProblem::Duplicate(count),
+            }),
+            other @ Collision::Folded { .. } => folded.push(other),
         }
     }
-    if archive.has_duplicate_names() {
-        let mut file = File::open(path).map_err(|source| ReadError::Open {
-            path: path.to_owned(),
-            source,
-        })?;
-        let names = local_header::central_names(&mut file, archive.central_directory_start())
-            .map_err(|source| ReadError::Open {
-                path: path.to_owned(),
-                source,
-            })?;
-        let mut counts: BTreeMap<&[u8], usize> = BTreeMap::new();
-        for name in &names {
-            *counts.entry(name).or_default() += 1;
-        }
-        let mut reported = std::collections::BTreeSet::new();
-        for name in &names {
-            let count = counts[name.as_slice()];
-            if count > 1 && reported.insert(name) {
-                out.push(UnsafeMember {
-                    name: String::from_utf8_lossy(name).into_owned(),
-                    problem: MemberProblem::Duplicate(count),
-                });
-            }
-        }
-    }
-    Ok(out)
+    (out, folded)
 }
 
-/// Streams a member through a hash; returns the URL-safe base64 digest
-/// without padding and the length.
-fn digest_member<D: Digest>(reader: &mut impl Read) -> io::Result<(String, u64)> {
+/// [`ReadError::Member`] for member `name` of the wheel at `path`.
+fn member_error(path: &Path, name: &str) -> impl FnOnce(io::Error) -> ReadError + use<> {
+    let (path, member) = (path.to_owned(), name.to_owned());
+    move |source| ReadError::Member {
+        path,
+        member,
+        source,
+    }
+}
+
+/// Reads until `buf` is full or the reader ends; returns how much.
+fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..])? {
+            0 => break,
+            n => filled += n,
+        }
+    }
+    Ok(filled)
+}
+
+/// Streams `head` then the rest of a member through a hash; returns the
+/// URL-safe base64 digest without padding and the length.
+fn digest_member<D: Digest>(head: &[u8], reader: &mut impl Read) -> io::Result<(String, u64)> {
     let mut hasher = D::new();
+    hasher.update(head);
     let mut buf = vec![0u8; 256 * 1024];
-    let mut total = 0;
+    let mut total = head.len() as u64;
     loop {
         let n = reader.read(&mut buf)?;
         if n == 0 {

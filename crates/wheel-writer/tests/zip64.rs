@@ -41,7 +41,7 @@ fn more_than_65535_members() {
         .unwrap();
     assert!(has_zip64_end(&std::fs::read(&written.path).unwrap()));
     let mut reader = WheelReader::open(&written.path).unwrap();
-    assert_eq!(reader.member_names().unwrap().len(), 65_600 + 3);
+    assert_eq!(reader.member_names().count(), 65_600 + 3);
     assert!(reader.verify().unwrap().is_valid());
     if have_python() {
         zipfile_test(&written.path);
@@ -70,7 +70,10 @@ fn member_of_at_least_4_gib() {
     let mut reader = WheelReader::open(&written.path).unwrap();
     let verification = reader.verify().unwrap();
     assert!(verification.is_valid(), "{:?}", verification.problems);
-    assert_eq!(reader.read_member("pkg/after.txt").unwrap(), b"after\n");
+    assert_eq!(
+        reader.read_member("pkg/after.txt", u64::MAX).unwrap(),
+        b"after\n"
+    );
     if have_python() {
         zipfile_test(&written.path);
     }

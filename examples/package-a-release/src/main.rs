@@ -140,18 +140,22 @@ fn run(artifacts: &Path, rocm_sdk: &Path, scratch: &Path) -> anyhow::Result<()> 
 }
 
 /// Writes every member of the wheel at `path` below `site_packages`, with
-/// its executable bit.
+/// its executable bit: each streamed from the strict reader (checked for
+/// its length and CRC-32 as it is read) into its file.
 fn install_wheel(path: &Path, site_packages: &Path) -> anyhow::Result<()> {
     let mut wheel = WheelReader::open(path)?;
-    for name in wheel.member_names()? {
+    let names: Vec<String> = wheel.member_names().map(str::to_owned).collect();
+    for name in names {
         if name.ends_with('/') {
             continue;
         }
-        let bytes = wheel.read_member(&name)?;
         let dest = site_packages.join(&name);
         let dir = dest.parent().expect("a member lies below site-packages");
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        fs::write(&dest, bytes).with_context(|| format!("cannot write {}", dest.display()))?;
+        let mut file =
+            fs::File::create(&dest).with_context(|| format!("cannot write {}", dest.display()))?;
+        std::io::copy(&mut wheel.open_member(&name)?, &mut file)
+            .with_context(|| format!("cannot write {}", dest.display()))?;
         #[cfg(unix)]
         if let Some(mode) = wheel.member_mode(&name)? {
             use std::os::unix::fs::PermissionsExt as _;

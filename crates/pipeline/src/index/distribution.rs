@@ -1,14 +1,15 @@
 //! What the index needs to know about one wheel or sdist: its project, its
 //! hash, its `Requires-Python`, and (for a wheel) the exact bytes of its
-//! `METADATA`, which PEP 658 serves beside it as `<wheel>.metadata`.
+//! `METADATA`, which PEP 658 serves beside it as `<wheel>.metadata`. Read
+//! through the same strict readers as `verify`, with the same caps.
 
 use std::path::Path;
 
 use pypa_formats::filename::{SdistFilename, WheelFilename};
-use wheel_writer::WheelReader;
+use wheel_writer::{WheelReader, limits};
 
-use fs_helpers::file_hash::sha256_file;
-use pypa_formats::core_metadata::headers;
+use fs_helpers::file_hash::sha256_reader;
+use pypa_formats::core_metadata::HeaderBlock;
 
 use crate::error::{Error, ErrorKind, IoAction, Result};
 
@@ -35,31 +36,46 @@ impl Distribution {
     /// Reads `path` (`rel` inside the indexed directory).
     pub(crate) fn read(path: &Path, rel: String) -> Result<Self> {
         let file_name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
-        let sha256 = sha256_file(path)
+        // Opened as the readers open it: a regular file, never a link.
+        let sha256 = wheel_writer::dist_dir::open_package(path)
+            .and_then(sha256_reader)
             .map(|digest| digest.hex())
             .map_err(Error::io(IoAction::Read, path))?;
         // Wheel and sdist names are lower-case by specification.
         #[allow(clippy::case_sensitive_file_extension_comparisons)]
-        let (project, metadata, core_metadata) = if file_name.ends_with(".whl") {
-            let name = file_name.parse::<WheelFilename>().map(|f| f.name);
-            let name = name.map_err(unindexable(path))?;
+        let (project, metadata, core_metadata, member) = if file_name.ends_with(".whl") {
+            let filename = file_name.parse::<WheelFilename>();
+            let filename = filename.map_err(unindexable(path))?;
             let metadata = wheel_metadata(path)?;
-            (name, metadata.clone(), Some(metadata))
+            let member = format!("{}/METADATA", filename.dist_info_dir());
+            (filename.name, metadata.clone(), Some(metadata), member)
         } else if file_name.ends_with(".tar.gz") {
-            let name = file_name.parse::<SdistFilename>().map(|f| f.name);
-            let name = name.map_err(unindexable(path))?;
-            (name, release_check::sdist_pkg_info(path)?, None)
+            let filename = file_name.parse::<SdistFilename>();
+            let filename = filename.map_err(unindexable(path))?;
+            let member = format!("{}/PKG-INFO", filename.top_directory());
+            (
+                filename.name,
+                release_check::sdist_pkg_info(path)?,
+                None,
+                member,
+            )
         } else {
             return Err(ErrorKind::NotAPackage {
                 path: path.to_owned(),
             }
             .into());
         };
-        let text = String::from_utf8_lossy(&metadata);
-        let requires_python = headers(&text)
-            .into_iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("Requires-Python"))
-            .map(|(_, v)| v);
+        let requires_python = HeaderBlock::parse(&metadata)
+            .and_then(|block| {
+                block
+                    .get_line("Requires-Python")
+                    .map(|v| v.map(str::to_owned))
+            })
+            .map_err(|source| ErrorKind::CoreMetadata {
+                path: path.to_owned(),
+                member,
+                source,
+            })?;
         Ok(Self {
             project: project.normalized(),
             rel,
@@ -75,7 +91,9 @@ fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
     let read = || -> Result<Vec<u8>, wheel_writer::ReadError> {
         let mut wheel = WheelReader::open(path)?;
         let member = format!("{}/METADATA", wheel.dist_info_dir());
-        wheel.read_member(&member)
+        // Served verbatim as `.metadata`: never more than a metadata file
+        // may be (docs/verify.md#caps).
+        wheel.read_member(&member, limits::METADATA)
     };
     read().map_err(|source| {
         ErrorKind::WheelMetadata {

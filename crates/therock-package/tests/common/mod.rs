@@ -219,27 +219,35 @@ pub fn site_packages_of(prefix: &Path) -> PathBuf {
     entry_starting_with(&prefix.join("lib"), "python").join("site-packages")
 }
 
-/// The `uv` binary, installed once with pip into a tools venv under the
-/// cargo target directory (the test setup's only download).
+/// The uv release the tests install with (and the oracle compares with,
+/// tests/oracle.rs): pinned, so a test's verdict does not change with the
+/// day it runs.
+pub const UV: &str = "uv==0.13.9";
+
+/// The `uv` binary of [`UV`], installed once with pip into a tools venv
+/// under the cargo target directory (the test setup's only download).
 pub fn uv() -> PathBuf {
-    static UV: OnceLock<PathBuf> = OnceLock::new();
-    UV.get_or_init(|| {
-        let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("uv-tools");
-        let uv = tools.join("bin").join("uv");
-        if !uv.exists() {
-            ok(&Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&tools)
-                .output()
-                .unwrap());
-            ok(&Command::new(tools.join("bin").join("pip"))
-                .args(["install", "-q", "--disable-pip-version-check", "uv"])
-                .output()
-                .unwrap());
-        }
-        uv
-    })
-    .clone()
+    static UV_BIN: OnceLock<PathBuf> = OnceLock::new();
+    UV_BIN
+        .get_or_init(|| {
+            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+                .join(format!("tools-{}", UV.replace("==", "-")));
+            let uv = tools.join("bin").join("uv");
+            if !tools.join("done").exists() {
+                ok(&Command::new("python3")
+                    .args(["-m", "venv", "--clear"])
+                    .arg(&tools)
+                    .output()
+                    .unwrap());
+                ok(&Command::new(tools.join("bin").join("pip"))
+                    .args(["install", "-q", "--disable-pip-version-check", UV])
+                    .output()
+                    .unwrap());
+                fs::write(tools.join("done"), UV).unwrap();
+            }
+            uv
+        })
+        .clone()
 }
 
 /// The auditwheel release whose policies `link-check` carries
