@@ -1,10 +1,11 @@
 //! The paths each wheel installs into site-packages — its members, and the
-//! members of the devel tarball that `rocm-sdk init` unpacks — and the two
-//! checks over them that hold on every platform: names every file system
-//! holds (`name-lengths`, `dist_info::name_lengths`) and one owner for
-//! every installed path among the wheels installed together
-//! (`one-owner`, `dist_info::installed_paths`). The build applies the same
-//! rules before it writes anything (docs/behaviour.md#build-checks).
+//! members of the devel tarball that `rocm-sdk init` unpacks — read once
+//! for the checks over them: names every file system holds
+//! (`name-lengths`, `dist_info::name_lengths`), one owner for every
+//! installed path among the wheels installed together (`one-owner`,
+//! `dist_info::installed_paths`), both on every platform, and the names
+//! Windows can hold (`windows-names`). The build applies the same rules
+//! before it writes anything (docs/behaviour.md#build-checks).
 
 use std::collections::BTreeSet;
 use std::io;
@@ -23,27 +24,35 @@ pub(crate) struct InstalledPath {
     /// The wheel as the report names it (for a tarball member: the tarball
     /// in it).
     pub origin: String,
+    /// A directory (of the devel tarball): its name counts where names
+    /// do, but directories are shared freely.
+    pub dir: bool,
 }
 
-/// The installed paths of one readable wheel.
+impl InstalledPath {
+    /// A file or link: what one owner may ship.
+    fn is_file(&self) -> bool {
+        !self.dir
+    }
+}
+
+/// The installed paths of one readable wheel, and what of them could not
+/// be read.
 pub(crate) struct WheelPaths<'r> {
     pub file: &'r DistFile,
     pub paths: Vec<InstalledPath>,
+    pub problems: Vec<String>,
 }
 
-/// Every readable wheel's installed paths, and what could not be read.
+/// Every readable wheel's installed paths.
 pub(crate) struct Installed<'r> {
     pub wheels: Vec<WheelPaths<'r>>,
-    pub problems: Vec<String>,
 }
 
 /// Reads the installed paths of every wheel of the release that the
 /// well-formed check could read (the others fail it already).
 pub(crate) fn read(release: &Release) -> Installed<'_> {
-    let mut installed = Installed {
-        wheels: Vec::new(),
-        problems: Vec::new(),
-    };
+    let mut installed = Installed { wheels: Vec::new() };
     for file in release.unique() {
         let Kind::Wheel(wheel) = &file.kind else {
             continue;
@@ -57,29 +66,31 @@ pub(crate) fn read(release: &Release) -> Installed<'_> {
             .map(|m| InstalledPath {
                 path: installed_path(m).to_owned(),
                 origin: file.display.clone(),
+                dir: false,
             })
             .collect();
+        let mut problems = Vec::new();
         for member in members
             .iter()
             .filter(|m| devel_tarball::is_devel_tarball(m))
         {
             let origin = format!("{} ({member})", file.display);
-            // Files and links: directories are shared freely.
             match tarball_members(&file.path, member) {
-                Ok(names) => {
-                    paths.extend(names.into_iter().filter(|(_, dir)| !dir).map(|(path, _)| {
-                        InstalledPath {
-                            path,
-                            origin: origin.clone(),
-                        }
-                    }));
-                }
-                Err(e) => installed.problems.push(format!(
+                Ok(names) => paths.extend(names.into_iter().map(|(path, dir)| InstalledPath {
+                    path,
+                    origin: origin.clone(),
+                    dir,
+                })),
+                Err(e) => problems.push(format!(
                     "{origin}: cannot read the devel tarball's member names: {e}; rebuild the wheel"
                 )),
             }
         }
-        installed.wheels.push(WheelPaths { file, paths });
+        installed.wheels.push(WheelPaths {
+            file,
+            paths,
+            problems,
+        });
     }
     installed
 }
@@ -104,7 +115,7 @@ fn installed_path(member: &str) -> &str {
 /// The members of the devel tarball `member` of the wheel at `wheel`, as
 /// the site-packages paths they unpack to, each with whether it is a
 /// directory, read as a stream.
-pub(crate) fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<(String, bool)>> {
+fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<(String, bool)>> {
     devel_tarball::with_archive(wheel, member, |archive| {
         let mut names = Vec::new();
         for entry in archive.entries()? {
@@ -119,11 +130,13 @@ pub(crate) fn tarball_members(wheel: &Path, member: &str) -> io::Result<Vec<(Str
 /// `name-lengths`: one problem per long name (the directory once, not
 /// each path below it) and per path too long as a whole.
 pub(crate) fn name_lengths(installed: &Installed<'_>) -> Vec<String> {
-    let mut problems = installed.problems.clone();
+    let mut problems = Vec::new();
     for wheel in &installed.wheels {
-        let found = name_lengths::problems(wheel.paths.iter().map(|p| (p.path.as_str(), false)));
+        problems.extend(wheel.problems.iter().cloned());
+        let files: Vec<&InstalledPath> = wheel.paths.iter().filter(|p| p.is_file()).collect();
+        let found = name_lengths::problems(files.iter().map(|p| (p.path.as_str(), false)));
         for (index, problem) in found {
-            let item = &wheel.paths[index];
+            let item = files[index];
             problems.push(format!(
                 "{}: {}: {problem}; rebuild without it (shorten or rename it in its artifact)",
                 item.origin,
@@ -145,9 +158,12 @@ pub(crate) fn one_owner(release: &Release, installed: &Installed<'_>) -> Vec<Str
             .iter()
             .filter(|w| w.file.installs_on(platform))
             .collect();
-        let shipped = together
-            .iter()
-            .flat_map(|w| w.paths.iter().map(|p| (p.path.as_str(), w.file.name())));
+        let shipped = together.iter().flat_map(|w| {
+            w.paths
+                .iter()
+                .filter(|p| p.is_file())
+                .map(|p| (p.path.as_str(), w.file.name()))
+        });
         for shared in shared_paths(shipped) {
             let file_of = |name: &str| {
                 together

@@ -412,7 +412,8 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         kpack,
         kpack_note,
     ));
-    let windows = windows_names::check(&release);
+    let installed = installed::read(&release);
+    let windows = windows_names::check(&release, &installed);
     checks.push(CheckOutcome {
         details: windows.details,
         ..outcome(
@@ -422,7 +423,6 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             Some(windows.note),
         )
     });
-    let installed = installed::read(&release);
     checks.push(outcome(
         "name-lengths",
         "every path a wheel or its devel tarball installs has names of at most 255 bytes and fits Linux's PATH_MAX below a site-packages",

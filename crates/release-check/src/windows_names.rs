@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 use dist_info::requirement::Platform;
 use dist_info::windows_names::{self, MAX_PATH, TYPICAL_SITE_PACKAGES};
 
-use super::release::Kind;
-use super::{Release, devel_tarball};
+use super::Release;
+use super::installed::{Installed, InstalledPath, WheelPaths};
 
 /// What the check found.
 pub(crate) struct WindowsNames {
@@ -26,15 +26,7 @@ pub(crate) struct WindowsNames {
     pub details: Vec<String>,
 }
 
-/// One installed path and the package that installs it.
-struct Installed {
-    path: String,
-    /// The wheel as the report names it (for a tarball member: the tarball
-    /// in it).
-    origin: String,
-}
-
-pub(crate) fn check(release: &Release) -> WindowsNames {
+pub(crate) fn check(release: &Release, installed: &Installed<'_>) -> WindowsNames {
     if !release.platforms().contains(&Platform::Windows) {
         return WindowsNames {
             problems: None,
@@ -42,55 +34,30 @@ pub(crate) fn check(release: &Release) -> WindowsNames {
             details: Vec::new(),
         };
     }
+    let windows: Vec<&WheelPaths<'_>> = installed
+        .wheels
+        .iter()
+        .filter(|w| w.file.installs_on(Platform::Windows))
+        .collect();
     let mut problems = Vec::new();
-    let mut installed: Vec<Installed> = Vec::new();
-    let mut wheels = 0;
-    for file in release.unique() {
-        let Kind::Wheel(wheel) = &file.kind else {
-            continue;
-        };
-        if !file.installs_on(Platform::Windows) || !wheel.readable {
-            continue;
-        }
-        let members = &wheel.members;
-        wheels += 1;
-        let mut paths: Vec<Installed> = members
-            .iter()
-            .map(|m| Installed {
-                path: m.clone(),
-                origin: file.display.clone(),
-            })
-            .collect();
-        for member in members
-            .iter()
-            .filter(|m| devel_tarball::is_devel_tarball(m))
-        {
-            let origin = format!("{} ({member})", file.display);
-            match super::installed::tarball_members(&file.path, member) {
-                Ok(names) => paths.extend(names.into_iter().map(|(path, _)| Installed {
-                    path,
-                    origin: origin.clone(),
-                })),
-                Err(e) => problems.push(format!(
-                    "{origin}: cannot read the devel tarball's member names: {e}; rebuild the wheel"
-                )),
-            }
-        }
-        problems.extend(bad_names(&paths));
-        installed.extend(paths);
+    let mut paths: Vec<&InstalledPath> = Vec::new();
+    for wheel in &windows {
+        problems.extend(wheel.problems.iter().cloned());
+        problems.extend(bad_names(&wheel.paths));
+        paths.extend(&wheel.paths);
     }
-    installed.sort_by(|a, b| a.path.cmp(&b.path));
-    problems.extend(collisions(&installed));
-    let details = long_paths(&installed).into_iter().collect();
+    paths.sort_by(|a, b| a.path.cmp(&b.path));
+    problems.extend(collisions(&paths));
+    let details = long_paths(&paths).into_iter().collect();
     WindowsNames {
         problems: Some(problems),
-        note: format!("{wheels} wheels that install on Windows"),
+        note: format!("{} wheels that install on Windows", windows.len()),
         details,
     }
 }
 
 /// Names Windows cannot hold, one problem per bad directory or file.
-fn bad_names(paths: &[Installed]) -> Vec<String> {
+fn bad_names(paths: &[InstalledPath]) -> Vec<String> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     for item in paths {
@@ -113,7 +80,7 @@ fn bad_names(paths: &[Installed]) -> Vec<String> {
 }
 
 /// Paths installed together (sorted) that Windows takes for one.
-fn collisions(installed: &[Installed]) -> Vec<String> {
+fn collisions(installed: &[&InstalledPath]) -> Vec<String> {
     let origin = |spelling: &str| {
         let below = format!("{spelling}/");
         installed
@@ -140,7 +107,7 @@ fn collisions(installed: &[Installed]) -> Vec<String> {
 
 /// The long-path finding: how many paths reach `MAX_PATH` below a typical
 /// site-packages, and the longest.
-fn long_paths(installed: &[Installed]) -> Option<String> {
+fn long_paths(installed: &[&InstalledPath]) -> Option<String> {
     let (count, longest, length) =
         windows_names::over_max_path(installed.iter().map(|i| i.path.as_str()))?;
     let origin = installed

@@ -58,14 +58,21 @@ pub enum Error {
         reason: &'static str,
     },
     /// A console script entry point is malformed.
-    #[error("console script {name:?} = {value:?} is not valid: {reason}")]
+    #[error("console script {name:?} = {value:?} is not valid")]
     InvalidEntryPoint {
         /// The script name.
         name: String,
         /// The `module:attr` reference.
         value: String,
         /// What is wrong with it.
-        reason: &'static str,
+        #[source]
+        problem: pypa_formats::entry_points::EntryPointProblem,
+    },
+    /// A console script name was declared twice.
+    #[error("console script {name:?} was declared twice")]
+    DuplicateEntryPoint {
+        /// The script name.
+        name: String,
     },
     /// A source could not be opened or read.
     #[error("cannot read {origin} (for member {member:?})")]

@@ -207,10 +207,8 @@ impl WheelBuilder {
             .insert(name.to_owned(), value.to_owned())
             .is_some()
         {
-            return Err(Error::InvalidEntryPoint {
+            return Err(Error::DuplicateEntryPoint {
                 name: name.to_owned(),
-                value: value.to_owned(),
-                reason: "this script name was declared twice",
             });
         }
         Ok(())

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::Error;
+use pypa_formats::entry_points::{check_object_reference, check_script_name};
 use pypa_formats::filename::WheelTag;
 
 /// Renders `WHEEL`: format version, generator, purelib flag, build and tags.
@@ -26,37 +27,17 @@ pub(crate) fn render_wheel_file(
     out
 }
 
-/// Checks one `console_scripts` entry: a script name and a `module:attr`
-/// object reference.
+/// Checks one `console_scripts` entry with the rules every reader of
+/// `entry_points.txt` applies (`pypa_formats::entry_points`): a script name
+/// and a `module:attr` object reference.
 pub(crate) fn validate_console_script(name: &str, value: &str) -> Result<(), Error> {
-    let invalid = |reason| Error::InvalidEntryPoint {
-        name: name.to_owned(),
-        value: value.to_owned(),
-        reason,
-    };
-    let name_ok = !name.is_empty()
-        && !name.starts_with('[')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'+'));
-    if !name_ok {
-        return Err(invalid(
-            "a script name holds only letters, digits and `-_.+` (it becomes a file name)",
-        ));
-    }
-    let dotted = |s: &str| {
-        !s.is_empty()
-            && s.split('.').all(|part| {
-                part.bytes()
-                    .next()
-                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-                    && part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            })
-    };
-    match value.split_once(':') {
-        Some((module, attr)) if dotted(module) && dotted(attr) => Ok(()),
-        _ => Err(invalid("the value must be `package.module:function`")),
-    }
+    check_script_name(name)
+        .and_then(|()| check_object_reference(value))
+        .map_err(|problem| Error::InvalidEntryPoint {
+            name: name.to_owned(),
+            value: value.to_owned(),
+            problem,
+        })
 }
 
 /// Renders `entry_points.txt` with its `[console_scripts]` section, sorted
