@@ -1,5 +1,4 @@
-//! Compressed size and CPU time of deflate set-ups (engine, level, chunk
-//! size) on real machine code, next to Python's `zipfile` at level 6 (the
+//! Compressed size and CPU time of deflate set-ups (level, chunk size) on real machine code, next to Python's `zipfile` at level 6 (the
 //! reference's codec path) on the same members in the same run.
 //!
 //! The corpus: the Rust toolchain's `libLLVM*` (on every build host),
@@ -12,7 +11,7 @@
 //! Run with `cargo bench -p wheel-writer --bench compression` (or `cargo
 //! xtask bench`). `COMPRESSION_BENCH_MIB` caps the corpus;
 //! `COMPRESSION_BENCH_SETUPS` picks set-ups, as space-separated
-//! `engine:level:chunk-MiB` (engines `libdeflate`, `zlib-rs`).
+//! `level:chunk-MiB`.
 #![allow(clippy::print_stdout, clippy::cast_precision_loss)]
 
 use std::fs;
@@ -22,15 +21,11 @@ use std::process::Command;
 use std::sync::Arc;
 
 use bench_support::{Sample, measure};
-use wheel_writer::{
-    Compression, CoreMetadata, DeflateEngine, FileSource, WheelBuilder, WheelTag, WriteOptions,
-};
+use wheel_writer::{Compression, CoreMetadata, FileSource, WheelBuilder, WheelTag, WriteOptions};
 
-/// The set-ups of the table in `docs/wheel-writer.md`; the first is the
-/// writer before libdeflate, the starred one the default.
-const SETUPS: &str = "zlib-rs:6:1 zlib-rs:6:4 zlib-rs:6:16 zlib-rs:7:1 zlib-rs:8:1 zlib-rs:9:1 \
-    libdeflate:4:4 libdeflate:5:4 libdeflate:6:1 libdeflate:6:4 libdeflate:6:16 libdeflate:6:64 \
-    libdeflate:7:4 libdeflate:8:4 libdeflate:9:4";
+/// The set-ups of the table in `docs/wheel-writer.md`; 6:4 is the
+/// default.
+const SETUPS: &str = "4:4 5:4 6:1 6:4 6:16 6:64 7:4 8:4 9:4";
 
 /// Names members by their index, so every set-up sees the same names.
 const MEMBER_PREFIX: &str = "corpus/";
@@ -97,7 +92,7 @@ fn main() {
     };
     row("python zipfile -6", baseline, python);
     let exe = std::env::current_exe().unwrap();
-    let default = format!("libdeflate:{}:4", Compression::DEFAULT_LEVEL);
+    let default = format!("{}:4", Compression::DEFAULT_LEVEL);
     for setup in setups.split_whitespace() {
         let sample = measure(
             Command::new(&exe)
@@ -137,16 +132,10 @@ fn read_bytes(path: &Path) -> u64 {
 /// of the corpus members' compressed sizes to `result`.
 fn child(setup: &str, list: &Path, result: &Path) {
     let fields: Vec<&str> = setup.split(':').collect();
-    let [engine, level, chunk_mib] = fields[..] else {
-        panic!("a set-up is engine:level:chunk-MiB, not {setup}");
-    };
-    let engine = match engine {
-        "libdeflate" => DeflateEngine::Libdeflate,
-        "zlib-rs" => DeflateEngine::ZlibRs,
-        other => panic!("unknown engine {other}"),
+    let [level, chunk_mib] = fields[..] else {
+        panic!("a set-up is level:chunk-MiB, not {setup}");
     };
     let options = WriteOptions::default()
-        .with_deflate_engine(engine)
         .with_compression(Compression::Deflate {
             level: level.parse().unwrap(),
         })

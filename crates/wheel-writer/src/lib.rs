@@ -63,8 +63,7 @@ mod zip_writer;
 pub use error::Error;
 pub use metadata::CoreMetadata;
 pub use options::{
-    CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, DeflateEngine, MAX_JOBS_PER_CORE, WriteOptions,
-    ZIP_EPOCH,
+    CHUNK_SIZES, Compression, DEFAULT_CHUNK_SIZE, MAX_JOBS_PER_CORE, WriteOptions, ZIP_EPOCH,
 };
 pub use pypa_formats::filename::WheelTag;
 pub use pypa_formats::record::{RecordEntry, RecordSyntaxError, parse_record, render_record};

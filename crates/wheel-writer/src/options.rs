@@ -1,13 +1,12 @@
-//! How packages are written: codec, engine, parallelism, timestamp.
+//! How packages are written: codec, parallelism, timestamp.
 
 /// The codec for wheel members.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Compression {
-    /// Raw deflate at a level of the [`DeflateEngine`]: 1 (fast) to 12
-    /// (small) with libdeflate, 1 to 9 with zlib-rs; levels outside the
-    /// engine's range are clamped to it.
+    /// Raw deflate by libdeflate at a level of [`Compression::LEVELS`]:
+    /// 1 (fast) to 12 (small); other levels are clamped to them.
     Deflate {
-        /// The engine's compression level.
+        /// libdeflate's compression level.
         level: u32,
     },
     /// No compression (the reference's `--no-wheel-compression`).
@@ -19,40 +18,14 @@ impl Compression {
     /// `zipfile` at zlib level 6 on the same members and several times
     /// faster (`docs/wheel-writer.md` has the measurements).
     pub const DEFAULT_LEVEL: u32 = 6;
+    /// The levels libdeflate offers.
+    pub const LEVELS: std::ops::RangeInclusive<u32> = 1..=12;
 }
 
 impl Default for Compression {
     fn default() -> Self {
         Self::Deflate {
             level: Self::DEFAULT_LEVEL,
-        }
-    }
-}
-
-/// The deflate implementation behind [`Compression::Deflate`].
-///
-/// Both write ordinary deflate members that any zip reader accepts; they
-/// differ in speed and ratio, and each gives the same bytes on every run
-/// and for any number of threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum DeflateEngine {
-    /// libdeflate, each chunk compressed as one buffer (levels 1–12). The
-    /// default: at level 6 smaller than zlib's level 6 and faster than
-    /// zlib-rs.
-    #[default]
-    Libdeflate,
-    /// zlib-rs, each chunk primed with the previous 32 KiB (levels 1–9):
-    /// the earlier engine, kept for comparison. Faster than zlib and larger
-    /// at the same level.
-    ZlibRs,
-}
-
-impl DeflateEngine {
-    /// The levels the engine offers.
-    pub fn levels(self) -> std::ops::RangeInclusive<u32> {
-        match self {
-            Self::Libdeflate => 1..=12,
-            Self::ZlibRs => 1..=9,
         }
     }
 }
@@ -84,7 +57,6 @@ pub const MAX_JOBS_PER_CORE: usize = 4;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteOptions {
     compression: Compression,
-    engine: DeflateEngine,
     chunk_size: u64,
     jobs: usize,
     source_date_epoch: Option<u64>,
@@ -95,7 +67,6 @@ impl Default for WriteOptions {
     fn default() -> Self {
         Self {
             compression: Compression::default(),
-            engine: DeflateEngine::default(),
             chunk_size: DEFAULT_CHUNK_SIZE,
             jobs: 0,
             source_date_epoch: None,
@@ -109,13 +80,6 @@ impl WriteOptions {
     #[must_use]
     pub fn with_compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
-        self
-    }
-
-    /// Sets the deflate engine (default: libdeflate).
-    #[must_use]
-    pub fn with_deflate_engine(mut self, engine: DeflateEngine) -> Self {
-        self.engine = engine;
         self
     }
 
@@ -165,11 +129,6 @@ impl WriteOptions {
     /// The codec.
     pub fn compression(&self) -> Compression {
         self.compression
-    }
-
-    /// The deflate engine.
-    pub fn deflate_engine(&self) -> DeflateEngine {
-        self.engine
     }
 
     /// The chunk size, in bytes.

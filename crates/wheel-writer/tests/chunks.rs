@@ -1,6 +1,6 @@
 //! Members cut into chunks: every size around a chunk boundary reads back
 //! (zip crate and Python's zlib), the bytes do not depend on the number of
-//! threads and are pinned, and the default engine is no larger than
+//! threads and are pinned, and libdeflate's default level is no larger than
 //! Python's `zipfile` at level 6 on real machine code.
 
 mod common;
@@ -13,11 +13,9 @@ use std::sync::Arc;
 use common::*;
 use sha2::{Digest, Sha256};
 use wheel_writer::{
-    CoreMetadata, DEFAULT_CHUNK_SIZE, DeflateEngine, FileSource, WheelBuilder, WheelReader,
-    WheelTag, WriteOptions, WrittenPackage,
+    CoreMetadata, DEFAULT_CHUNK_SIZE, FileSource, WheelBuilder, WheelReader, WheelTag,
+    WriteOptions, WrittenPackage,
 };
-
-const ENGINES: [DeflateEngine; 2] = [DeflateEngine::Libdeflate, DeflateEngine::ZlibRs];
 
 fn builder() -> WheelBuilder {
     WheelBuilder::new(
@@ -27,7 +25,7 @@ fn builder() -> WheelBuilder {
     .unwrap()
 }
 
-/// Bytes that no deflate shrinks: the engines fall back to stored blocks.
+/// Bytes that no deflate shrinks: deflate falls back to stored blocks.
 fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..len)
@@ -108,14 +106,11 @@ fn check_reads_back(written: &WrittenPackage, members: &[(String, Vec<u8>)]) {
 fn members_around_small_chunk_boundaries_read_back() {
     let chunk = 64 * 1024;
     let members = boundary_members(chunk);
-    for engine in ENGINES {
-        let dir = tempfile::tempdir().unwrap();
-        let options = WriteOptions::default()
-            .with_deflate_engine(engine)
-            .with_chunk_size(chunk as u64)
-            .with_jobs(2);
-        check_reads_back(&write(&members, &options, dir.path()), &members);
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let options = WriteOptions::default()
+        .with_chunk_size(chunk as u64)
+        .with_jobs(2);
+    check_reads_back(&write(&members, &options, dir.path()), &members);
 }
 
 #[test]
@@ -134,23 +129,20 @@ fn members_around_default_chunk_boundaries_read_back() {
 #[test]
 fn bytes_do_not_depend_on_the_number_of_threads() {
     let members = boundary_members(64 * 1024);
-    for engine in ENGINES {
-        let wheel = |jobs| {
-            let dir = tempfile::tempdir().unwrap();
-            let options = WriteOptions::default()
-                .with_deflate_engine(engine)
-                .with_chunk_size(64 * 1024)
-                .with_jobs(jobs);
-            std::fs::read(write(&members, &options, dir.path()).path).unwrap()
-        };
-        let one = wheel(1);
-        assert_eq!(one, wheel(2), "{engine:?}");
-        assert_eq!(one, wheel(7), "{engine:?}");
-    }
+    let wheel = |jobs| {
+        let dir = tempfile::tempdir().unwrap();
+        let options = WriteOptions::default()
+            .with_chunk_size(64 * 1024)
+            .with_jobs(jobs);
+        std::fs::read(write(&members, &options, dir.path()).path).unwrap()
+    };
+    let one = wheel(1);
+    assert_eq!(one, wheel(2));
+    assert_eq!(one, wheel(7));
 }
 
 #[test]
-fn default_engine_bytes_do_not_depend_on_the_number_of_threads() {
+fn default_chunk_bytes_do_not_depend_on_the_number_of_threads() {
     let chunk = DEFAULT_CHUNK_SIZE as usize;
     let members = vec![
         ("pkg/big.so".to_owned(), structured(3 * chunk + 777, 5)),
@@ -168,7 +160,7 @@ fn default_engine_bytes_do_not_depend_on_the_number_of_threads() {
 }
 
 #[test]
-fn default_engine_bytes_are_pinned() {
+fn default_bytes_are_pinned() {
     // A new hash here means the same inputs no longer give the same wheel
     // as before (a libdeflate upgrade, a chunking change): reproducible
     // builds across versions of this tool depend on it, so change the hash
@@ -242,7 +234,7 @@ fn real_files() -> Vec<PathBuf> {
 }
 
 #[test]
-fn default_engine_is_no_larger_than_python_zipfile_level_6() {
+fn default_level_is_no_larger_than_python_zipfile_level_6() {
     let files = real_files();
     let mut wheel = builder();
     for (i, file) in files.iter().enumerate() {

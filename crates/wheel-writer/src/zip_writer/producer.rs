@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use sha2::{Digest as _, Sha256};
 
-use super::deflate::{Codec, WINDOW};
+use super::deflate::Codec;
 use crate::sink::{check_size, read_member};
 use crate::timings::{WritePhase, WriteTimings, span};
 use crate::{Error, Member, MemberDigest};
@@ -30,14 +30,8 @@ pub(crate) enum MemberPlan {
 
 impl Codec {
     /// [`Codec::encode`] with the member named in errors.
-    fn encode_member(
-        self,
-        member: &Member,
-        dictionary: &[u8],
-        input: &[u8],
-        last: bool,
-    ) -> Result<Vec<u8>, Error> {
-        self.encode(dictionary, input, last)
+    fn encode_member(self, member: &Member, input: &[u8], last: bool) -> Result<Vec<u8>, Error> {
+        self.encode(input, last)
             .map_err(|message| Error::Compression {
                 member: member.path().to_owned(),
                 message,
@@ -310,7 +304,7 @@ fn compress_whole<'w>(
     }
     drop(hash);
     let mut compress = span(timings, WritePhase::Compress);
-    let data = codec.encode_member(member, &[], &bytes, true)?;
+    let data = codec.encode_member(member, &bytes, true)?;
     if let Some(compress) = compress.as_mut() {
         compress.add_bytes(size);
     }
@@ -443,7 +437,6 @@ fn read_chunks<'s>(
     };
     let size = source.size();
     let chunks = size.div_ceil(codec.chunk);
-    let mut dictionary: Vec<u8> = Vec::new();
     let mut read_total = 0;
     for chunk in 0..chunks {
         let Some(permit) = permits.acquire() else {
@@ -464,12 +457,6 @@ fn read_chunks<'s>(
         if got != buf.len() {
             return Err(Some(size_error(member, read_total)));
         }
-        let dictionary = if codec.primes() {
-            let next_dictionary = buf[buf.len().saturating_sub(WINDOW)..].to_vec();
-            std::mem::replace(&mut dictionary, next_dictionary)
-        } else {
-            Vec::new()
-        };
         let buf = Arc::new(buf);
         let _ = to_hash.send(Arc::clone(&buf));
         let job = ChunkJob {
@@ -477,7 +464,6 @@ fn read_chunks<'s>(
             member,
             chunk,
             last: chunk + 1 == chunks,
-            dictionary,
             buf,
             permit,
         };
@@ -504,8 +490,6 @@ struct ChunkJob<'s, 'w> {
     member: &'s Member,
     chunk: u64,
     last: bool,
-    /// The previous chunk's end, for an engine that primes.
-    dictionary: Vec<u8>,
     buf: Arc<Vec<u8>>,
     permit: Permit<'w>,
 }
@@ -524,7 +508,6 @@ impl<'w> ChunkJob<'_, 'w> {
             member,
             chunk,
             last,
-            dictionary,
             buf,
             permit,
         } = self;
@@ -533,7 +516,7 @@ impl<'w> ChunkJob<'_, 'w> {
         drop(hash);
         let mut compress = span(timings, WritePhase::Compress);
         let piece = codec
-            .encode_member(member, &dictionary, &buf, last)
+            .encode_member(member, &buf, last)
             .inspect(|_| {
                 if let Some(compress) = compress.as_mut() {
                     compress.add_bytes(buf.len() as u64);

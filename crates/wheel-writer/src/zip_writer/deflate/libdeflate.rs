@@ -17,7 +17,8 @@
 //! bytes of header), where zlib codes them with the fixed Huffman code, two
 //! or three bytes shorter; Python packages have many such files (empty
 //! `__init__.py`, version stamps). Members under [`TINY`] bytes are
-//! therefore also coded by zlib-rs and the shorter stream is kept.
+//! therefore also coded by zlib-rs (through flate2, which the sdist's gzip
+//! uses too) and the shorter stream is kept.
 
 use std::cell::RefCell;
 
@@ -31,7 +32,7 @@ use super::runs::{self, Segment};
 pub(crate) const TINY: usize = 64;
 
 /// The levels libdeflate offers.
-pub(crate) const LEVELS: std::ops::RangeInclusive<u32> = 1..=12;
+pub(crate) const LEVELS: std::ops::RangeInclusive<u32> = crate::options::Compression::LEVELS;
 
 /// The largest output of compressing `size` bytes: libdeflate's bound
 /// (stored blocks of at least 5 000 bytes, 5 bytes of header each) plus
@@ -100,7 +101,7 @@ fn deflate_data(level: u32, input: &[u8], last: bool) -> Result<Vec<u8>, String>
     if !last {
         leave_open(&mut out)?;
     } else if input.len() < TINY {
-        let zlib = super::zlib_rs::deflate(level.min(9), &[], input, true)?;
+        let zlib = zlib_deflate(level.min(9), input)?;
         if zlib.len() < out.len() {
             return Ok(zlib);
         }
@@ -127,6 +128,22 @@ fn leave_open(stream: &mut Vec<u8>) -> Result<(), String> {
     }
     stream.extend_from_slice(&SYNC_MARKER);
     Ok(())
+}
+
+/// zlib-rs's whole stream of a [`TINY`] input: one call, since the
+/// output of fewer than 64 bytes fits the buffer.
+fn zlib_deflate(level: u32, input: &[u8]) -> Result<Vec<u8>, String> {
+    use flate2::{Compress, Compression, FlushCompress, Status};
+    let mut compress = Compress::new(Compression::new(level), false);
+    let mut out = Vec::with_capacity(2 * TINY + 64);
+    match compress.compress_vec(input, &mut out, FlushCompress::Finish) {
+        Ok(Status::StreamEnd) => Ok(out),
+        Ok(status) => Err(format!(
+            "zlib-rs did not end a {}-byte stream: {status:?}",
+            input.len()
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]
