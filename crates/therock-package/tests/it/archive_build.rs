@@ -3,7 +3,7 @@
 //! leaves nothing of its extraction behind (docs/artifacts.md, "Building
 //! from archives").
 
-mod common;
+use crate::common;
 
 use std::fs;
 

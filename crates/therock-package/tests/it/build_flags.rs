@@ -4,7 +4,7 @@
 //! spellings of the devel codec disagreeing (a usage error, exit 2), and
 //! `--jobs` capped at a multiple of the cores; what `-v` and `-vv` say.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,6 +1,6 @@
 //! `--compression-level`: the deflate level of wheel members, 0 to store.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! refuses, with one line naming the file, site-packages left as it was and
 //! the lock released.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! included, are regular packages; `rocm_sdk._devel.get_devel_root()`
 //! unpacks and names the tree; `python -m rocm_sdk test` is `rocm-sdk test`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;

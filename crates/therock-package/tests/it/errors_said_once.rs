@@ -7,7 +7,7 @@
 //! sentence of its output appears twice (`fixtures::sentences`); a failed
 //! `verify` reports on stdout, so both streams are checked.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

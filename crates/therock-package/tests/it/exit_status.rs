@@ -2,7 +2,7 @@
 //! (docs/behaviour.md#exit-status): a missing input path is bad input (1),
 //! whatever the command; only the command line itself is a usage error (2).
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::path::Path;

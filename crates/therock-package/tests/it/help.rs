@@ -3,7 +3,7 @@
 //! values that say nothing, no citations of files an installed binary's
 //! user does not have.
 
-mod common;
+use crate::common;
 
 use common::therock_package;
 

@@ -2,7 +2,7 @@
 //! each is refused with exit 1, one line on stderr naming the file and the
 //! reason, and `dist/` left exactly as it was.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{Read, Write};

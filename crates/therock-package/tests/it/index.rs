@@ -7,7 +7,7 @@
 // Wheel and sdist file names are lower-case by specification.
 #![allow(clippy::case_sensitive_file_extension_comparisons)]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

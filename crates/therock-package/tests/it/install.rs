@@ -1,7 +1,7 @@
 //! End to end: build the example in both modes, install it with pip and with
 //! uv into fresh venvs, and use it (issue 7's integration tests).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

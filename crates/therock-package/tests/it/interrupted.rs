@@ -2,7 +2,7 @@
 //! swap, fully new), the next run cleans up after it, a staging directory
 //! whose build still runs survives, and `verify`/`index` never read one.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! `--exclude`, the example built for manylinux_2_28 on this Debian system
 //! rejected; and every verdict compared with `auditwheel show` from PyPI.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -4,7 +4,7 @@
 //! without flags, a release's own from `--metadata FILE` and flags, and
 //! `pip show` printing them from an installed wheel.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

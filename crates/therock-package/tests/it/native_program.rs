@@ -2,7 +2,7 @@
 //! platform, read back from the wheel's bytes (docs/pipeline.md, "The
 //! native rocm-sdk").
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

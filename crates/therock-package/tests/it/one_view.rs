@@ -11,7 +11,7 @@
 // The measurements and verdicts are printed for the log of a run.
 #![allow(clippy::print_stderr)]
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 use std::fs;

@@ -24,7 +24,7 @@
 // The measurements and verdicts are printed for the log of a run.
 #![allow(clippy::print_stderr)]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;

@@ -5,7 +5,7 @@
 //! with `rocm-sdk test`, `rocm-sdk path` and the Python API; `verify`
 //! accepts it and refuses a selector of another release.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

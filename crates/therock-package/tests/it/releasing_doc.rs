@@ -1,7 +1,7 @@
 //! The example workflow of `docs/releasing.md` only uses commands and
 //! flags `therock-package` has.
 
-mod common;
+use crate::common;
 
 use common::{ok, therock_package};
 

@@ -1,7 +1,7 @@
 //! Reproducibility: the same input gives the same bytes, whatever the file
 //! system says about it, and the selector sdist is the same on every platform.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, symlink};

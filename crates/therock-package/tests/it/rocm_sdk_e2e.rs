@@ -4,7 +4,7 @@
 //! One build per mode per test binary; every test makes its own venvs, so
 //! tests run in parallel.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

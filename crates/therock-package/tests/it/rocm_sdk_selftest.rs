@@ -12,7 +12,7 @@
 //! The tree is built once per test binary; every test installs into its
 //! own directories, so tests run in parallel.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

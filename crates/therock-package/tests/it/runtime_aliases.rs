@@ -6,7 +6,7 @@
 //! once beside its SONAME; linking `-lX` against the devel tree still
 //! takes the real library.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

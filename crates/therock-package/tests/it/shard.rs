@@ -3,7 +3,7 @@
 //! `dist/` is byte for byte the one-machine build, and broken shard sets
 //! are refused by name.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

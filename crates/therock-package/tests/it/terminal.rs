@@ -5,7 +5,7 @@
 //! `NO_COLOR`, `RUST_LOG` over `-v`/`-q`; and the machine-readable side:
 //! `build --json`, `index --json`, completions, man pages, `--version`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! assertion on how long anything took.
 #![allow(clippy::cast_precision_loss)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! and shard manifests changed after their build. Each is refused with exit
 //! 1 naming what is wrong, and nothing is written outside the destination.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::ffi::OsStrExt as _;

@@ -2,7 +2,7 @@
 //! release fails without the cross-platform family flags, naming the missing
 //! extras, and passes with them; one negative test per check.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

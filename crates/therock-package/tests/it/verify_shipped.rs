@@ -3,7 +3,7 @@
 //! of that document (issue 26). The search-path check is exercised with
 //! the build that keeps absolute entries (`hostile_inputs.rs`).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

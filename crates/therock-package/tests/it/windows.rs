@@ -3,7 +3,7 @@
 //! build run by `therock-package.exe` under Wine, and the Windows
 //! `rocm-sdk.exe` used under Wine in an installed layout (docs/windows.md).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -6,7 +6,7 @@
 //! tarball); it warns about paths too long for `MAX_PATH`, leaves the
 //! `:xnack±` variants out, and `verify` checks the same on Windows wheels.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

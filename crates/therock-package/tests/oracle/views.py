@@ -1,5 +1,5 @@
 """What Python's readers make of packages: the views the differential
-oracle (tests/oracle.rs) compares with this project's readers.
+oracle (tests/it/oracle.rs) compares with this project's readers.
 
 Usage: python3 views.py LIST.json > VIEWS.json, where LIST.json is a list
 of package paths; prints one view per package, in order. A view is what
