@@ -1,4 +1,4 @@
-//! `therock-package index` (docs/index.md): the published pages of the
+//! `therock-package index` (docs/package-index.md): the published pages of the
 //! two-platform release (the flat find-links page and the PEP 503 simple
 //! tree) are sorted, encoded, hashed and deterministic; pip and uv resolve
 //! from the wheels' `.metadata` files without downloading a wheel, and
