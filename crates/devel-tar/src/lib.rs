@@ -64,8 +64,8 @@ pub use tree_names::{
     COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,
 };
 pub use unpack::{
-    EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackReport, ensure,
-    ensure_with, unpack,
+    EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackProgress,
+    UnpackReport, ensure, ensure_with, unpack,
 };
 pub use warning::DevelWarning;
 pub use writer::{DevelTarWriter, PendingFile, TarOptions};
