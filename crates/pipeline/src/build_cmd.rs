@@ -348,7 +348,18 @@ pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
         .build()
         .map(Arc::new)
         .map_err(|source| BuildError::Threads { jobs, source })?;
-    pool.install(|| build_packages(options, Some(&pool)))
+    build_packages(options, Some(&pool))
+}
+
+/// Runs `work` on `pool` when the build has one of its own, else where
+/// the call is made. Only parallel steps go there: the executor's lanes
+/// wait for each other outside it, so a pool of one thread cannot be
+/// held by a wait.
+fn on_pool<R: Send>(pool: Option<&Arc<rayon::ThreadPool>>, work: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
 }
 
 /// `build` without packages: the plan checked and written as `plan.json`.
@@ -389,16 +400,15 @@ fn build_packages(
     )?;
     // Archives are read once, extracted into the staging directory while
     // they are indexed (docs/artifacts.md).
-    let dir = options
-        .plan
-        .open_artifacts_extracting(&staging.extracted())?;
+    let extracted = staging.extracted();
+    let dir = on_pool(pool, || options.plan.open_artifacts_extracting(&extracted))?;
     if dir.has_archives()
         && let Some(timings) = timings.as_mut()
     {
         timings.step("extract", &step);
         step = Stopwatch::start();
     }
-    let plan = options.plan.plan_from(&dir, Program::Required)?;
+    let plan = on_pool(pool, || options.plan.plan_from(&dir, Program::Required))?;
     if let Some(timings) = timings.as_mut() {
         timings.step("plan", &step);
     }
@@ -441,7 +451,9 @@ fn build_packages(
     };
     // A shard's wheels link against other shards' files: `assemble`
     // verifies the whole release instead.
-    let elf_links = shard.is_none().then(|| built_links::check(&plan, elves));
+    let elf_links = shard
+        .is_none()
+        .then(|| on_pool(pool, || built_links::check(&plan, elves)));
     let fails_verify = match &shard {
         Some((id, shards)) => {
             let selected = shards.select(&plan, *id);
@@ -838,6 +850,32 @@ mod tests {
     fn an_unchanged_tree_planned_then_executed_builds() {
         let copy = example_copy();
         plan_change_execute(copy.path(), || {}).unwrap();
+    }
+
+    /// With `jobs` the build runs in a pool of its own: one of a single
+    /// thread finishes, since the executor's lanes never wait inside it
+    /// (`tests/thread_pool.rs` shows rayon's global pool is left alone).
+    #[test]
+    fn a_build_in_a_pool_of_one_thread_finishes() {
+        let copy = example_copy();
+        let dest = tempfile::tempdir().unwrap();
+        let options = BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: copy.path().to_owned(),
+                native_programs: stand_in_programs(),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            jobs: 1,
+            ..BuildOptions::default()
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(super::build(&options).map(|r| r.packages)));
+        let packages = finished
+            .recv_timeout(Duration::from_mins(10))
+            .expect("a build with one thread finishes")
+            .unwrap();
+        assert!(packages > 0);
     }
 
     /// What a [`BuildProgress`](crate::BuildProgress) heard, in order
