@@ -18,6 +18,9 @@
 //! into the tree, [`runtime_links`] / [`repair_runtime_links`] find and
 //! mend devel paths an image layer separated from their runtime files,
 //! and [`ensure`] does all three, as `rocm-sdk init` needs.
+//! [`UnpackOptions`] is a plain struct built with named fields and
+//! `..UnpackOptions::default()`; who hears of each [`Step`] is its
+//! `progress`, an [`UnpackProgress`].
 //! The protocol is documented in `docs/devel-tar.md`.
 //!
 //! ```no_run

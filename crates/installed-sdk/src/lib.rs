@@ -18,7 +18,11 @@
 //! - [`self_test`]: the installation self-check of `rocm-sdk test`,
 //!   returning a [`SelfTestReport`] of [`Check`]s.
 //!
-//! The text the commands print is `rocm-sdk`'s; this crate prints nothing.
+//! The text the commands print is `rocm-sdk`'s; this crate prints nothing
+//! and reads no environment: the interpreter and the user's `PYTHONPATH`
+//! are [`SelfTestOptions`] fields, the devel unpack's listener is
+//! [`UnpackOptions::progress`] (an [`UnpackProgress`], re-exported from
+//! `devel-tar` with the other types its options and reports hold).
 //!
 //! ```no_run
 //! use installed_sdk::{Outcome, SelfTestOptions, Site, self_test};
