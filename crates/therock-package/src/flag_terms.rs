@@ -199,26 +199,21 @@ fn assemble(error: &AssembleError) -> Option<String> {
             "{} is not empty; assemble writes a whole release: give a new or empty --dest-dir",
             dist.display()
         )),
-        AssembleError::ShardsDisagree(e) => {
-            let disagreement = &e.disagreement;
-            let flagged = flagged(disagreement)?;
-            Some(
-                error
-                    .to_string()
-                    .replacen(&disagreement.to_string(), &flagged, 1),
-            )
-        }
-        AssembleError::LegsDisagree(e) => {
-            let disagreement = &e.disagreement;
-            let flagged = flagged(disagreement)?;
-            Some(
-                error
-                    .to_string()
-                    .replacen(&disagreement.to_string(), &flagged, 1),
-            )
-        }
+        AssembleError::ShardsDisagree(e) => disagreement_flagged(error, &e.disagreement),
+        AssembleError::LegsDisagree(e) => disagreement_flagged(error, &e.disagreement),
         _ => None,
     }
+}
+
+/// `error`'s message with its `disagreement` on a family list named by
+/// the flag.
+fn disagreement_flagged(error: &AssembleError, disagreement: &Disagreement) -> Option<String> {
+    let flagged = flagged(disagreement)?;
+    Some(
+        error
+            .to_string()
+            .replacen(&disagreement.to_string(), &flagged, 1),
+    )
 }
 
 /// A disagreement on a family list, named by its flag.
