@@ -959,4 +959,68 @@ mod tests {
             input
         );
     }
+
+    /// Records the points a build reaches; fails at one of them if asked.
+    #[derive(Debug, Default)]
+    struct Points {
+        reached: std::sync::Mutex<Vec<crate::BuildPoint>>,
+        fail_at: Option<crate::BuildPoint>,
+    }
+
+    impl crate::BuildPause for Points {
+        fn at(&self, point: crate::BuildPoint) -> std::io::Result<()> {
+            self.reached.lock().unwrap().push(point);
+            if self.fail_at == Some(point) {
+                return Err(std::io::Error::other("held too long"));
+            }
+            Ok(())
+        }
+    }
+
+    /// The caller's pause hears each point once, in order; one that fails
+    /// before the swap fails the build and leaves the `dist/` of the
+    /// build before as it was.
+    #[test]
+    fn a_build_pauses_at_each_point_and_a_failed_pause_publishes_nothing() {
+        use crate::BuildPoint;
+        let copy = example_copy();
+        let dest = tempfile::tempdir().unwrap();
+        let options = |pause: Arc<Points>| BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: copy.path().to_owned(),
+                native_programs: stand_in_programs(),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            pause: Some(pause),
+            ..BuildOptions::default()
+        };
+        let listing = || {
+            let mut names: Vec<_> = fs::read_dir(dest.path().join("dist"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            names.sort();
+            names
+        };
+
+        let heard = Arc::new(Points::default());
+        super::build(&options(heard.clone())).unwrap();
+        assert_eq!(*heard.reached.lock().unwrap(), BuildPoint::ALL);
+        let before = listing();
+        assert!(!before.is_empty());
+
+        let failing = Arc::new(Points {
+            fail_at: Some(BuildPoint::BeforeSwap),
+            ..Points::default()
+        });
+        let error = super::build(&options(failing.clone())).unwrap_err();
+        let text = fs_helpers::error_chain::Chain(&error).to_string();
+        assert!(text.contains("held too long"), "{text}");
+        assert_eq!(
+            *failing.reached.lock().unwrap(),
+            [BuildPoint::FirstBytes, BuildPoint::BeforeSwap]
+        );
+        assert_eq!(listing(), before, "dist/ is the earlier build's");
+    }
 }
