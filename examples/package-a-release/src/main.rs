@@ -11,7 +11,8 @@
 //! ```
 //!
 //! - `ARTIFACT_DIR`: TheRock artifacts (`cargo xtask example` writes the
-//!   built-in example's, `example/kpack/artifacts`).
+//!   built-in example's, `example/kpack/artifacts`; [`VERSION`] and
+//!   [`FAMILIES`] are theirs: change them for other artifacts).
 //! - `ROCM_SDK`: the native `rocm-sdk` program the core wheel carries (a
 //!   static Linux build; `therock-package`'s build script makes one).
 //! - `SCRATCH`: a new or empty directory for the release (`SCRATCH/out/dist`)
