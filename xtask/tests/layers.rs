@@ -15,9 +15,10 @@
 //!   (`therock-package` builds the `rocm-sdk` it embeds);
 //! - libraries take every value as an argument and speak in their own
 //!   terms: no library reads the environment, and no library error
-//!   message names a flag of either binary (docs/using-the-crates.md,
-//!   "One convention"). These read the sources themselves
-//!   (`layers/rust_text.rs`).
+//!   message (an `#[error]` text, or the text of a hand-written `Display`
+//!   of a type named `…Error`) names a flag of either binary
+//!   (docs/using-the-crates.md, "One convention"). These read the
+//!   sources themselves (`layers/rust_text.rs`).
 
 mod common;
 #[path = "layers/rust_text.rs"]
@@ -384,6 +385,35 @@ fn named_flags(text: &str, flags: &[String]) -> Vec<String> {
     named
 }
 
+/// The code range of each `impl ... Display for NameError` block in
+/// `code`: from `impl` to its closing brace (an error type whose message
+/// is written by hand rather than by `#[error]`).
+fn error_display_impls(code: &str) -> Vec<std::ops::Range<usize>> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("Display for ") {
+        let at = from + at;
+        from = at + "Display for ".len();
+        let name_end = code[from..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(code.len(), |end| from + end);
+        let Some(start) = code[..at].rfind("impl") else {
+            continue;
+        };
+        let Some(open) = code[name_end..].find('{').map(|b| name_end + b) else {
+            continue;
+        };
+        if !code[from..name_end].ends_with("Error") {
+            continue;
+        }
+        if let Some(close) = matching(code, open, b'{', b'}') {
+            found.push(start..close + 1);
+            from = close + 1;
+        }
+    }
+    found
+}
+
 #[test]
 fn no_library_error_names_a_flag() {
     let flags = binary_flags();
@@ -392,7 +422,9 @@ fn no_library_error_names_a_flag() {
         for (file, text, code) in
             library_code(&workspace().join("crates").join(&library).join("src"))
         {
-            for range in attributes(&code, "error") {
+            let mut messages = attributes(&code, "error");
+            messages.extend(error_display_impls(&code));
+            for range in messages {
                 for message in text.strings_in(&range) {
                     for flag in named_flags(message, &flags) {
                         offenders.push(format!("{}: {flag} in {message:?}", file.display()));
@@ -405,6 +437,22 @@ fn no_library_error_names_a_flag() {
         offenders.is_empty(),
         "{offenders:#?}: a library error says what went wrong in the library's own terms; the \
          binary says which flag that was (docs/using-the-crates.md)"
+    );
+}
+
+#[test]
+fn the_flag_check_reads_hand_written_error_messages() {
+    let source = "impl fmt::Display for BadError {\n    fn fmt(&self, f: &mut fmt::Formatter<'_>) \
+                  -> fmt::Result {\n        f.write_str(\"pass --dest-dir\")\n    }\n}\n\
+                  impl fmt::Display for Report { fn fmt() { \"--dest-dir\" } }";
+    let text = RustText::new(source);
+    let ranges = error_display_impls(&text.code);
+    assert_eq!(ranges.len(), 1, "{ranges:?}");
+    let messages: Vec<&str> = text.strings_in(&ranges[0]).collect();
+    assert_eq!(messages, ["pass --dest-dir"]);
+    assert_eq!(
+        named_flags(messages[0], &binary_flags()),
+        ["--dest-dir".to_owned()]
     );
 }
 
