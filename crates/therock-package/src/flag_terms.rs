@@ -205,8 +205,8 @@ fn assemble(error: &AssembleError) -> Option<String> {
     }
 }
 
-/// `error`'s message with its `disagreement` on a family list named by
-/// the flag.
+/// `error`'s message with its `disagreement` named by the flag or the
+/// variable that gave the value.
 fn disagreement_flagged(error: &AssembleError, disagreement: &Disagreement) -> Option<String> {
     let flagged = flagged(disagreement)?;
     Some(
@@ -216,11 +216,12 @@ fn disagreement_flagged(error: &AssembleError, disagreement: &Disagreement) -> O
     )
 }
 
-/// A disagreement on a family list, named by its flag.
+/// A disagreement on a value a flag or a variable gives, named by it.
 fn flagged(disagreement: &Disagreement) -> Option<String> {
     let flag = match disagreement.what {
         ReleaseValue::LinuxFamilies => "--linux-amdgpu-families",
         ReleaseValue::WindowsFamilies => "--windows-amdgpu-families",
+        ReleaseValue::SourceDateEpoch => "SOURCE_DATE_EPOCH",
         _ => return None,
     };
     Some(format!(
@@ -286,6 +287,26 @@ mod tests {
         let said = assemble(&error).unwrap();
         assert!(
             said.contains("disagree on --linux-amdgpu-families: `gfx942` and (not given);"),
+            "{said}"
+        );
+
+        let disagreement = Disagreement {
+            what: ReleaseValue::SourceDateEpoch,
+            first: "1700000000".to_owned(),
+            other: "(unset)".to_owned(),
+        };
+        let error = AssembleError::ShardsDisagree(Box::new(pipeline::ShardsDisagree {
+            first_dir: "a".into(),
+            first_id: "1/2".parse().unwrap(),
+            other_dir: "b".into(),
+            other_id: "2/2".parse().unwrap(),
+            platform_tag: "linux_x86_64".to_owned(),
+            plan: "0123abcd".to_owned(),
+            disagreement,
+        }));
+        let said = assemble(&error).unwrap();
+        assert!(
+            said.contains("disagree on SOURCE_DATE_EPOCH: 1700000000 and (unset)"),
             "{said}"
         );
     }

@@ -39,7 +39,7 @@ impl fmt::Display for ReleaseValue {
             Self::Version => "the version",
             Self::LinuxFamilies => "the Linux family list",
             Self::WindowsFamilies => "the Windows family list",
-            Self::SourceDateEpoch => "SOURCE_DATE_EPOCH",
+            Self::SourceDateEpoch => "the members' timestamp",
             Self::CompressionLevel => "the compression level",
             Self::Metadata => "the package metadata",
             Self::SelectorDocuments => "the rocm sdists' _dist_info.json",
