@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
     .concat();
     std::fs::write(site.join(DIST_INFO).join("RECORD"), record).unwrap();
 
-    let result = unpack(&site, &mut UnpackOptions::default());
+    let result = unpack(&site, &UnpackOptions::default());
 
     let allowed = ["_rocm_sdk_devel", "rocm_sdk_devel", DIST_INFO];
     for entry in std::fs::read_dir(&site).unwrap().flatten() {

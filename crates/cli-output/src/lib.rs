@@ -1,4 +1,8 @@
-//! How `therock-package` and `rocm-sdk` talk to a person or to a log.
+//! How `therock-package` and `rocm-sdk` talk to a person or to a log: the
+//! binaries' terminal helper, and the one library that reads the
+//! environment (`NO_COLOR`, `RUST_LOG` and the binary's own log variable)
+//! and the terminal, for them; the other libraries read neither
+//! (docs/using-the-crates.md, "One convention").
 //!
 //! One set of conventions for both binaries (docs/ci.md, "Terminal and
 //! logs"):

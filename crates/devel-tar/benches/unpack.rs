@@ -61,7 +61,7 @@ fn main() {
     match args.next().as_deref() {
         Some("--child-unpack") => {
             let sp = PathBuf::from(args.next().expect("site-packages"));
-            devel_tar::unpack(&sp, &mut devel_tar::UnpackOptions::default()).expect("unpack");
+            devel_tar::unpack(&sp, &devel_tar::UnpackOptions::default()).expect("unpack");
             return;
         }
         // For profiling by hand: `--make-site DIR` writes the benchmark's
@@ -119,7 +119,7 @@ fn unpack_bench(work: &Path) {
 fn fast_path_bench(work: &Path) {
     let sp = work.join("fast/site-packages");
     make_site(&sp);
-    devel_tar::unpack(&sp, &mut devel_tar::UnpackOptions::default()).expect("unpack");
+    devel_tar::unpack(&sp, &devel_tar::UnpackOptions::default()).expect("unpack");
     let files: Vec<(String, Vec<u8>)> = (0..1000)
         .map(|i| {
             (

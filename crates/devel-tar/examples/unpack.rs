@@ -7,8 +7,26 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use devel_tar::{Error, Step, UnpackOptions};
+use devel_tar::{Error, Step, UnpackOptions, UnpackProgress};
+
+/// Aborts the process at the `kill_at`-th step.
+#[derive(Debug)]
+struct KillAt {
+    kill_at: Option<usize>,
+    steps: AtomicUsize,
+}
+
+impl UnpackProgress for KillAt {
+    fn step(&self, _: &Step) {
+        let steps = self.steps.fetch_add(1, Ordering::Relaxed) + 1;
+        if Some(steps) == self.kill_at {
+            std::process::abort();
+        }
+    }
+}
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -20,19 +38,15 @@ fn main() -> ExitCode {
         (Some("--kill-at"), Some(n)) => n.parse().ok(),
         _ => None,
     };
-    let mut steps = 0usize;
-    let mut on_step = |_: &Step| {
-        steps += 1;
-        if Some(steps) == kill_at {
-            std::process::abort();
-        }
-    };
-    let mut options = UnpackOptions {
-        on_step: Some(&mut on_step),
+    let options = UnpackOptions {
+        progress: Some(Arc::new(KillAt {
+            kill_at,
+            steps: AtomicUsize::new(0),
+        })),
         ..UnpackOptions::default()
     };
     let result =
-        devel_tar::unpack(&sp, &mut options).and_then(|_| devel_tar::reconcile_device_links(&sp));
+        devel_tar::unpack(&sp, &options).and_then(|_| devel_tar::reconcile_device_links(&sp));
     match result {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {

@@ -18,6 +18,9 @@
 //! into the tree, [`runtime_links`] / [`repair_runtime_links`] find and
 //! mend devel paths an image layer separated from their runtime files,
 //! and [`ensure`] does all three, as `rocm-sdk init` needs.
+//! [`UnpackOptions`] is a plain struct built with named fields and
+//! `..UnpackOptions::default()`; who hears of each [`Step`] is its
+//! `progress`, an [`UnpackProgress`].
 //! The protocol is documented in `docs/devel-tar.md`.
 //!
 //! ```no_run
@@ -64,8 +67,8 @@ pub use tree_names::{
     COMPILER_SYMLINKS, DEVEL_PACKAGE_DIR, TreeNames, installed_tree_names, is_compiler_symlink,
 };
 pub use unpack::{
-    EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackReport, ensure,
-    ensure_with, unpack,
+    EnsureReport, Step, TREE_VERSION_FILE, UnpackOptions, UnpackOutcome, UnpackProgress,
+    UnpackReport, ensure, ensure_with, unpack,
 };
 pub use warning::DevelWarning;
 pub use writer::{DevelTarWriter, PendingFile, TarOptions};

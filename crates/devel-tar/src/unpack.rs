@@ -13,6 +13,7 @@
 use std::fs;
 use std::io::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 use dist_info::devel_tree::{Resolved, resolve_link};
 use pypa_formats::installer::InstallCommand;
@@ -36,7 +37,7 @@ use crate::warning::DevelWarning;
 /// relative to the tree.
 pub const TREE_VERSION_FILE: &str = ".rocm-sdk-devel-version";
 
-/// Progress of an unpack, reported to [`UnpackOptions::on_step`] (for a
+/// Progress of an unpack, reported to [`UnpackOptions::progress`] (for a
 /// progress bar; the tests also use it to kill the process at every point).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
@@ -61,10 +62,34 @@ pub enum Step {
     Committed,
 }
 
+/// Hears of each [`Step`] of an unpack as it happens (a progress display).
+///
+/// ```
+/// use std::sync::Mutex;
+/// use devel_tar::{Step, UnpackProgress};
+///
+/// /// Keeps every step.
+/// #[derive(Debug, Default)]
+/// struct Steps(Mutex<Vec<Step>>);
+///
+/// impl UnpackProgress for Steps {
+///     fn step(&self, step: &Step) {
+///         self.0.lock().unwrap().push(step.clone());
+///     }
+/// }
+/// ```
+pub trait UnpackProgress: Send + Sync + std::fmt::Debug {
+    /// The unpack reached `step`.
+    fn step(&self, step: &Step) {
+        let _ = step;
+    }
+}
+
 /// Options of [`unpack`] and [`ensure_with`].
-pub struct UnpackOptions<'a> {
-    /// Called after each [`Step`].
-    pub on_step: Option<&'a mut dyn FnMut(&Step)>,
+#[derive(Debug, Clone)]
+pub struct UnpackOptions {
+    /// Who hears of each [`Step`] (`None`: nobody).
+    pub progress: Option<Arc<dyn UnpackProgress>>,
     /// [`ensure_with`] leaves devel paths that are no longer the same file
     /// as their runtime or device file as they are (`rocm-sdk test`, which
     /// reports them), instead of linking them again.
@@ -86,10 +111,10 @@ pub struct UnpackOptions<'a> {
 }
 
 #[allow(clippy::derivable_impls)] // not on a Windows host, where `windows_names` is on
-impl Default for UnpackOptions<'_> {
+impl Default for UnpackOptions {
     fn default() -> Self {
         Self {
-            on_step: None,
+            progress: None,
             leave_separated_links: false,
             trust_current_stamp: false,
             windows_names: cfg!(windows),
@@ -97,21 +122,10 @@ impl Default for UnpackOptions<'_> {
     }
 }
 
-impl std::fmt::Debug for UnpackOptions<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("UnpackOptions")
-            .field("on_step", &self.on_step.is_some())
-            .field("leave_separated_links", &self.leave_separated_links)
-            .field("trust_current_stamp", &self.trust_current_stamp)
-            .field("windows_names", &self.windows_names)
-            .finish()
-    }
-}
-
-impl UnpackOptions<'_> {
-    fn step(&mut self, step: &Step) {
-        if let Some(f) = self.on_step.as_mut() {
-            f(step);
+impl UnpackOptions {
+    fn step(&self, step: &Step) {
+        if let Some(progress) = &self.progress {
+            progress.step(step);
         }
     }
 }
@@ -161,23 +175,17 @@ pub struct EnsureReport {
 /// longer the same file as its runtime file: what `rocm-sdk init` and the
 /// first use of a devel tool need.
 pub fn ensure(site_packages: &Path) -> Result<EnsureReport, Error> {
-    ensure_with(site_packages, &mut UnpackOptions::default())
+    ensure_with(site_packages, &UnpackOptions::default())
 }
 
 /// [`ensure`], reporting the unpack's steps to `options` (a progress
 /// display).
-pub fn ensure_with(
-    site_packages: &Path,
-    options: &mut UnpackOptions<'_>,
-) -> Result<EnsureReport, Error> {
+pub fn ensure_with(site_packages: &Path, options: &UnpackOptions) -> Result<EnsureReport, Error> {
     ensure_inner(site_packages, options)
         .map_err(|e| e.with_install_command(crate::site::install_command(site_packages)))
 }
 
-fn ensure_inner(
-    site_packages: &Path,
-    options: &mut UnpackOptions<'_>,
-) -> Result<EnsureReport, Error> {
+fn ensure_inner(site_packages: &Path, options: &UnpackOptions) -> Result<EnsureReport, Error> {
     if options.trust_current_stamp && ready_by_stamp(site_packages)? {
         return Ok(EnsureReport {
             unpack: UnpackReport {
@@ -239,18 +247,12 @@ fn ready_by_stamp(site_packages: &Path) -> Result<bool, Error> {
 /// appending every path to the devel RECORD. Safe to call from any number of
 /// processes at once (all return once the tree is complete) and after a
 /// process was killed at any point (the next call produces the same tree).
-pub fn unpack(
-    site_packages: &Path,
-    options: &mut UnpackOptions<'_>,
-) -> Result<UnpackReport, Error> {
+pub fn unpack(site_packages: &Path, options: &UnpackOptions) -> Result<UnpackReport, Error> {
     unpack_inner(site_packages, options)
         .map_err(|e| e.with_install_command(crate::site::install_command(site_packages)))
 }
 
-fn unpack_inner(
-    site_packages: &Path,
-    options: &mut UnpackOptions<'_>,
-) -> Result<UnpackReport, Error> {
+fn unpack_inner(site_packages: &Path, options: &UnpackOptions) -> Result<UnpackReport, Error> {
     let site = InstalledDevel::open(site_packages)?;
     if site.tar()?.is_none() {
         return already_unpacked(&site);
@@ -352,7 +354,7 @@ fn write_tree(
     file: &fs::File,
     compression: TarCodec,
     model: &Model,
-    options: &mut UnpackOptions<'_>,
+    options: &UnpackOptions,
     record_len: &mut Option<u64>,
 ) -> Result<Written, Error> {
     let plan = UnpackPlan::build(model, site, tar)?;

@@ -104,11 +104,11 @@ fn a_current_stamp_is_trusted_only_when_asked_and_init_still_finds_a_copied_up_f
     fs::rename(&fresh, &source).unwrap();
     assert!(device_links_stamp_is_current(sp).unwrap());
 
-    let mut trusting = UnpackOptions {
+    let trusting = UnpackOptions {
         trust_current_stamp: true,
         ..UnpackOptions::default()
     };
-    let report = ensure_with(sp, &mut trusting).unwrap();
+    let report = ensure_with(sp, &trusting).unwrap();
     assert_eq!(report.unpack.outcome, UnpackOutcome::AlreadyUnpacked);
     assert_eq!(report.relinked, 0);
     assert!(!same_file(&link, &source), "trusted, so not checked");

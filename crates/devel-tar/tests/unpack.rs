@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{
@@ -18,8 +19,18 @@ use common::{
 };
 use devel_tar::{
     DIGEST_FILE, DevelWarning, Error, Step, TarCodec, TarDigest, UnpackOptions, UnpackOutcome,
-    ensure, unpack,
+    UnpackProgress, ensure, unpack,
 };
+
+/// Every step an unpack reported, in order.
+#[derive(Debug, Default)]
+struct Steps(Mutex<Vec<Step>>);
+
+impl UnpackProgress for Steps {
+    fn step(&self, step: &Step) {
+        self.0.lock().unwrap().push(step.clone());
+    }
+}
 
 fn ino(path: &std::path::Path) -> (u64, u64) {
     let m = fs::symlink_metadata(path).unwrap();
@@ -109,7 +120,7 @@ fn unpacks_with_hard_links_symlinks_and_record_in_every_codec() {
             }
         }
         // A second call has nothing to do.
-        let again = unpack(sp, &mut UnpackOptions::default()).unwrap();
+        let again = unpack(sp, &UnpackOptions::default()).unwrap();
         assert_eq!(again.outcome, UnpackOutcome::AlreadyUnpacked);
     }
 }
@@ -228,7 +239,7 @@ fn result_does_not_depend_on_member_order() {
 fn assert_refused(members: &[(&str, tar::EntryType, &[u8], &str)], what: &str) {
     let site = SitePackages::with_devel(&raw_tar(members), "_devel.tar");
     let before = snapshot(&site.sp);
-    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    let err = unpack(&site.sp, &UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::UnsafeMember { .. }), "{what}: {err}");
     assert!(err.to_string().contains("nothing was written"), "{err}");
     assert_eq!(snapshot(&site.sp), before, "{what}: something was written");
@@ -452,15 +463,15 @@ fn a_tar_changed_after_install_is_refused_and_leaves_the_site_as_it_was() {
             fs::write(&record, text.replace(&row, &new_row)).unwrap();
         }
         let before = snapshot(&site.sp);
-        let mut steps = Vec::new();
-        let mut on_step = |step: &Step| steps.push(step.clone());
-        let mut options = UnpackOptions {
-            on_step: Some(&mut on_step),
+        let heard = Arc::new(Steps::default());
+        let options = UnpackOptions {
+            progress: Some(heard.clone()),
             ..UnpackOptions::default()
         };
-        let err = unpack(&site.sp, &mut options)
+        let err = unpack(&site.sp, &options)
             .err()
             .unwrap_or_else(|| panic!("{what}: the tar was unpacked"));
+        let steps = heard.0.lock().unwrap().clone();
         let text = err.to_string();
         assert!(
             text.contains(&tar_path.display().to_string()),
@@ -503,11 +514,27 @@ fn a_changed_compressed_tar_is_named_against_its_digest() {
         }
         fs::write(site.sp.join("rocm_sdk_devel/_devel.tar.zst"), &tampered).unwrap();
         let before = snapshot(&site.sp);
-        let err = unpack(&site.sp, &mut UnpackOptions::default())
+        let err = unpack(&site.sp, &UnpackOptions::default())
             .unwrap_err()
             .to_string();
         assert!(err.contains(reason), "{reason}: {err}");
         assert_eq!(snapshot(&site.sp), before, "{reason}");
+    }
+}
+
+/// Touches the tar once its rows are recorded.
+#[derive(Debug)]
+struct TouchWhenRecorded(std::path::PathBuf);
+
+impl UnpackProgress for TouchWhenRecorded {
+    fn step(&self, step: &Step) {
+        if *step == Step::Recorded {
+            fs::File::options()
+                .write(true)
+                .open(&self.0)
+                .and_then(|f| f.set_modified(std::time::UNIX_EPOCH))
+                .unwrap();
+        }
     }
 }
 
@@ -521,20 +548,11 @@ fn a_tar_written_to_while_it_is_unpacked_is_not_committed() {
     let site = SitePackages::with_devel(&tar, "_devel.tar");
     let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
     let before = snapshot(&site.sp);
-    let mut on_step = |step: &Step| {
-        if *step == Step::Recorded {
-            fs::File::options()
-                .write(true)
-                .open(&tar_path)
-                .and_then(|f| f.set_modified(std::time::UNIX_EPOCH))
-                .unwrap();
-        }
-    };
-    let mut options = UnpackOptions {
-        on_step: Some(&mut on_step),
+    let options = UnpackOptions {
+        progress: Some(Arc::new(TouchWhenRecorded(tar_path.clone()))),
         ..UnpackOptions::default()
     };
-    let err = unpack(&site.sp, &mut options).unwrap_err().to_string();
+    let err = unpack(&site.sp, &options).unwrap_err().to_string();
     assert!(err.contains("written to while it was unpacked"), "{err}");
     assert!(err.contains("nothing was unpacked"), "{err}");
     // Contents and modes: the tar's new mtime does not count.
@@ -555,7 +573,7 @@ fn a_remedy_names_the_tool_that_installed_the_environment() {
         let tar_path = site.sp.join("rocm_sdk_devel/_devel.tar");
         let bytes = fs::read(&tar_path).unwrap();
         fs::write(&tar_path, &bytes[..bytes.len() / 2]).unwrap();
-        let err = unpack(&site.sp, &mut UnpackOptions::default())
+        let err = unpack(&site.sp, &UnpackOptions::default())
             .unwrap_err()
             .to_string();
         let remedy = format!("Reinstall it with `{command} --force-reinstall rocm-sdk-devel`");
@@ -590,7 +608,7 @@ fn corrupt_and_truncated_tars_are_reported_without_writing() {
     for (what, bytes, name) in cases {
         let site = SitePackages::with_devel(&bytes, name);
         let before = snapshot(&site.sp);
-        let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+        let err = unpack(&site.sp, &UnpackOptions::default()).unwrap_err();
         assert!(matches!(err, Error::CorruptTar { .. }), "{what}: {err}");
         assert!(err.to_string().contains("--force-reinstall"), "{err}");
         assert_eq!(snapshot(&site.sp), before, "{what}");
@@ -601,17 +619,17 @@ fn corrupt_and_truncated_tars_are_reported_without_writing() {
 fn missing_record_and_missing_devel_say_what_to_do() {
     let site = SitePackages::standard();
     fs::remove_file(site.dist_info("rocm_sdk_devel").join("RECORD")).unwrap();
-    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    let err = unpack(&site.sp, &UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NoRecord { .. }), "{err}");
     assert!(err.to_string().contains("virtual environment"));
 
     let site = SitePackages::standard();
     fs::remove_dir_all(site.dist_info("rocm_sdk_devel")).unwrap();
-    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    let err = unpack(&site.sp, &UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::NoRecord { .. }), "{err}");
 
     let site = SitePackages::empty();
-    let err = unpack(&site.sp, &mut UnpackOptions::default()).unwrap_err();
+    let err = unpack(&site.sp, &UnpackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::DevelNotInstalled { .. }), "{err}");
     assert!(err.to_string().contains("pip install rocm[devel]"));
 }
@@ -980,11 +998,11 @@ fn names_windows_cannot_hold_are_refused_on_windows_before_anything_is_written()
     for (members, member, reason) in cases {
         let site = SitePackages::with_devel(&raw_tar(&members), "_devel.tar");
         let before = snapshot(&site.sp);
-        let mut windows = UnpackOptions {
+        let windows = UnpackOptions {
             windows_names: true,
             ..UnpackOptions::default()
         };
-        let err = unpack(&site.sp, &mut windows).unwrap_err();
+        let err = unpack(&site.sp, &windows).unwrap_err();
         let text = err.to_string();
         assert!(
             matches!(&err, Error::UnsafeMember { member: m, .. } if m == member),
@@ -998,11 +1016,11 @@ fn names_windows_cannot_hold_are_refused_on_windows_before_anything_is_written()
             "{member}: something was written"
         );
         // Where these are ordinary names, the same archive unpacks.
-        let mut linux = UnpackOptions {
+        let linux = UnpackOptions {
             windows_names: false,
             ..UnpackOptions::default()
         };
-        unpack(&site.sp, &mut linux).unwrap_or_else(|e| panic!("{member}: {e}"));
+        unpack(&site.sp, &linux).unwrap_or_else(|e| panic!("{member}: {e}"));
     }
     let site = SitePackages::with_devel(
         &raw_tar(&[("_rocm_sdk_devel/bin/CON", F, b"x", "")]),
@@ -1010,7 +1028,7 @@ fn names_windows_cannot_hold_are_refused_on_windows_before_anything_is_written()
     );
     let err = unpack(
         &site.sp,
-        &mut UnpackOptions {
+        &UnpackOptions {
             windows_names: true,
             ..UnpackOptions::default()
         },
@@ -1039,7 +1057,7 @@ fn a_link_dangling_inside_the_tarball_is_not_blamed_on_a_missing_package() {
         ]),
         "_devel.tar",
     );
-    let report = unpack(&site.sp, &mut UnpackOptions::default()).unwrap();
+    let report = unpack(&site.sp, &UnpackOptions::default()).unwrap();
     assert_eq!(
         report.warnings,
         [

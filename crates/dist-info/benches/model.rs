@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use bench_support::{measure_in_process, per_call, print_row};
 use dist_info::document::DistInfo;
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyTable};
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
 use pypa_formats::version::matches_ignoring_post;
@@ -51,8 +51,8 @@ fn run() {
         ]
         .into(),
         on_disk: vec!["gfx942".into(), "gfx950".into(), "gfx1100".into()],
-        linux_families: Some("dcgpu-all;dgpu-all;igpu-all".into()),
-        windows_families: Some("dgpu-all;igpu-all".into()),
+        linux_families: Some(Family::parse_list("dcgpu-all;dgpu-all;igpu-all").unwrap()),
+        windows_families: Some(Family::parse_list("dgpu-all;igpu-all").unwrap()),
         restrict_to_family: None,
     };
     let version = "7.1.0a20250301".parse().unwrap();

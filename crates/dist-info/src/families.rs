@@ -1,7 +1,10 @@
 //! The family → target table (docs/behaviour.md#family-table), kept as data in
-//! `data/families.toml` and parsed once.
+//! `data/families.toml` and parsed once, and [`Family`], a name the table
+//! knows: what a release offers is a list of them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::str::FromStr;
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -159,18 +162,70 @@ impl FamilyTable {
     }
 }
 
-/// The value parser of the `--*-amdgpu-families` flags: the list as given
-/// once every name is known to the built-in table, so a bad name is a
-/// usage error judged from the command line alone (docs/behaviour.md#exit-status).
+/// A GPU family or target the built-in table knows (`gfx94X-dcgpu`,
+/// `gfx1100`, `gfx942:xnack+`; every target is also its own family): one
+/// item of what a release offers on a platform.
 ///
 /// ```
-/// use dist_info::families::family_list_flag;
-/// assert_eq!(family_list_flag("gfx94X-dcgpu;gfx1100").unwrap(), "gfx94X-dcgpu;gfx1100");
-/// assert!(family_list_flag("gfx999").is_err());
+/// use dist_info::families::Family;
+/// let family: Family = "gfx94X-dcgpu".parse().unwrap();
+/// assert_eq!(family.as_str(), "gfx94X-dcgpu");
+/// assert!("gfx9000".parse::<Family>().is_err());
+/// // A list as a command line spells it: `,` or `;` separated.
+/// let list = Family::parse_list(" gfx94X-dcgpu ;gfx1100,,").unwrap();
+/// assert_eq!(Family::join(&list), "gfx94X-dcgpu;gfx1100");
 /// ```
-pub fn family_list_flag(value: &str) -> Result<String, FamilyError> {
-    FamilyTable::builtin().parse_list(value)?;
-    Ok(value.to_owned())
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Family(String);
+
+impl Family {
+    /// The name as the table spells it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Parses a list as a command line gives it (`,` or `;` separated,
+    /// items trimmed, empties and repeats dropped, order kept), every name
+    /// checked against the built-in table. An empty list means "this
+    /// platform does not take part".
+    pub fn parse_list(text: &str) -> Result<Vec<Family>, FamilyError> {
+        let names = FamilyTable::builtin().parse_list(text)?;
+        Ok(names.into_iter().map(Family).collect())
+    }
+
+    /// `list` written as [`Family::parse_list`] reads it back: the names
+    /// joined by `;`.
+    pub fn join(list: &[Family]) -> String {
+        list.iter()
+            .map(Family::as_str)
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+impl FromStr for Family {
+    type Err = FamilyError;
+
+    fn from_str(name: &str) -> Result<Self, FamilyError> {
+        let table = FamilyTable::builtin();
+        if table.is_known(name) {
+            Ok(Self(name.to_owned()))
+        } else {
+            Err(table.unknown(name))
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for Family {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
 }
 
 /// Splits a `,`/`;` separated list, trimming items and dropping empties.

@@ -15,14 +15,15 @@
 //! and to text.
 //!
 //! ```
-//! use dist_info::families::FamilyTable;
+//! use dist_info::families::{Family, FamilyTable};
 //! use dist_info::package::{Mode, PackageKind};
 //! use dist_info::selector::{SelectorInput, Selector};
 //!
+//! let family = |name: &str| name.parse::<Family>().unwrap();
 //! let input = SelectorInput {
 //!     packages: [PackageKind::Libraries].into(),
-//!     linux_families: Some("gfx94X-dcgpu;gfx110X-dgpu".into()),
-//!     windows_families: Some("gfx110X-dgpu".into()),
+//!     linux_families: Some(vec![family("gfx94X-dcgpu"), family("gfx110X-dgpu")]),
+//!     windows_families: Some(vec![family("gfx110X-dgpu")]),
 //!     ..SelectorInput::default()
 //! };
 //! let selector = Selector::plan(Mode::Kpack, &"7.1.0".parse().unwrap(), &input, FamilyTable::builtin()).unwrap();

@@ -2,7 +2,7 @@
 //! default, and the requirements and extras written into the sdist.
 //!
 //! Build time: [`Selector::plan`] turns the on-disk targets and the release
-//! family flags into data. Install time: [`Selector::select_target`] and
+//! family lists into data. Install time: [`Selector::select_target`] and
 //! [`Selector::metadata`] compute the requirements from that data alone, the
 //! same way the sdist's Python backend does (the JSON test vectors hold both
 //! to it).
@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::families::{FamilyError, FamilyTable};
+use crate::families::{Family, FamilyError, FamilyTable};
 use crate::package::{Mode, Package, PackageKind};
 use crate::requirement::{Platform, Requirement};
 use crate::selection::{Selection, SelectionError, TargetSource, select_target};
@@ -21,11 +21,11 @@ use pypa_formats::version::Version;
 /// Errors while planning a selector.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    /// A family flag names an unknown family.
-    #[error("--{flag}")]
+    /// A family of a platform's list is not in the table given.
+    #[error("the {} family list", platform_name(*platform))]
     Family {
-        /// The flag (`linux-amdgpu-families`, `windows-amdgpu-families`).
-        flag: &'static str,
+        /// Whose list.
+        platform: Platform,
         /// What was wrong.
         source: FamilyError,
     },
@@ -57,10 +57,11 @@ pub struct SelectorInput {
     /// Kpack: device targets found on disk (raw, `:xnack±` allowed).
     /// Legacy: the families built.
     pub on_disk: Vec<String>,
-    /// `--linux-amdgpu-families` as given (`Some("")`: Linux takes no part).
-    pub linux_families: Option<String>,
-    /// `--windows-amdgpu-families` as given (`Some("")`: Windows takes no part).
-    pub windows_families: Option<String>,
+    /// The families the Linux release offers (`Some` of an empty list:
+    /// Linux takes no part; `None`: no list decides).
+    pub linux_families: Option<Vec<Family>>,
+    /// The families the Windows release offers.
+    pub windows_families: Option<Vec<Family>>,
     /// Legacy with several families: the family this selector is restricted to.
     pub restrict_to_family: Option<String>,
 }
@@ -157,7 +158,15 @@ impl Metadata {
     }
 }
 
-/// Which platforms take part in a release, from the two flags.
+/// The name of `platform` in messages.
+fn platform_name(platform: Platform) -> &'static str {
+    match platform {
+        Platform::Linux => "Linux",
+        Platform::Windows => "Windows",
+    }
+}
+
+/// Which platforms take part in a release, from the two lists.
 struct Release {
     linux: Option<Vec<String>>,
     windows: Option<Vec<String>>,
@@ -167,8 +176,8 @@ impl Selector {
     /// Plans the selector of a `mode` build at `version` (pinned in its
     /// canonical form).
     ///
-    /// Without platform flags the on-disk targets decide (kpack: their base
-    /// targets, sorted). With either flag, the release lists decide:
+    /// Without release lists the on-disk targets decide (kpack: their base
+    /// targets, sorted). With either list, the release lists decide:
     /// available = sorted union of the participating platforms' units,
     /// default = first of their sorted intersection, else of the union, and
     /// markers only when both lists are non-empty — so Linux and Windows
@@ -179,13 +188,14 @@ impl Selector {
         input: &SelectorInput,
         families: &FamilyTable,
     ) -> Result<Self, SelectorError> {
-        let units = |flag: &'static str, value: &str| -> Result<Vec<String>, SelectorError> {
-            let wrap = |source| SelectorError::Family { flag, source };
-            let names = families.parse_list(value).map_err(wrap)?;
+        let units = |platform: Platform, names: &[Family]| -> Result<Vec<String>, SelectorError> {
             match mode {
-                Mode::Kpack => families.expand(&names).map_err(wrap),
+                Mode::Kpack => families
+                    .expand(names)
+                    .map_err(|source| SelectorError::Family { platform, source }),
                 Mode::Legacy => Ok(names
-                    .into_iter()
+                    .iter()
+                    .map(|name| name.as_str().to_owned())
                     .collect::<BTreeSet<_>>()
                     .into_iter()
                     .collect()),
@@ -195,12 +205,12 @@ impl Selector {
             linux: input
                 .linux_families
                 .as_deref()
-                .map(|v| units("linux-amdgpu-families", v))
+                .map(|names| units(Platform::Linux, names))
                 .transpose()?,
             windows: input
                 .windows_families
                 .as_deref()
-                .map(|v| units("windows-amdgpu-families", v))
+                .map(|names| units(Platform::Windows, names))
                 .transpose()?,
         };
         let mut contents: BTreeSet<PackageKind> = input

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use dist_info::document::{DistInfo, DocumentError};
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyTable};
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
 
@@ -17,8 +17,8 @@ fn document(
     let input = SelectorInput {
         packages: packages.iter().copied().collect::<BTreeSet<_>>(),
         on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
-        linux_families: Some(linux.to_owned()),
-        windows_families: Some(windows.to_owned()),
+        linux_families: Some(Family::parse_list(linux).unwrap()),
+        windows_families: Some(Family::parse_list(windows).unwrap()),
         restrict_to_family: None,
     };
     let version = "7.1.0rc1".parse().unwrap();
@@ -294,8 +294,8 @@ fn target_families_are_the_references() {
         let input = SelectorInput {
             packages: [PackageKind::Libraries].into_iter().collect(),
             on_disk: on_disk.iter().map(|s| (*s).to_owned()).collect(),
-            linux_families: linux.map(str::to_owned),
-            windows_families: windows.map(str::to_owned),
+            linux_families: linux.map(|l| Family::parse_list(l).unwrap()),
+            windows_families: windows.map(|w| Family::parse_list(w).unwrap()),
             restrict_to_family: restrict.map(str::to_owned),
         };
         Selector::plan(

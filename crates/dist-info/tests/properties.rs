@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyTable};
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
 use dist_info::selector::{Selector, SelectorInput};
@@ -39,6 +39,11 @@ fn reversed_list(value: Option<&String>) -> Option<String> {
     })
 }
 
+/// A flag value as the selector takes it.
+fn list(value: Option<&String>) -> Option<Vec<Family>> {
+    value.map(|v| Family::parse_list(v).unwrap())
+}
+
 fn check_pair(mode: Mode, linux: Option<&String>, windows: Option<&String>) {
     let table = FamilyTable::builtin();
     let version: Version = "7.1.0".parse().unwrap();
@@ -50,8 +55,8 @@ fn check_pair(mode: Mode, linux: Option<&String>, windows: Option<&String>) {
         ]
         .into(),
         on_disk: vec!["gfx942".into(), "gfx94X-dcgpu".into()],
-        linux_families: linux.cloned(),
-        windows_families: windows.cloned(),
+        linux_families: list(linux),
+        windows_families: list(windows),
         restrict_to_family: None,
     };
     let ctx = format!("{mode:?} linux={linux:?} windows={windows:?}");
@@ -61,8 +66,8 @@ fn check_pair(mode: Mode, linux: Option<&String>, windows: Option<&String>) {
     let other = SelectorInput {
         packages: [PackageKind::Libraries, PackageKind::Devel].into(),
         on_disk: vec!["gfx1100".into()],
-        linux_families: reversed_list(linux),
-        windows_families: reversed_list(windows),
+        linux_families: list(reversed_list(linux).as_ref()),
+        windows_families: list(reversed_list(windows).as_ref()),
         restrict_to_family: None,
     };
     if linux.is_some() || windows.is_some() {

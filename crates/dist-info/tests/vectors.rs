@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyError, FamilyTable};
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorError, SelectorInput};
 use fs_helpers::error_chain::Chain;
@@ -53,13 +53,29 @@ fn build_error_kind(e: &SelectorError) -> &'static str {
     }
 }
 
+/// A vector's family list as the selector takes it (the vector holds
+/// the text a command line gives).
+fn families(text: Option<&String>) -> Result<Option<Vec<Family>>, FamilyError> {
+    text.map(|t| Family::parse_list(t)).transpose()
+}
+
 /// What the implementation produces for a vector, in the `expected` shape.
 fn evaluate(v: &Vector) -> Value {
+    let lists = families(v.build.linux_families.as_ref())
+        .and_then(|linux| Ok((linux, families(v.build.windows_families.as_ref())?)));
+    let (linux_families, windows_families) = match lists {
+        Ok(lists) => lists,
+        Err(e) => {
+            return json!({
+                "error": { "stage": "build", "kind": "unknown-family", "message": Chain(&e).to_string() }
+            });
+        }
+    };
     let input = SelectorInput {
         packages: v.build.packages.iter().copied().collect::<BTreeSet<_>>(),
         on_disk: v.build.on_disk_targets.clone(),
-        linux_families: v.build.linux_families.clone(),
-        windows_families: v.build.windows_families.clone(),
+        linux_families,
+        windows_families,
         restrict_to_family: v.build.restrict_to_family.clone(),
     };
     let version = v

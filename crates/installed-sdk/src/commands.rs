@@ -114,11 +114,11 @@ impl Site {
     /// current links stamp instead of checking every link
     /// (docs/behaviour.md#warm-path); [`Site::init`] checks them all.
     pub fn devel_paths(&self) -> Result<DevelPaths, Error> {
-        let mut options = UnpackOptions {
+        let options = UnpackOptions {
             trust_current_stamp: true,
             ..UnpackOptions::default()
         };
-        let (root, report) = self.ensure_devel_with(&mut options)?;
+        let (root, report) = self.ensure_devel_with(&options)?;
         let warnings = report.warnings;
         Ok(DevelPaths {
             bin: root.join("bin"),
@@ -131,7 +131,7 @@ impl Site {
 
     /// Unpacks the devel tree if needed, links device and runtime files
     /// into it, and reports what was done: `rocm-sdk init`.
-    pub fn init(&self, options: &mut UnpackOptions<'_>) -> Result<InitReport, Error> {
+    pub fn init(&self, options: &UnpackOptions) -> Result<InitReport, Error> {
         let (root, report) = self.ensure_devel_with(options)?;
         Ok(InitReport::new(root, report))
     }

@@ -12,14 +12,10 @@ use crate::site::BINARY_RELPATH;
 /// an error: it is a [`crate::SelfTestReport`] with failures).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The program's own path could not be found.
-    #[error("cannot find the path of this program; pass --site-packages")]
-    OwnPath(#[source] io::Error),
-
     /// The program is not at `SP/rocm_sdk_core/_bin/rocm-sdk`.
     #[error(
         "{} is not inside an installed rocm-sdk-core ({BINARY_RELPATH}); run the `rocm-sdk` \
-         command that pip installed, or pass --site-packages",
+         command that pip installed",
         exe.display()
     )]
     NotInstalled {

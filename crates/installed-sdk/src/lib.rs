@@ -18,13 +18,21 @@
 //! - [`self_test`]: the installation self-check of `rocm-sdk test`,
 //!   returning a [`SelfTestReport`] of [`Check`]s.
 //!
-//! The text the commands print is `rocm-sdk`'s; this crate prints nothing.
+//! The text the commands print is `rocm-sdk`'s; this crate prints nothing
+//! and reads no environment: the interpreter and the user's `PYTHONPATH`
+//! are [`SelfTestOptions`] fields, the devel unpack's listener is
+//! [`UnpackOptions::progress`] (an [`UnpackProgress`], re-exported from
+//! `devel-tar` with the other types its options and reports hold).
 //!
 //! ```no_run
 //! use installed_sdk::{Outcome, SelfTestOptions, Site, self_test};
 //!
 //! let site = Site::new("/venv/lib/python3.12/site-packages");
-//! let report = self_test(&site, &SelfTestOptions::new("/venv/bin/python"));
+//! let options = SelfTestOptions {
+//!     python: site.python(),
+//!     ..SelfTestOptions::default()
+//! };
+//! let report = self_test(&site, &options);
 //! for check in report.checks.iter().filter(|c| c.outcome == Outcome::Failed) {
 //!     eprintln!("{}: {} ({})", check.category.as_str(), check.name, check.reason);
 //! }
@@ -53,3 +61,12 @@ pub use report::{Category, Check, Environment, Outcome, REPORT_SCHEMA, SelfTestR
 pub use selftest::{SelfTestOptions, self_test};
 pub use site::{BINARY_RELPATH, Site};
 pub use targets::{DIST_TARGETS_RELPATH, DistTargets, dist_targets_path, read_dist_targets};
+
+// The types of other crates that the options, reports and errors above
+// hold (docs/using-the-crates.md, "One convention").
+pub use devel_tar::{
+    DevelWarning, EnsureReport, Step, UnpackOptions, UnpackOutcome, UnpackProgress, UnpackReport,
+};
+pub use dist_info::document::DistInfo;
+pub use dist_info::package::PackageKind;
+pub use pypa_formats::installer::InstallCommand;

@@ -124,7 +124,7 @@ impl Site {
     /// Unpacks the devel tree if needed and reconciles device links; the
     /// devel root and the warnings to show.
     pub fn ensure_devel(&self) -> Result<(PathBuf, Vec<devel_tar::DevelWarning>), Error> {
-        let (root, report) = self.ensure_devel_with(&mut devel_tar::UnpackOptions::default())?;
+        let (root, report) = self.ensure_devel_with(&devel_tar::UnpackOptions::default())?;
         Ok((root, report.warnings))
     }
 
@@ -136,11 +136,12 @@ impl Site {
         devel_tar::install_command(&self.root)
     }
 
-    /// [`Site::ensure_devel`], reporting the unpack's steps to `options`
-    /// and returning the whole report (what was unpacked, the warnings).
+    /// [`Site::ensure_devel`] with `options` (who hears of the unpack's
+    /// steps, which links to leave), returning the whole report (what was
+    /// unpacked, the warnings).
     pub fn ensure_devel_with(
         &self,
-        options: &mut devel_tar::UnpackOptions<'_>,
+        options: &devel_tar::UnpackOptions,
     ) -> Result<(PathBuf, devel_tar::EnsureReport), Error> {
         if !self.has_devel() {
             // The installed selector's version: `rocm[devel]==X` would take
@@ -218,7 +219,12 @@ mod tests {
         let bin = dir.path().join("rocm-sdk");
         fs::write(&bin, b"").unwrap();
         let err = Site::from_executable(&bin).unwrap_err().to_string();
-        assert!(err.contains("--site-packages"), "{err}");
+        // In the library's terms; `rocm-sdk` adds its `--site-packages`.
+        assert!(
+            err.contains("run the `rocm-sdk` command that pip installed"),
+            "{err}"
+        );
+        assert!(!err.contains("--site-packages"), "{err}");
         assert!(err.contains(BINARY_RELPATH), "{err}");
     }
 

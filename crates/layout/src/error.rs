@@ -150,8 +150,8 @@ pub enum CheckError {
     #[error(
         "{file}: its {tag} searches the absolute {dirs} {entries} (of the build host), and the \
          build does not edit {kind}, so {package} would ship {them} as {they} {are}; rebuild the \
-         file without {them}, or pass --keep-absolute-search-paths to ship {them} anyway (the \
-         release then fails verify's search-paths check)",
+         file without {them}, or keep absolute search paths to ship {them} anyway (the release \
+         then fails verify's search-paths check)",
         dirs = if entries.len() == 1 { "directory" } else { "directories" },
         entries = entries.join(", "),
         them = if entries.len() == 1 { "it" } else { "them" },
@@ -170,19 +170,20 @@ pub enum CheckError {
         /// The distribution that would ship it.
         package: String,
     },
-    /// A `--runtime-alias` that is not an unversioned library name.
+    /// A runtime alias asked for that is not an unversioned library name.
     #[error(
-        "--runtime-alias {name:?}: not an unversioned library name; give a file name \
+        "runtime alias {name:?}: not an unversioned library name; give a file name \
          like libamdhip64.so"
     )]
     AliasNotUnversioned {
         /// The name as given.
         name: String,
     },
-    /// A `--runtime-alias` no shipped library's SONAME is a versioned form of.
+    /// A runtime alias asked for that no shipped library's SONAME is a
+    /// versioned form of.
     #[error(
-        "--runtime-alias {name}: no runtime package ships a library whose SONAME is \
-         a versioned form of it ({name}.N); check the name or leave the flag out"
+        "runtime alias {name}: no runtime package ships a library whose SONAME is \
+         a versioned form of it ({name}.N); check the name or do not ask for it"
     )]
     AliasWithoutLibrary {
         /// The name as given.
@@ -301,20 +302,12 @@ pub struct CaseSpelling {
     pub origin: String,
 }
 
-/// The model refused a name or a version the plan was given.
+/// The model refused a family list the plan was given, or the selector.
 ///
 /// The cause is part of each message (not a source as well), so it is
 /// said once however the error is printed.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    /// `--version` is no version.
-    #[error("--version {version}: {reason}")]
-    Version {
-        /// The version as given.
-        version: String,
-        /// Why it is not one.
-        reason: pypa_formats::version::VersionError,
-    },
     /// A family list names no known family.
     #[error("{0}")]
     Families(dist_info::families::FamilyError),

@@ -10,7 +10,7 @@
 //! use artifacts::ArtifactDir;
 //! use layout::{PlanInput, plan};
 //! let dir = ArtifactDir::open("build/artifacts".as_ref())?;
-//! let input = PlanInput::new(&dir, "7.1.0", "linux_x86_64");
+//! let input = PlanInput::new(&dir, "7.1.0".parse()?, "linux_x86_64".parse()?);
 //! let plan = plan(&input)?;
 //! println!("{}", plan.to_json());
 //! # Ok::<(), Box<dyn std::error::Error>>(())

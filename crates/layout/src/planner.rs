@@ -7,13 +7,14 @@ use artifacts::{
 };
 use dist_info::devel_links::DevelLinks;
 use dist_info::devel_tree::TreeNames;
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyTable};
 use dist_info::libraries_record::{self, LibrariesRecord};
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::{Platform, Requirement};
 use dist_info::target::{base_target, base_targets};
+use pypa_formats::filename::PlatformTag;
 use pypa_formats::version::Version;
 
 use crate::devel::{RuntimeIndex, plan_devel};
@@ -44,22 +45,23 @@ pub struct ExtraFile {
     pub bytes: Vec<u8>,
 }
 
-/// Everything a plan is made from; the caller has read flags and the
-/// environment.
+/// Everything a plan is made from, as typed values: the caller has read
+/// its flags and the environment.
 #[derive(Debug)]
 pub struct PlanInput<'a> {
     /// The artifacts.
     pub artifacts: &'a ArtifactDir,
-    /// The version of every package (canonicalised here).
-    pub version: String,
-    /// `--version-suffix`: the nonce of platform packages.
+    /// The version of every package (written in its canonical form).
+    pub version: Version,
+    /// The nonce of platform packages (`_rocm_sdk_core{nonce}`).
     pub nonce: Nonce,
     /// The wheel platform tag; platform rules follow it, not the host.
-    pub platform_tag: String,
-    /// `--linux-amdgpu-families` as given.
-    pub linux_families: Option<String>,
-    /// `--windows-amdgpu-families` as given.
-    pub windows_families: Option<String>,
+    pub platform_tag: PlatformTag,
+    /// The families the Linux release offers (`Some` of an empty list:
+    /// Linux takes no part; `None`: the artifacts' targets decide).
+    pub linux_families: Option<Vec<Family>>,
+    /// The families the Windows release offers.
+    pub windows_families: Option<Vec<Family>>,
     /// Files the caller adds to packages.
     pub extra_files: Vec<ExtraFile>,
     /// `console_scripts` per package kind: `(name, "module:function")`.
@@ -72,23 +74,23 @@ pub struct PlanInput<'a> {
     pub devel_digest_name: Option<String>,
     /// Summaries, licence and project URLs of every package.
     pub metadata: ProjectMetadata,
-    /// `--keep-absolute-search-paths`: ship the absolute entries of host
-    /// ELF files' search paths (build-host directories) instead of
-    /// leaving them out (docs/behaviour.md#search-paths).
+    /// Ship the absolute entries of host ELF files' search paths
+    /// (build-host directories) instead of leaving them out
+    /// (docs/behaviour.md#search-paths).
     pub keep_absolute_search_paths: bool,
-    /// `--runtime-alias NAME`: unversioned names that get a runtime alias
-    /// besides the ones found (docs/behaviour.md#runtime-aliases).
+    /// Unversioned names that get a runtime alias besides the ones found
+    /// (docs/behaviour.md#runtime-aliases).
     pub runtime_aliases: Vec<String>,
 }
 
 impl<'a> PlanInput<'a> {
-    /// An input with no platform flags, no nonce and no extra files.
-    pub fn new(artifacts: &'a ArtifactDir, version: &str, platform_tag: &str) -> Self {
+    /// An input with no family lists, no nonce and no extra files.
+    pub fn new(artifacts: &'a ArtifactDir, version: Version, platform_tag: PlatformTag) -> Self {
         Self {
             artifacts,
-            version: version.to_owned(),
+            version,
             nonce: Nonce::NONE,
-            platform_tag: platform_tag.to_owned(),
+            platform_tag,
             linux_families: None,
             windows_families: None,
             extra_files: Vec::new(),
@@ -102,7 +104,7 @@ impl<'a> PlanInput<'a> {
     }
 
     fn is_windows(&self) -> bool {
-        Platform::is_windows_tag(&self.platform_tag)
+        Platform::is_windows_tag(self.platform_tag.as_str())
     }
 
     /// The platform the packages are for (Linux unless the tag is a
@@ -120,17 +122,10 @@ impl<'a> PlanInput<'a> {
 pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
     let manifest = input.artifacts.therock_manifest()?;
     let mode = manifest.mode;
-    let version: Version = input
-        .version
-        .parse()
-        .map_err(|reason| ModelError::Version {
-            version: input.version.clone(),
-            reason,
-        })?;
     let planner = Planner {
         input,
         mode,
-        version: version.to_string(),
+        version: input.version.to_string(),
         core_platform: platform_of(PackageKind::Core, mode, &input.nonce, None),
         facts: Facts::default(),
         taken: BTreeSet::new(),
@@ -138,7 +133,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
         warnings: BTreeSet::new(),
         devel_warnings: BTreeSet::new(),
     };
-    planner.run(&version)
+    planner.run(&input.version)
 }
 
 struct Planner<'i, 'a> {
@@ -489,7 +484,7 @@ impl Planner<'_, '_> {
         crate::installed::check_name_lengths(&shipped)?;
         crate::installed::check_owners(&shipped)?;
         if windows {
-            crate::windows::check(&shipped, &self.input.platform_tag)?;
+            crate::windows::check(&shipped, self.input.platform_tag.as_str())?;
             crate::windows::warn_long_paths(&shipped);
         }
         drop(shipped);
@@ -497,7 +492,7 @@ impl Planner<'_, '_> {
             schema: crate::plan::PLAN_SCHEMA,
             mode: self.mode,
             version: self.version,
-            platform_tag: self.input.platform_tag.clone(),
+            platform_tag: self.input.platform_tag.to_string(),
             nonce: self.input.nonce.clone(),
             metadata: self.input.metadata.clone(),
             packages,
@@ -788,9 +783,9 @@ impl Planner<'_, '_> {
         let Some(list) = list.as_deref() else {
             return Ok(());
         };
-        let families = FamilyTable::builtin();
-        let names = families.parse_list(list).map_err(ModelError::Families)?;
-        let expected = families.expand(&names).map_err(ModelError::Families)?;
+        let expected = FamilyTable::builtin()
+            .expand(list)
+            .map_err(ModelError::Families)?;
         let discovered: BTreeSet<&str> = on_disk.iter().map(|t| base_target(t)).collect();
         let missing: Vec<&str> = expected
             .iter()

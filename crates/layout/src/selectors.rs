@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use dist_info::document::DistInfo;
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyTable};
 use dist_info::nonce::Nonce;
 use dist_info::package::{Mode, PackageKind};
 use dist_info::selector::{Selector, SelectorInput};
@@ -27,10 +27,10 @@ pub struct SelectorFacts<'a> {
     pub on_disk: &'a [String],
     /// The kinds of the packages of the set.
     pub packages: &'a BTreeSet<PackageKind>,
-    /// `--linux-amdgpu-families` as given.
-    pub linux_families: Option<&'a str>,
-    /// `--windows-amdgpu-families` as given.
-    pub windows_families: Option<&'a str>,
+    /// The families the Linux release offers, if a list decides.
+    pub linux_families: Option<&'a [Family]>,
+    /// The families the Windows release offers, if a list decides.
+    pub windows_families: Option<&'a [Family]>,
     /// The nonce of the platform packages.
     pub nonce: &'a Nonce,
 }
@@ -42,8 +42,8 @@ pub fn plan_selectors(facts: &SelectorFacts<'_>) -> Result<Vec<SelectorPlan>, Er
     let base = SelectorInput {
         packages: facts.packages.clone(),
         on_disk: facts.on_disk.to_vec(),
-        linux_families: facts.linux_families.map(str::to_owned),
-        windows_families: facts.windows_families.map(str::to_owned),
+        linux_families: facts.linux_families.map(<[Family]>::to_vec),
+        windows_families: facts.windows_families.map(<[Family]>::to_vec),
         restrict_to_family: None,
     };
     let restrictions: Vec<Option<String>> = if facts.mode == Mode::Legacy && facts.on_disk.len() > 1

@@ -1,9 +1,20 @@
 //! Plans of the built-in example, pinned with insta snapshots.
 
 use artifacts::ArtifactDir;
+use dist_info::families::Family;
 use dist_info::package::PackageKind;
 use fixtures::{Example, ExampleMode, Layout};
 use layout::{Action, DevelEntry, PlanInput, plan};
+
+/// The example's version.
+fn version() -> pypa_formats::version::Version {
+    fixtures::VERSION.parse().unwrap()
+}
+
+/// A wheel platform tag.
+fn platform_tag(tag: &str) -> pypa_formats::filename::PlatformTag {
+    tag.parse().unwrap()
+}
 
 fn example() -> &'static Example {
     fixtures::shared()
@@ -11,7 +22,7 @@ fn example() -> &'static Example {
 
 fn plan_json(mode: ExampleMode, layout: Layout, tag: &str) -> String {
     let dir = ArtifactDir::open(&example().artifact_dir(mode, layout)).unwrap();
-    let input = PlanInput::new(&dir, fixtures::VERSION, tag);
+    let input = PlanInput::new(&dir, version(), platform_tag(tag));
     plan(&input).unwrap().to_json()
 }
 
@@ -62,7 +73,7 @@ fn archives_plan_like_trees() {
 #[test]
 fn windows_plans_have_no_launchers() {
     let dir = ArtifactDir::open(&example().artifact_dir(ExampleMode::Kpack, Layout::Tree)).unwrap();
-    let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "win_amd64")).unwrap();
+    let plan = plan(&PlanInput::new(&dir, version(), platform_tag("win_amd64"))).unwrap();
     assert!(
         plan.packages
             .iter()
@@ -78,7 +89,12 @@ fn windows_plans_have_no_launchers() {
 fn every_devel_tree_is_a_regular_package() {
     for mode in ExampleMode::ALL {
         let dir = ArtifactDir::open(&example().artifact_dir(mode, Layout::Tree)).unwrap();
-        let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "linux_x86_64")).unwrap();
+        let plan = plan(&PlanInput::new(
+            &dir,
+            version(),
+            platform_tag("linux_x86_64"),
+        ))
+        .unwrap();
         let devel: Vec<_> = plan
             .packages
             .iter()
@@ -126,8 +142,8 @@ fn kpack_without(prefixes: &[&str]) -> tempfile::TempDir {
 
 fn plan_error(dir: &std::path::Path, tag: &str, linux_families: Option<&str>) -> String {
     let dir = ArtifactDir::open(dir).unwrap();
-    let mut input = PlanInput::new(&dir, fixtures::VERSION, tag);
-    input.linux_families = linux_families.map(str::to_owned);
+    let mut input = PlanInput::new(&dir, version(), platform_tag(tag));
+    input.linux_families = linux_families.map(|list| Family::parse_list(list).unwrap());
     plan(&input).unwrap_err().to_string()
 }
 
@@ -151,14 +167,19 @@ fn profiler_is_required_on_linux_and_skipped_on_windows() {
     let error = plan_error(dir.path(), "linux_x86_64", None);
     insta::assert_snapshot!(error, @"no profiler artifacts (rocprofiler-compute, rocprofiler-systems): refusing to build an empty rocm-profiler package; include them in the artifact directory");
     let artifacts = ArtifactDir::open(dir.path()).unwrap();
-    let plan = plan(&PlanInput::new(&artifacts, fixtures::VERSION, "win_amd64")).unwrap();
+    let plan = plan(&PlanInput::new(
+        &artifacts,
+        version(),
+        platform_tag("win_amd64"),
+    ))
+    .unwrap();
     assert!(plan.packages.iter().all(|p| p.dist_name != "rocm-profiler"));
 }
 
 /// `(dest, text)` of every generated file of `mode`'s plan named `name`.
 fn generated_files(mode: ExampleMode, tag: &str, name: &str) -> Vec<(String, String)> {
     let dir = ArtifactDir::open(&example().artifact_dir(mode, Layout::Tree)).unwrap();
-    let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, tag)).unwrap();
+    let plan = plan(&PlanInput::new(&dir, version(), platform_tag(tag))).unwrap();
     plan.packages
         .iter()
         .flat_map(|p| &p.files)
@@ -240,7 +261,12 @@ fn library_records_name_the_files_each_runtime_package_ships() {
 fn every_package_ships_the_selector_document_unchanged() {
     for mode in ExampleMode::ALL {
         let dir = ArtifactDir::open(&example().artifact_dir(mode, Layout::Tree)).unwrap();
-        let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "linux_x86_64")).unwrap();
+        let plan = plan(&PlanInput::new(
+            &dir,
+            version(),
+            platform_tag("linux_x86_64"),
+        ))
+        .unwrap();
         let sdist = &plan.selectors[0].dist_info_json;
         let document = dist_info::document::DistInfo::from_json(sdist).unwrap();
         assert!(
@@ -276,7 +302,12 @@ fn devel_links_the_install_would_refuse_are_left_out() {
         std::os::unix::fs::symlink(target, include.join(name)).unwrap();
     }
     let dir = ArtifactDir::open(copy.path()).unwrap();
-    let plan = plan(&PlanInput::new(&dir, fixtures::VERSION, "linux_x86_64")).unwrap();
+    let plan = plan(&PlanInput::new(
+        &dir,
+        version(),
+        platform_tag("linux_x86_64"),
+    ))
+    .unwrap();
     let devel = plan
         .packages
         .iter()

@@ -19,6 +19,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use dist_info::document::DistInfo;
+use dist_info::families::Family;
 use dist_info::package::{Package, PackageKind};
 use layout::{SelectorFacts, SelectorPlan, plan_selectors};
 use pypa_formats::member::check_relpath;
@@ -26,7 +27,10 @@ use pypa_formats::version::Version;
 use serde::Serialize;
 use wheel_writer::{WheelReader, WriteOptions, limits};
 
-use crate::error::{Disagreement, Error, ErrorKind, IoAction, Result};
+use crate::error::{AssembleError, Disagreement, IoAction, ReleaseValue, cannot};
+
+/// What assembling returns.
+type Result<T, E = AssembleError> = std::result::Result<T, E>;
 use crate::execute::write_sdist;
 use crate::index::{IndexLayout, IndexOptions, index};
 use crate::python;
@@ -74,20 +78,19 @@ impl ShardOutput {
         let id: ShardId = manifest
             .shard
             .parse()
-            .map_err(|reason| ErrorKind::BadShardId {
+            .map_err(|reason| AssembleError::BadShardId {
                 path: dir.join(MANIFEST_NAME),
                 reason,
             })?;
         let dist = dir.join("dist");
         let found: Vec<String> = if dist.is_dir() {
-            let listing = list_packages(&dist).map_err(Error::io(IoAction::List, &dist))?;
+            let listing = list_packages(&dist).map_err(cannot(IoAction::List, &dist))?;
             if let Some(refused) = listing.refused.first() {
-                return Err(ErrorKind::ShardHoldsForeign {
+                return Err(AssembleError::ShardHoldsForeign {
                     id,
                     dir: dir.to_owned(),
                     source: refused.clone(),
-                }
-                .into());
+                });
             }
             listing
                 .packages
@@ -100,34 +103,31 @@ impl ShardOutput {
         for package in &manifest.packages {
             let path = dist.join(&package.path);
             if !found.contains(&package.path) {
-                return Err(ErrorKind::ShardPackageMissing {
+                return Err(AssembleError::ShardPackageMissing {
                     path,
                     id,
                     dir: dir.to_owned(),
-                }
-                .into());
+                });
             }
             let sha = sha256_file(&path)
                 .map(|digest| digest.hex())
-                .map_err(Error::io(IoAction::Read, &path))?;
+                .map_err(cannot(IoAction::Read, &path))?;
             if sha != package.sha256 {
-                return Err(ErrorKind::ShardPackageChanged {
+                return Err(AssembleError::ShardPackageChanged {
                     path,
                     found: sha,
                     recorded: package.sha256.clone(),
-                }
-                .into());
+                });
             }
         }
         if let Some(extra) = found
             .iter()
             .find(|f| !manifest.packages.iter().any(|p| &p.path == *f))
         {
-            return Err(ErrorKind::ShardPackageExtra {
+            return Err(AssembleError::ShardPackageExtra {
                 path: dist.join(extra),
                 id,
-            }
-            .into());
+            });
         }
         Ok(Self {
             dir: dir.to_owned(),
@@ -141,7 +141,7 @@ impl ShardOutput {
 /// inside the shard's `dist/` (docs/behaviour.md#what-assemble-trusts):
 /// such a path is unsafe, whatever is on disk.
 fn check_manifest_paths(path: &Path, manifest: &ShardManifest) -> Result<()> {
-    let unsafe_path = |what: &'static str, rel: &str, problem| ErrorKind::UnsafeShardPath {
+    let unsafe_path = |what: &'static str, rel: &str, problem| AssembleError::UnsafeShardPath {
         manifest: path.to_owned(),
         what,
         relpath: rel.to_owned(),
@@ -214,26 +214,26 @@ fn check_one_plan(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
         .find(|s| s.manifest.plan == plan)
         .expect("the plan has a shard");
     if let Some(foreign) = shards.iter().find(|s| s.manifest.plan != plan) {
-        return Err(ErrorKind::ForeignShard {
-            dir: foreign.dir.clone(),
-            id: foreign.id,
-            plan: foreign.manifest.plan.clone(),
-            reference_dir: reference.dir.clone(),
-            reference_id: reference.id,
-            reference_plan: plan.to_owned(),
-            platform_tag: platform_tag.to_owned(),
-        }
-        .into());
+        return Err(AssembleError::ForeignShard(Box::new(
+            crate::error::ForeignShard {
+                dir: foreign.dir.clone(),
+                id: foreign.id,
+                plan: foreign.manifest.plan.clone(),
+                reference_dir: reference.dir.clone(),
+                reference_id: reference.id,
+                reference_plan: plan.to_owned(),
+                platform_tag: platform_tag.to_owned(),
+            },
+        )));
     }
     if let Some(other) = shards.iter().find(|s| s.id.count != reference.id.count) {
-        return Err(ErrorKind::ShardCountDiffers {
+        return Err(AssembleError::ShardCountDiffers {
             dir: other.dir.clone(),
             id: other.id,
             reference_dir: reference.dir.clone(),
             reference_id: reference.id,
             platform_tag: platform_tag.to_owned(),
-        }
-        .into());
+        });
     }
     Ok(())
 }
@@ -245,14 +245,13 @@ fn check_coverage(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
     let mut seen: BTreeMap<usize, &Path> = BTreeMap::new();
     for shard in shards {
         if let Some(first) = seen.insert(shard.id.index, &shard.dir) {
-            return Err(ErrorKind::ShardTwice {
+            return Err(AssembleError::ShardTwice {
                 id: shard.id,
                 platform_tag: platform_tag.to_owned(),
                 plan: plan.clone(),
                 first: first.to_owned(),
                 second: shard.dir.clone(),
-            }
-            .into());
+            });
         }
     }
     let missing: Vec<ShardId> = (1..=count)
@@ -260,13 +259,12 @@ fn check_coverage(platform_tag: &str, shards: &[&ShardOutput]) -> Result<()> {
         .filter_map(|k| ShardId::new(k, count))
         .collect();
     if !missing.is_empty() {
-        return Err(ErrorKind::ShardsMissing {
+        return Err(AssembleError::ShardsMissing {
             platform_tag: platform_tag.to_owned(),
             plan: plan.clone(),
             count,
             missing,
-        }
-        .into());
+        });
     }
     Ok(())
 }
@@ -278,7 +276,7 @@ fn disagreement(a: &ShardManifest, b: &ShardManifest) -> Option<Disagreement> {
 }
 
 /// [`disagreement`] as (what, one's, the other's).
-fn differing(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, String, String)> {
+fn differing(a: &ShardManifest, b: &ShardManifest) -> Option<(ReleaseValue, String, String)> {
     let given = |value: &Option<String>| {
         value
             .as_ref()
@@ -287,35 +285,35 @@ fn differing(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, Stri
     let epoch = |value: Option<u64>| value.map_or_else(|| "(unset)".to_owned(), |v| v.to_string());
     let mode = |m: &ShardManifest| format!("{:?}", m.mode).to_lowercase();
     if a.mode != b.mode {
-        return Some(("the packaging mode", mode(a), mode(b)));
+        return Some((ReleaseValue::Mode, mode(a), mode(b)));
     }
     if a.version != b.version {
-        return Some(("the version", a.version.clone(), b.version.clone()));
+        return Some((ReleaseValue::Version, a.version.clone(), b.version.clone()));
     }
     if a.linux_amdgpu_families != b.linux_amdgpu_families {
         return Some((
-            "--linux-amdgpu-families",
+            ReleaseValue::LinuxFamilies,
             given(&a.linux_amdgpu_families),
             given(&b.linux_amdgpu_families),
         ));
     }
     if a.windows_amdgpu_families != b.windows_amdgpu_families {
         return Some((
-            "--windows-amdgpu-families",
+            ReleaseValue::WindowsFamilies,
             given(&a.windows_amdgpu_families),
             given(&b.windows_amdgpu_families),
         ));
     }
     if a.source_date_epoch != b.source_date_epoch {
         return Some((
-            "SOURCE_DATE_EPOCH",
+            ReleaseValue::SourceDateEpoch,
             epoch(a.source_date_epoch),
             epoch(b.source_date_epoch),
         ));
     }
     if a.compression_level != b.compression_level {
         return Some((
-            "the compression level",
+            ReleaseValue::CompressionLevel,
             a.compression_level.to_string(),
             b.compression_level.to_string(),
         ));
@@ -324,7 +322,7 @@ fn differing(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, Stri
         let text = |m: &ShardManifest| {
             serde_json::to_string(&m.metadata).expect("the metadata serialises")
         };
-        return Some(("the package metadata", text(a), text(b)));
+        return Some((ReleaseValue::Metadata, text(a), text(b)));
     }
     if a.selectors != b.selectors {
         let subdirs = |m: &ShardManifest| {
@@ -334,7 +332,7 @@ fn differing(a: &ShardManifest, b: &ShardManifest) -> Option<(&'static str, Stri
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        return Some(("the rocm sdists' _dist_info.json", subdirs(a), subdirs(b)));
+        return Some((ReleaseValue::SelectorDocuments, subdirs(a), subdirs(b)));
     }
     None
 }
@@ -347,30 +345,32 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
         let (first, rest) = leg.shards.split_first().expect("a leg has a shard");
         for shard in rest {
             if let Some(disagreement) = disagreement(&first.manifest, &shard.manifest) {
-                return Err(ErrorKind::ShardsDisagree {
-                    first_dir: first.dir.clone(),
-                    first_id: first.id,
-                    other_dir: shard.dir.clone(),
-                    other_id: shard.id,
-                    platform_tag: leg.platform_tag.clone(),
-                    plan: first.manifest.plan.clone(),
-                    disagreement,
-                }
-                .into());
+                return Err(AssembleError::ShardsDisagree(Box::new(
+                    crate::error::ShardsDisagree {
+                        first_dir: first.dir.clone(),
+                        first_id: first.id,
+                        other_dir: shard.dir.clone(),
+                        other_id: shard.id,
+                        platform_tag: leg.platform_tag.clone(),
+                        plan: first.manifest.plan.clone(),
+                        disagreement,
+                    },
+                )));
             }
         }
     }
     let (first, rest) = legs.split_first().expect("at least one shard");
     for leg in rest {
         if let Some(disagreement) = disagreement(first.first(), leg.first()) {
-            return Err(ErrorKind::LegsDisagree {
-                first_platform: first.platform_tag.clone(),
-                first_dir: first.shards[0].dir.clone(),
-                other_platform: leg.platform_tag.clone(),
-                other_dir: leg.shards[0].dir.clone(),
-                disagreement,
-            }
-            .into());
+            return Err(AssembleError::LegsDisagree(Box::new(
+                crate::error::LegsDisagree {
+                    first_platform: first.platform_tag.clone(),
+                    first_dir: first.shards[0].dir.clone(),
+                    other_platform: leg.platform_tag.clone(),
+                    other_dir: leg.shards[0].dir.clone(),
+                    disagreement,
+                },
+            )));
         }
     }
     Ok(())
@@ -385,14 +385,15 @@ fn check_legs_agree(legs: &[Leg<'_>]) -> Result<()> {
 fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
     let manifest = leg.first();
     let manifest_path = leg.shards[0].dir.join(MANIFEST_NAME);
-    let version: Version = manifest
-        .version
-        .parse()
-        .map_err(|source| ErrorKind::ShardVersion {
-            manifest: manifest_path,
-            version: manifest.version.clone(),
-            source,
-        })?;
+    let version: Version =
+        manifest
+            .version
+            .parse()
+            .map_err(|source| AssembleError::ShardVersion {
+                manifest: manifest_path,
+                version: manifest.version.clone(),
+                source,
+            })?;
     let mut kinds = BTreeSet::new();
     let mut on_disk = BTreeSet::new();
     let mut nonce = None;
@@ -404,11 +405,11 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 continue;
             }
             let path = shard.dir.join("dist").join(&package.path);
-            let cannot_read = |source| ErrorKind::ReadShardWheel {
+            let cannot_read = |source| AssembleError::ReadShardWheel {
                 path: path.clone(),
                 id: shard.id,
                 dir: shard.dir.clone(),
-                source,
+                source: Box::new(source),
             };
             let mut wheel = WheelReader::open(&path).map_err(cannot_read)?;
             let member = format!("{}/METADATA", wheel.dist_info_dir());
@@ -417,21 +418,20 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                 .map_err(cannot_read)?;
             let name = HeaderBlock::parse(&metadata)
                 .and_then(|block| block.get_line("Name").map(|v| v.map(str::to_owned)))
-                .map_err(|source| ErrorKind::CoreMetadata {
+                .map_err(|source| AssembleError::CoreMetadata {
                     path: path.clone(),
                     member,
                     source,
                 })?
                 .unwrap_or_default();
             let Some((kind, target)) = Package::identify(manifest.mode, &name) else {
-                return Err(ErrorKind::UnknownShardPackage {
+                return Err(AssembleError::UnknownShardPackage {
                     path,
                     name,
                     mode: format!("{:?}", manifest.mode).to_lowercase(),
                     id: shard.id,
                     dir: shard.dir.clone(),
-                }
-                .into());
+                });
             };
             kinds.insert(kind);
             on_disk.extend(target);
@@ -445,7 +445,7 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
                     .read_member(&member, limits::DOCUMENT)
                     .map_err(cannot_read)?;
                 let doc =
-                    DistInfo::from_json(&bytes).map_err(|source| ErrorKind::ShardDistInfo {
+                    DistInfo::from_json(&bytes).map_err(|source| AssembleError::ShardDistInfo {
                         path: path.clone(),
                         member,
                         source,
@@ -458,7 +458,7 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
             }
         }
     }
-    let nonce = nonce.ok_or_else(|| ErrorKind::NoCoreShard {
+    let nonce = nonce.ok_or_else(|| AssembleError::NoCoreShard {
         platform_tag: leg.platform_tag.clone(),
     })?;
     let mut on_disk: Vec<String> = on_disk.into_iter().collect();
@@ -475,31 +475,52 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
         if dist_info::target::base_targets(&built) != on_disk
             || !built.iter().all(|t| dist_info::target::is_target_id(t))
         {
-            return Err(ErrorKind::ShardBuiltTargets {
+            return Err(AssembleError::ShardBuiltTargets {
                 core,
                 built,
                 wheels: on_disk,
-            }
-            .into());
+            });
         }
         on_disk = built;
     }
+    let (linux, windows) = family_lists(leg.shards[0])?;
     plan_selectors(&SelectorFacts {
         mode: manifest.mode,
         version: &version,
         on_disk: &on_disk,
         packages: &kinds,
-        linux_families: manifest.linux_amdgpu_families.as_deref(),
-        windows_families: manifest.windows_amdgpu_families.as_deref(),
+        linux_families: linux.as_deref(),
+        windows_families: windows.as_deref(),
         nonce: &nonce,
     })
-    .map_err(|source| {
-        ErrorKind::PlanSelectors {
-            platform_tag: leg.platform_tag.clone(),
-            source,
-        }
-        .into()
+    .map_err(|source| AssembleError::PlanSelectors {
+        platform_tag: leg.platform_tag.clone(),
+        source: Box::new(source),
     })
+}
+
+/// A family list a manifest gives, if any.
+type FamilyList = Option<Vec<Family>>;
+
+/// The Linux and Windows family lists a shard's manifest gives, each
+/// read as a list of families (a manifest is untrusted input).
+fn family_lists(shard: &ShardOutput) -> Result<(FamilyList, FamilyList)> {
+    let read = |platform: &'static str, list: &Option<String>| {
+        list.as_deref()
+            .map(|text| {
+                Family::parse_list(text).map_err(|source| AssembleError::ShardFamilies {
+                    manifest: shard.dir.join(MANIFEST_NAME),
+                    platform,
+                    list: text.to_owned(),
+                    source: Box::new(source),
+                })
+            })
+            .transpose()
+    };
+    Ok((
+        read("Linux", &shard.manifest.linux_amdgpu_families)?,
+        read("Windows", &shard.manifest.windows_amdgpu_families)?,
+    ))
 }
 
 /// Refuses every shard whose manifest carries another `rocm` sdist
@@ -516,23 +537,21 @@ fn check_selectors(leg: &Leg<'_>, planned: &[SelectorPlan]) -> Result<()> {
         let carried_dirs = subdirs(&mut carried.iter().map(|s| s.subdir.as_str()));
         let planned_dirs = subdirs(&mut planned.iter().map(|s| s.subdir.as_str()));
         if carried_dirs != planned_dirs {
-            return Err(ErrorKind::SelectorDirsDiffer {
+            return Err(AssembleError::SelectorDirsDiffer {
                 manifest,
                 carried: carried_dirs,
                 planned: planned_dirs,
-            }
-            .into());
+            });
         }
         for (carried, planned) in carried.iter().zip(planned) {
             if carried.dist_info_json.as_bytes() == planned.dist_info_json.as_slice() {
                 continue;
             }
-            return Err(ErrorKind::SelectorDiffers {
+            return Err(AssembleError::SelectorDiffers {
                 manifest,
                 subdir: carried.subdir.clone(),
                 differences: differences(&carried.dist_info_json, &planned.dist_info_json),
-            }
-            .into());
+            });
         }
     }
     Ok(())
@@ -581,7 +600,7 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
     }
     let dist = args.dest_dir.join("dist");
     if fs::read_dir(&dist).is_ok_and(|mut entries| entries.next().is_some()) {
-        return Err(ErrorKind::DestinationNotEmpty { dist }.into());
+        return Err(AssembleError::DestinationNotEmpty { dist });
     }
     let staging = Staging::create(&dist, None, args.cleanup.as_ref())?;
     // `dist/`, without the trailing separator `join("")` leaves.
@@ -595,21 +614,20 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
                 if sha == package.sha256 {
                     continue;
                 }
-                return Err(ErrorKind::ConflictingPackages {
+                return Err(AssembleError::ConflictingPackages {
                     first: other.to_owned(),
                     second: shard.dir.clone(),
                     relpath: package.path.clone(),
-                }
-                .into());
+                });
             }
             let from = shard.dir.join("dist").join(&package.path);
             let to = root.join(&package.path);
             if let Some(parent) = to.parent() {
-                fs::create_dir_all(parent).map_err(Error::io(IoAction::Create, parent))?;
+                fs::create_dir_all(parent).map_err(cannot(IoAction::Create, parent))?;
             }
             fs::hard_link(&from, &to)
                 .or_else(|_| fs::copy(&from, &to).map(drop))
-                .map_err(|source| ErrorKind::Copy {
+                .map_err(|source| AssembleError::Copy {
                     from,
                     to: to.clone(),
                     source,
@@ -637,30 +655,19 @@ pub fn assemble(args: &AssembleOptions) -> Result<AssembleReport> {
         legs.iter()
             .any(|l| dist_info::requirement::Platform::is_windows_tag(&l.platform_tag) == windows)
     };
-    let mut verify_args =
-        VerifyOptions::new([root.clone()]).with_link_rules(args.link_rules.clone());
-    if let Some(list) = leg
-        .linux_amdgpu_families
-        .as_ref()
-        .filter(|_| has_platform(false))
-    {
-        verify_args = verify_args.with_linux_amdgpu_families(list);
-    }
-    if let Some(list) = leg
-        .windows_amdgpu_families
-        .as_ref()
-        .filter(|_| has_platform(true))
-    {
-        verify_args = verify_args.with_windows_amdgpu_families(list);
-    }
-    let report = release_check::verify(&verify_args)?;
+    let (linux, windows) = family_lists(legs[0].shards[0])?;
+    let report = release_check::verify(&VerifyOptions {
+        dirs: vec![root.clone()],
+        linux_families: linux.filter(|_| has_platform(false)),
+        windows_families: windows.filter(|_| has_platform(true)),
+        link_rules: args.link_rules.clone(),
+    })?;
     // Unresolved links alone do not stop a build; they stop an assembly
     // only when asked to, like build's `--strict`.
     if !report.ok() && (args.strict || !report.fails_only_elf_links()) {
-        return Err(ErrorKind::AssembledReleaseFailsVerify {
+        return Err(AssembleError::AssembledReleaseFailsVerify {
             report: Box::new(report),
-        }
-        .into());
+        });
     }
     let per_family = shards
         .iter()

@@ -1,37 +1,35 @@
-//! `therock-package build` and `plan`: flags → plan → packages.
+//! `therock-package build` and `plan`: options → plan → packages.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use artifacts::{ArtifactDir, ArtifactFilter};
 use dist_info::console_scripts::all_console_scripts;
+use dist_info::families::Family;
+use dist_info::nonce::Nonce;
 use dist_info::project_metadata::ProjectMetadata;
 use dist_info::requirement::Platform;
 use layout::{Plan, PlanInput};
 use pypa_formats::filename::PlatformTag;
+use pypa_formats::version::Version;
 use serde::Serialize;
-use wheel_writer::{Compression, MAX_JOBS_PER_CORE, WriteOptions};
+use wheel_writer::{Compression, WriteOptions};
 
 use crate::built_links::{self, BuiltElves};
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::error::{BuildError, IoAction, IoError, PlanError, ReadMetadataError, cannot};
 use crate::execute::{ExecuteOptions, check_unique_outputs, execute};
 use crate::foreseen::{self, ForeseenFailure};
 use crate::native::NativePrograms;
-use crate::progress::BuildProgress;
+use crate::pause::BuildPause;
+use crate::progress::{BuildProgress, NoProgress};
 use crate::python::{self, Program};
 use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
 use crate::staging::{Staging, StagingCleanup};
 use crate::timings::{BuildTimings, Stopwatch};
 use fs_helpers::file_hash::sha256_file;
 use release_check::ElfLinks;
-
-/// Test hook: a directory of FIFOs named for points of the commit
-/// (`before-swap`, `after-swap`) where the build waits (docs/pipeline.md).
-const COMMIT_GATE_ENV: &str = "THEROCK_PACKAGE_TEST_COMMIT_GATE";
-
-/// The platform tag of a plan whose options name none (docs/pipeline.md).
-pub const PLATFORM_TAG_ENV: &str = "ROCM_SDK_WHEEL_PLATFORM_TAG";
 
 /// What `plan` and `build` read and how they package it.
 ///
@@ -43,16 +41,17 @@ pub struct PlanOptions {
     /// or `.tar.zst`/`.tar.xz` archive per artifact).
     pub artifact_dir: PathBuf,
     /// The package version; `None`: the one `therock_manifest.json` records.
-    pub version: Option<String>,
-    /// Nonce appended to platform package directory names (`""`: none).
-    pub version_suffix: String,
-    /// Families the Linux release offers (`,` or `;` separated; empty:
-    /// none); `None`: every target of the artifacts.
-    pub linux_amdgpu_families: Option<String>,
-    /// Families the Windows release offers.
-    pub windows_amdgpu_families: Option<String>,
-    /// Wheel platform tag; `None`: `ROCM_SDK_WHEEL_PLATFORM_TAG`
-    /// ([`PLATFORM_TAG_ENV`]), else the host's.
+    pub version: Option<Version>,
+    /// The nonce every platform package directory name ends with
+    /// (`_rocm_sdk_core{nonce}`; [`Nonce::NONE`]: none).
+    pub nonce: Nonce,
+    /// The families the Linux release offers (`Some` of an empty list:
+    /// Linux takes no part); `None`: every target of the artifacts.
+    pub linux_families: Option<Vec<Family>>,
+    /// The families the Windows release offers.
+    pub windows_families: Option<Vec<Family>>,
+    /// Wheel platform tag; `None`: the host's (`linux_x86_64`,
+    /// `win_amd64`).
     pub platform_tag: Option<PlatformTag>,
     /// The devel tarball codec.
     pub devel_compression: DevelCompression,
@@ -91,9 +90,15 @@ pub struct BuildOptions {
     pub build_packages: bool,
     /// How wheel members are compressed.
     pub wheel_compression: Compression,
-    /// Threads for extracting and compressing (0: one per core; at most
-    /// four per core).
+    /// Threads for extracting and compressing: the build runs in a pool of
+    /// its own of that many (at most [`wheel_writer::MAX_JOBS_PER_CORE`]
+    /// per core: [`BuildOptions::effective_jobs`]); 0: one per core for
+    /// compressing, and the rest on the rayon pool the call is made from.
     pub jobs: usize,
+    /// The timestamp of every archive member, in seconds since the epoch
+    /// (`therock-package` passes `SOURCE_DATE_EPOCH`); `None`: the zip
+    /// epoch (1980-01-01).
+    pub source_date_epoch: Option<u64>,
     /// Build only this shard and write `shard.json` beside `dist/` for
     /// `assemble`.
     pub shard: Option<ShardId>,
@@ -105,6 +110,11 @@ pub struct BuildOptions {
     /// Who removes the staging directory if a signal ends the process
     /// mid-build (`None`: a signal leaves it for the next build to remove).
     pub cleanup: Option<StagingCleanup>,
+    /// Who hears of each package as it is written (`None`: nobody).
+    pub progress: Option<Arc<dyn BuildProgress>>,
+    /// Who holds the build at its [`BuildPoint`](crate::BuildPoint)s
+    /// (`None`: nobody).
+    pub pause: Option<Arc<dyn BuildPause>>,
 }
 
 impl Default for BuildOptions {
@@ -115,11 +125,24 @@ impl Default for BuildOptions {
             build_packages: true,
             wheel_compression: Compression::default(),
             jobs: 0,
+            source_date_epoch: None,
             shard: None,
             hash_files: false,
             timings: false,
             cleanup: None,
+            progress: None,
+            pause: None,
         }
+    }
+}
+
+impl BuildOptions {
+    /// The threads [`jobs`](Self::jobs) gives: as many as asked for, at
+    /// most [`wheel_writer::MAX_JOBS_PER_CORE`] per core; one per core for 0.
+    pub fn effective_jobs(&self) -> usize {
+        WriteOptions::default()
+            .with_jobs(self.jobs)
+            .effective_jobs()
     }
 }
 
@@ -146,49 +169,34 @@ impl DevelCompression {
     }
 }
 
+impl fmt::Display for DevelCompression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::None => "none",
+            Self::Xz => "xz",
+            Self::Zstd => "zstd",
+        })
+    }
+}
+
 impl PlanOptions {
     /// The devel codec.
     fn devel_compression(&self) -> devel_tar::TarCodec {
         self.devel_compression.codec()
     }
 
-    /// The tag of the option, else of [`PLATFORM_TAG_ENV`] (unset or
-    /// empty: none), else the host's.
-    fn platform_tag(&self) -> Result<PlatformTag> {
-        if let Some(tag) = &self.platform_tag {
-            return Ok(tag.clone());
-        }
-        match std::env::var(PLATFORM_TAG_ENV) {
-            Ok(text) if !text.is_empty() => {
-                let tag = text
-                    .parse()
-                    .map_err(|source| ErrorKind::PlatformTagVariable {
-                        variable: PLATFORM_TAG_ENV,
-                        source,
-                    })?;
-                Ok(tag)
-            }
-            _ => Ok(host_platform_tag()),
-        }
+    /// The tag of the options, else the host's.
+    fn platform_tag(&self) -> PlatformTag {
+        self.platform_tag.clone().unwrap_or_else(host_platform_tag)
     }
 
-    /// The metadata of `--metadata`, `--license-expression` and
-    /// `--project-url` over the defaults.
-    pub(crate) fn project_metadata(&self) -> Result<ProjectMetadata> {
+    /// The metadata of [`metadata`](Self::metadata),
+    /// [`license_expression`](Self::license_expression) and
+    /// [`project_urls`](Self::project_urls) over the defaults.
+    pub(crate) fn project_metadata(&self) -> Result<ProjectMetadata, ReadMetadataError> {
         let mut metadata = match &self.metadata {
             None => ProjectMetadata::default(),
-            Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|source| {
-                    ErrorKind::ReadMetadataFile {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
-                ProjectMetadata::from_toml(&text).map_err(|source| ErrorKind::BadMetadataFile {
-                    path: path.clone(),
-                    source,
-                })?
-            }
+            Some(path) => read_project_metadata(path)?,
         };
         if let Some(expression) = &self.license_expression {
             metadata.license_expression.clone_from(expression);
@@ -201,19 +209,19 @@ impl PlanOptions {
 
     /// Reads the artifacts and makes the plan; a plan that writes no
     /// package lists the native program without needing it.
-    fn plan(&self, program: Program) -> Result<Plan> {
+    fn plan(&self, program: Program) -> Result<Plan, PlanError> {
         self.plan_from(&self.open_artifacts()?, program)
     }
 
     /// Discovers and indexes the artifacts (the reader logs what it skipped).
-    fn open_artifacts(&self) -> Result<ArtifactDir> {
+    fn open_artifacts(&self) -> Result<ArtifactDir, PlanError> {
         Ok(ArtifactDir::open(&self.artifact_dir)?)
     }
 
     /// Discovers and indexes the artifacts, extracting the file members of
     /// archives below `into` on the way (a build reads each member at its
     /// own time).
-    fn open_artifacts_extracting(&self, into: &Path) -> Result<ArtifactDir> {
+    fn open_artifacts_extracting(&self, into: &Path) -> Result<ArtifactDir, PlanError> {
         Ok(ArtifactDir::open_extracting(
             &self.artifact_dir,
             &ArtifactFilter::new(),
@@ -222,28 +230,23 @@ impl PlanOptions {
     }
 
     /// Makes the plan from indexed artifacts.
-    fn plan_from(&self, dir: &ArtifactDir, program: Program) -> Result<Plan> {
+    fn plan_from(&self, dir: &ArtifactDir, program: Program) -> Result<Plan, PlanError> {
         let manifest = dir.therock_manifest()?;
         let version = dist_info::release_version::choose_version(
             manifest.version.as_deref(),
-            self.version.as_deref(),
+            self.version.as_ref(),
         )?;
-        let tag = self.platform_tag()?;
+        let tag = self.platform_tag();
         let platform_tag = tag.as_str();
         let platform = if Platform::is_windows_tag(platform_tag) {
             Platform::Windows
         } else {
             Platform::Linux
         };
-        let mut input = PlanInput::new(dir, &version.version.to_string(), platform_tag);
-        input.nonce = self
-            .version_suffix
-            .parse()
-            .map_err(|source| ErrorKind::VersionSuffix { source })?;
-        input.linux_families.clone_from(&self.linux_amdgpu_families);
-        input
-            .windows_families
-            .clone_from(&self.windows_amdgpu_families);
+        let mut input = PlanInput::new(dir, version.version, tag.clone());
+        input.nonce.clone_from(&self.nonce);
+        input.linux_families.clone_from(&self.linux_families);
+        input.windows_families.clone_from(&self.windows_families);
         self.devel_compression()
             .file_name()
             .clone_into(&mut input.devel_tar_name);
@@ -262,6 +265,18 @@ impl PlanOptions {
         check_unique_outputs(&plan)?;
         Ok(plan)
     }
+}
+
+/// Reads and parses a metadata file (`therock-package build --metadata`).
+pub(crate) fn read_project_metadata(path: &Path) -> Result<ProjectMetadata, ReadMetadataError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReadMetadataError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    ProjectMetadata::from_toml(&text).map_err(|source| ReadMetadataError::Bad {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// What `plan` found: the plan, or its split into shards.
@@ -289,7 +304,7 @@ impl Serialize for PlanReport {
 
 /// `therock-package plan`: the plan, or with `shards` its split into that
 /// many shards.
-pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
+pub fn plan(options: &PlanOptions, shards: Option<usize>) -> Result<PlanReport, PlanError> {
     // The shards' digest covers the program's bytes; a plain plan shows
     // nothing of them.
     let program = if shards.is_some() {
@@ -297,7 +312,7 @@ pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
     } else {
         Program::Listed
     };
-    let plan = args.plan(program)?;
+    let plan = options.plan(program)?;
     if let Some(count) = shards {
         let shards = ShardPlan::new(&plan, count)?;
         return Ok(PlanReport::Shards { plan, shards });
@@ -306,103 +321,139 @@ pub fn plan(args: &PlanOptions, shards: Option<usize>) -> Result<PlanReport> {
 }
 
 /// `therock-package build`: the packages of the set into `DEST/dist`,
-/// published at once when all are written; `progress` hears of each
-/// package as it is written ([`NoProgress`](crate::NoProgress): nothing).
-pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<BuildReport> {
-    check_destination(&args.plan.artifact_dir, &args.dest_dir)?;
-    let started = Instant::now();
-    let whole = Stopwatch::start();
-    let mut timings = args.timings.then(BuildTimings::default);
-    let mut step = Stopwatch::start();
-    let compression = args.wheel_compression;
-    if !args.build_packages {
-        let plan = args.plan.plan(Program::Listed)?;
-        std::fs::create_dir_all(&args.dest_dir)
-            .map_err(Error::io(IoAction::Create, &args.dest_dir))?;
-        let path = args.dest_dir.join("plan.json");
-        write_atomically(&path, plan.to_json().as_bytes())?;
-        let size = std::fs::metadata(&path)
-            .map_err(Error::io(IoAction::Read, &path))?
-            .len();
-        return Ok(BuildReport::new(
-            BuildOutcome::PlanValidated,
-            args.dest_dir.join("dist"),
-            vec![written_file(path, size, args.hash_files)?],
-            started,
-        ));
+/// published at once when all are written; `options.progress` hears of
+/// each package as it is written.
+///
+/// With [`BuildOptions::jobs`] set, the build runs in a thread pool of its
+/// own of that size; the caller's pools (rayon's global one included) are
+/// left as they are.
+pub fn build(options: &BuildOptions) -> Result<BuildReport, BuildError> {
+    check_destination(&options.plan.artifact_dir, &options.dest_dir)?;
+    if !options.build_packages {
+        return validate_plan(options);
     }
-    // `--jobs` bounds every pool of the build, so it is set before the
-    // first parallel step (indexing and extracting the artifacts); the
-    // wheel writer sizes its own compression pools the same way.
-    let jobs = WriteOptions::default()
-        .with_jobs(args.jobs)
-        .effective_jobs();
-    if args.jobs > jobs {
-        tracing::warn!(
-            "--jobs {} is more than {MAX_JOBS_PER_CORE} threads per core; using {jobs}",
-            args.jobs
-        );
-    }
+    let jobs = options.effective_jobs();
     tracing::info!(
         "using {jobs} {}",
         if jobs == 1 { "thread" } else { "threads" }
     );
-    if args.jobs > 0 {
-        // Ignore the error when a pool already exists (tests call build twice).
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(jobs)
-            .build_global();
+    if options.jobs == 0 {
+        return build_packages(options, None);
     }
-    let commit_gates = std::env::var_os(COMMIT_GATE_ENV).map(PathBuf::from);
+    // `jobs` bounds every pool of the build: the parallel steps run in
+    // this one (indexing and extracting the artifacts first), and the
+    // wheel writer sizes its compression pools the same way.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map(Arc::new)
+        .map_err(|source| BuildError::Threads { jobs, source })?;
+    build_packages(options, Some(&pool))
+}
+
+/// Runs `work` on `pool` when the build has one of its own, else where
+/// the call is made. Only parallel steps go there: the executor's lanes
+/// wait for each other outside it, so a pool of one thread cannot be
+/// held by a wait.
+fn on_pool<R: Send>(pool: Option<&Arc<rayon::ThreadPool>>, work: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
+}
+
+/// `build` without packages: the plan checked and written as `plan.json`.
+fn validate_plan(options: &BuildOptions) -> Result<BuildReport, BuildError> {
+    let started = Instant::now();
+    let plan = options.plan.plan(Program::Listed)?;
+    std::fs::create_dir_all(&options.dest_dir)
+        .map_err(cannot(IoAction::Create, &options.dest_dir))?;
+    let path = options.dest_dir.join("plan.json");
+    write_atomically(&path, plan.to_json().as_bytes())?;
+    let size = std::fs::metadata(&path)
+        .map_err(cannot(IoAction::Read, &path))?
+        .len();
+    Ok(BuildReport::new(
+        BuildOutcome::PlanValidated,
+        options.dest_dir.join("dist"),
+        vec![written_file(path, size, options.hash_files)?],
+        started,
+    ))
+}
+
+/// The packages of the set into `DEST/dist`; parallel work runs on `pool`
+/// (`None`: the pool of the calling thread).
+fn build_packages(
+    options: &BuildOptions,
+    pool: Option<&Arc<rayon::ThreadPool>>,
+) -> Result<BuildReport, BuildError> {
+    let started = Instant::now();
+    let whole = Stopwatch::start();
+    let mut timings = options.timings.then(BuildTimings::default);
+    let mut step = Stopwatch::start();
+    let compression = options.wheel_compression;
     // Creates `dist/` (and the destination) if needed.
     let staging = Staging::create(
-        &args.dest_dir.join("dist"),
-        commit_gates,
-        args.cleanup.as_ref(),
+        &options.dest_dir.join("dist"),
+        options.pause.clone(),
+        options.cleanup.as_ref(),
     )?;
     // Archives are read once, extracted into the staging directory while
     // they are indexed (docs/artifacts.md).
-    let dir = args.plan.open_artifacts_extracting(&staging.extracted())?;
+    let extracted = staging.extracted();
+    let dir = on_pool(pool, || options.plan.open_artifacts_extracting(&extracted))?;
     if dir.has_archives()
         && let Some(timings) = timings.as_mut()
     {
         timings.step("extract", &step);
         step = Stopwatch::start();
     }
-    let plan = args.plan.plan_from(&dir, Program::Required)?;
+    let plan = on_pool(pool, || options.plan.plan_from(&dir, Program::Required))?;
     if let Some(timings) = timings.as_mut() {
         timings.step("plan", &step);
     }
-    let shard = args
+    let shard = options
         .shard
-        .map(|id| Ok::<_, Error>((id, ShardPlan::new(&plan, id.count)?)))
+        .map(|id| Ok::<_, PlanError>((id, ShardPlan::new(&plan, id.count)?)))
         .transpose()?;
-    let epoch = source_date_epoch()?;
+    let epoch = options.source_date_epoch;
     let wheel = WriteOptions::default()
         .with_compression(compression)
-        .with_jobs(args.jobs)
+        .with_jobs(options.jobs)
         .with_source_date_epoch(epoch);
-    let options = ExecuteOptions {
+    let execute_options = ExecuteOptions {
         wheel,
-        devel: args.plan.devel_compression(),
+        devel: options.plan.devel_compression(),
         mtime: pypa_formats::epoch::member_mtime(epoch),
-        progress,
-        timings: args.timings,
+        progress: options
+            .progress
+            .clone()
+            .unwrap_or_else(|| Arc::new(NoProgress)),
+        timings: options.timings,
+        pool: pool.cloned(),
     };
     let elves = BuiltElves::default();
     let (written, executed) = match &shard {
         Some((id, shards)) => execute(
             &shards.select(&plan, *id),
             &python::sdist_files(),
-            &options,
+            &execute_options,
             staging,
             &elves,
         )?,
-        None => execute(&plan, &python::sdist_files(), &options, staging, &elves)?,
+        None => execute(
+            &plan,
+            &python::sdist_files(),
+            &execute_options,
+            staging,
+            &elves,
+        )?,
     };
     // A shard's wheels link against other shards' files: `assemble`
     // verifies the whole release instead.
-    let elf_links = shard.is_none().then(|| built_links::check(&plan, elves));
+    let elf_links = shard
+        .is_none()
+        .then(|| on_pool(pool, || built_links::check(&plan, elves)));
     let fails_verify = match &shard {
         Some((id, shards)) => {
             let selected = shards.select(&plan, *id);
@@ -421,15 +472,15 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
     let shard_manifest = match &shard {
         Some((id, shards)) => {
             let facts = BuildFacts {
-                linux_families: args.plan.linux_amdgpu_families.clone(),
-                windows_families: args.plan.windows_amdgpu_families.clone(),
+                linux_families: options.plan.linux_families.as_deref().map(Family::join),
+                windows_families: options.plan.windows_families.as_deref().map(Family::join),
                 source_date_epoch: epoch,
                 compression,
             };
-            let dist = args.dest_dir.join("dist");
-            let dist = std::fs::canonicalize(&dist).map_err(Error::io(IoAction::Resolve, dist))?;
+            let dist = options.dest_dir.join("dist");
+            let dist = std::fs::canonicalize(&dist).map_err(cannot(IoAction::Resolve, dist))?;
             let path = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
-                .write(&args.dest_dir)?;
+                .write(&options.dest_dir)?;
             Some(ShardRecord {
                 shard: id.to_string(),
                 manifest: path,
@@ -440,17 +491,17 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
     let step = Stopwatch::start();
     let files = written
         .into_iter()
-        .map(|w| written_file(w.path, w.size, args.hash_files))
-        .collect::<Result<_>>()?;
+        .map(|w| written_file(w.path, w.size, options.hash_files))
+        .collect::<Result<_, _>>()?;
     if let Some(timings) = timings.as_mut() {
-        if args.hash_files {
+        if options.hash_files {
             timings.step("hash", &step);
         }
         timings.finish(&whole);
     }
     let mut report = BuildReport::new(
         BuildOutcome::Built,
-        args.dest_dir.join("dist"),
+        options.dest_dir.join("dist"),
         files,
         started,
     );
@@ -468,27 +519,25 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
 /// writes `dist/` and removes abandoned staging directories. Judged on the
 /// real paths (links resolved; for a destination not made yet, those of
 /// its deepest existing ancestor).
-fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
+fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<(), BuildError> {
     // A missing artifact directory is reported by the artifact reader.
     let Ok(artifacts) = std::fs::canonicalize(artifact_dir) else {
         return Ok(());
     };
     let dest = real_path(dest_dir)?;
     if dest.starts_with(&artifacts) {
-        return Err(ErrorKind::DestinationInsideArtifacts {
+        return Err(BuildError::DestinationInsideArtifacts {
             dest_dir: dest_dir.to_owned(),
             artifact_dir: artifact_dir.to_owned(),
             real: dest,
-        }
-        .into());
+        });
     }
     if artifacts.starts_with(&dest) {
-        return Err(ErrorKind::ArtifactsInsideDestination {
+        return Err(BuildError::ArtifactsInsideDestination {
             artifact_dir: artifact_dir.to_owned(),
             dest_dir: dest_dir.to_owned(),
             real: artifacts,
-        }
-        .into());
+        });
     }
     Ok(())
 }
@@ -496,9 +545,9 @@ fn check_destination(artifact_dir: &Path, dest_dir: &Path) -> Result<()> {
 /// `path` with every link resolved, when parts of it do not exist yet:
 /// the real path of its deepest existing ancestor joined with the rest
 /// (`..` in the rest applied lexically, as creating it would).
-fn real_path(path: &Path) -> Result<PathBuf> {
+fn real_path(path: &Path) -> Result<PathBuf, IoError> {
     use std::path::Component;
-    let absolute = std::path::absolute(path).map_err(Error::io(IoAction::Resolve, path))?;
+    let absolute = std::path::absolute(path).map_err(cannot(IoAction::Resolve, path))?;
     let components: Vec<Component> = absolute.components().collect();
     for split in (1..=components.len()).rev() {
         let existing: PathBuf = components[..split].iter().collect();
@@ -623,7 +672,7 @@ impl BuildReport {
     }
 }
 
-fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
+fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile, IoError> {
     let name = path.to_string_lossy();
     let kind = if name.ends_with(".whl") {
         FileKind::Wheel
@@ -636,7 +685,7 @@ fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
         .then(|| {
             sha256_file(&path)
                 .map(|digest| digest.hex())
-                .map_err(Error::io(IoAction::Read, &path))
+                .map_err(cannot(IoAction::Read, &path))
         })
         .transpose()?;
     Ok(WrittenFile {
@@ -647,19 +696,8 @@ fn written_file(path: PathBuf, size: u64, hash: bool) -> Result<WrittenFile> {
     })
 }
 
-pub(crate) fn source_date_epoch() -> Result<Option<u64>> {
-    match std::env::var("SOURCE_DATE_EPOCH") {
-        Ok(v) if !v.trim().is_empty() => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|source| ErrorKind::SourceDateEpoch { value: v, source }.into()),
-        _ => Ok(None),
-    }
-}
-
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    fs_helpers::atomic_write::write_atomic(path, bytes).map_err(Error::io(IoAction::Write, path))
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
+    fs_helpers::atomic_write::write_atomic(path, bytes).map_err(cannot(IoAction::Write, path))
 }
 
 fn host_platform_tag() -> PlatformTag {
@@ -714,7 +752,10 @@ mod tests {
         )
     }
 
-    fn plan_change_execute(artifacts: &Path, change: impl FnOnce()) -> crate::Result<()> {
+    fn plan_change_execute(
+        artifacts: &Path,
+        change: impl FnOnce(),
+    ) -> Result<(), crate::BuildError> {
         let dest = tempfile::tempdir().unwrap();
         let args = BuildOptions {
             plan: PlanOptions {
@@ -732,8 +773,9 @@ mod tests {
             wheel: wheel_writer::WriteOptions::default(),
             devel: args.plan.devel_compression(),
             mtime: pypa_formats::epoch::member_mtime(None),
-            progress: Arc::new(crate::NoProgress),
+            progress: Arc::new(crate::progress::NoProgress),
             timings: false,
+            pool: None,
         };
         let staging = Staging::create(&dest.path().join("dist"), None, None).unwrap();
         let result = execute(
@@ -754,7 +796,7 @@ mod tests {
         result
     }
 
-    fn assert_names_changed(error: &crate::Error, file: &Path) {
+    fn assert_names_changed(error: &crate::BuildError, file: &Path) {
         let text = fs_helpers::error_chain::Chain(error).to_string();
         let said = format!("{} changed after the build indexed it", file.display());
         assert!(text.contains(&said), "{text}");
@@ -810,6 +852,32 @@ mod tests {
         plan_change_execute(copy.path(), || {}).unwrap();
     }
 
+    /// With `jobs` the build runs in a pool of its own: one of a single
+    /// thread finishes, since the executor's lanes never wait inside it
+    /// (`tests/thread_pool.rs` shows rayon's global pool is left alone).
+    #[test]
+    fn a_build_in_a_pool_of_one_thread_finishes() {
+        let copy = example_copy();
+        let dest = tempfile::tempdir().unwrap();
+        let options = BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: copy.path().to_owned(),
+                native_programs: stand_in_programs(),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            jobs: 1,
+            ..BuildOptions::default()
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || done.send(super::build(&options).map(|r| r.packages)));
+        let packages = finished
+            .recv_timeout(Duration::from_mins(10))
+            .expect("a build with one thread finishes")
+            .unwrap();
+        assert!(packages > 0);
+    }
+
     /// What a [`BuildProgress`](crate::BuildProgress) heard, in order
     /// (bytes summed).
     #[derive(Debug, Default)]
@@ -859,7 +927,11 @@ mod tests {
             ..BuildOptions::default()
         };
         let heard = Arc::new(Heard::default());
-        let report = super::build(&options, heard.clone()).unwrap();
+        let options = BuildOptions {
+            progress: Some(heard.clone()),
+            ..options
+        };
+        let report = super::build(&options).unwrap();
         let events = heard.events.lock().unwrap().clone();
         let packages = report.packages;
         assert_eq!(events.len(), 1 + 2 * packages + 1, "{events:#?}");
@@ -886,5 +958,69 @@ mod tests {
             heard.bytes.load(std::sync::atomic::Ordering::Relaxed),
             input
         );
+    }
+
+    /// Records the points a build reaches; fails at one of them if asked.
+    #[derive(Debug, Default)]
+    struct Points {
+        reached: std::sync::Mutex<Vec<crate::BuildPoint>>,
+        fail_at: Option<crate::BuildPoint>,
+    }
+
+    impl crate::BuildPause for Points {
+        fn at(&self, point: crate::BuildPoint) -> std::io::Result<()> {
+            self.reached.lock().unwrap().push(point);
+            if self.fail_at == Some(point) {
+                return Err(std::io::Error::other("held too long"));
+            }
+            Ok(())
+        }
+    }
+
+    /// The caller's pause hears each point once, in order; one that fails
+    /// before the swap fails the build and leaves the `dist/` of the
+    /// build before as it was.
+    #[test]
+    fn a_build_pauses_at_each_point_and_a_failed_pause_publishes_nothing() {
+        use crate::BuildPoint;
+        let copy = example_copy();
+        let dest = tempfile::tempdir().unwrap();
+        let options = |pause: Arc<Points>| BuildOptions {
+            plan: PlanOptions {
+                artifact_dir: copy.path().to_owned(),
+                native_programs: stand_in_programs(),
+                ..PlanOptions::default()
+            },
+            dest_dir: dest.path().to_owned(),
+            pause: Some(pause),
+            ..BuildOptions::default()
+        };
+        let listing = || {
+            let mut names: Vec<_> = fs::read_dir(dest.path().join("dist"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            names.sort();
+            names
+        };
+
+        let heard = Arc::new(Points::default());
+        super::build(&options(heard.clone())).unwrap();
+        assert_eq!(*heard.reached.lock().unwrap(), BuildPoint::ALL);
+        let before = listing();
+        assert!(!before.is_empty());
+
+        let failing = Arc::new(Points {
+            fail_at: Some(BuildPoint::BeforeSwap),
+            ..Points::default()
+        });
+        let error = super::build(&options(failing.clone())).unwrap_err();
+        let text = fs_helpers::error_chain::Chain(&error).to_string();
+        assert!(text.contains("held too long"), "{text}");
+        assert_eq!(
+            *failing.reached.lock().unwrap(),
+            [BuildPoint::FirstBytes, BuildPoint::BeforeSwap]
+        );
+        assert_eq!(listing(), before, "dist/ is the earlier build's");
     }
 }

@@ -25,11 +25,15 @@ use wheel_writer::{
 };
 
 use crate::built_links::{self, BuiltElves};
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::error::{BuildError, IoAction, IoError, PlanError, WriteError, cannot};
+use crate::pause::{BuildPause, BuildPoint};
 use crate::progress::BuildProgress;
 use crate::python::SdistFile;
 use crate::staging::Staging;
 use crate::timings::{BuildTimings, PackageClock, Stopwatch};
+
+/// What writing a package returns.
+type Result<T, E = WriteError> = std::result::Result<T, E>;
 
 /// How packages are written.
 #[derive(Debug, Clone)]
@@ -45,6 +49,9 @@ pub(crate) struct ExecuteOptions {
     pub(crate) progress: Arc<dyn BuildProgress>,
     /// Measure packages and phases (`--timings`).
     pub(crate) timings: bool,
+    /// The build's own thread pool (`None`: the calling thread's), where
+    /// the members of a package are prepared in parallel.
+    pub(crate) pool: Option<Arc<rayon::ThreadPool>>,
 }
 
 /// One written package.
@@ -68,13 +75,13 @@ pub(crate) fn execute(
     options: &ExecuteOptions,
     staging: Staging,
     elves: &BuiltElves,
-) -> Result<(Vec<Written>, Option<BuildTimings>)> {
+) -> Result<(Vec<Written>, Option<BuildTimings>), BuildError> {
     let mut timings = options.timings.then(BuildTimings::default);
     let packages_clock = Stopwatch::start();
     let cache = CompressionCache::new();
     let stop = Arc::new(AtomicUsize::new(usize::MAX));
     let first_bytes = Arc::new(FirstBytes {
-        gate: staging.first_bytes_gate(),
+        pause: staging.pause(),
         once: std::sync::Once::new(),
     });
     let mut staged = Vec::new();
@@ -88,7 +95,7 @@ pub(crate) fn execute(
     // largest first (docs/performance.md, "Packages at once").
     let lanes = lanes(options.wheel.effective_jobs(), plan.packages.len());
     let pool = wheel_writer::WorkerPool::new(&options.wheel, lanes)
-        .map_err(ErrorKind::CompressionThreads)?;
+        .map_err(WriteError::CompressionThreads)?;
     let shared = ExecuteOptions {
         wheel: options.wheel.clone().with_pool(pool),
         ..options.clone()
@@ -108,7 +115,7 @@ pub(crate) fn execute(
                     // A package after one that failed is not written: its
                     // error could not be the one reported.
                     let result = if stop.load(Ordering::Acquire) < index {
-                        Err(ErrorKind::EarlierPackageFailed.into())
+                        Err(WriteError::EarlierPackageFailed)
                     } else {
                         let package = &plan.packages[index];
                         let counter = Counter {
@@ -169,7 +176,7 @@ pub(crate) fn execute(
                 }
             }
         }
-        Ok::<_, Error>(())
+        Ok::<_, BuildError>(())
     });
     outcome?;
     for selector in &plan.selectors {
@@ -203,7 +210,7 @@ pub(crate) fn execute(
             let size = size_of(&path)?;
             Ok(Written { path, size })
         })
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, BuildError>>()?;
     if let Some(timings) = timings.as_mut() {
         timings.step("commit", &clock);
     }
@@ -245,7 +252,7 @@ fn write_package(
     // Packages written at once may share a name (a legacy release's devel
     // package of each family): each has a scratch directory of its own.
     let scratch = staging.scratch().join(format!("package-{index}"));
-    fs::create_dir_all(&scratch).map_err(Error::io(IoAction::Create, &scratch))?;
+    fs::create_dir_all(&scratch).map_err(cannot(IoAction::Create, &scratch))?;
     let path = write_wheel(
         plan,
         package,
@@ -283,9 +290,9 @@ fn largest_first(inputs: &[u64]) -> Vec<usize> {
     order
 }
 
-fn size_of(path: &Path) -> Result<u64> {
+fn size_of(path: &Path) -> Result<u64, IoError> {
     Ok(fs::metadata(path)
-        .map_err(Error::io(IoAction::Read, path))?
+        .map_err(cannot(IoAction::Read, path))?
         .len())
 }
 
@@ -361,8 +368,16 @@ fn write_wheel(
         .files
         .iter()
         .partition(|f| matches!(f.action, Action::DevelDigest));
-    let mut sources: Vec<(String, Arc<dyn MemberSource>)> =
-        files.into_par_iter().map(source).collect::<Result<_>>()?;
+    let prepare = || {
+        files
+            .into_par_iter()
+            .map(source)
+            .collect::<Result<Vec<_>>>()
+    };
+    let mut sources: Vec<(String, Arc<dyn MemberSource>)> = match &options.pool {
+        Some(pool) => pool.install(prepare)?,
+        None => prepare()?,
+    };
     for file in digests {
         sources.push(source(file)?);
     }
@@ -379,7 +394,7 @@ fn write_wheel(
     }
     let written = wheel
         .write_timed(dir, &options.wheel, Some(cache), clock.map(|c| &c.write))
-        .map_err(|source| ErrorKind::WriteWheel {
+        .map_err(|source| WriteError::WriteWheel {
             package: package.dist_name.clone(),
             source,
         })?;
@@ -444,9 +459,9 @@ fn member_source(
         }
         Action::Launcher { target } => {
             let platform = Platform::from_wheel_tag(&plan.platform_tag)
-                .map_err(ErrorKind::LauncherPlatform)?;
+                .map_err(WriteError::LauncherPlatform)?;
             let launcher =
-                Launcher::for_target(platform, target).map_err(|source| ErrorKind::Launcher {
+                Launcher::for_target(platform, target).map_err(|source| WriteError::Launcher {
                     dest: file.dest.clone(),
                     source,
                 })?;
@@ -463,7 +478,7 @@ fn member_source(
                 && bytes.starts_with(b"\x7fELF")
             {
                 let elf = ElfFile::parse(&mut std::io::Cursor::new(bytes)).map_err(|source| {
-                    ErrorKind::GeneratedElf {
+                    WriteError::GeneratedElf {
                         dest: file.dest.clone(),
                         what: what.clone(),
                         source,
@@ -479,7 +494,7 @@ fn member_source(
                 .and_then(|f| {
                     TarDigest::of_reader(options.devel.file_name(), io::BufReader::new(f))
                 })
-                .map_err(Error::io(IoAction::Read, &tar))?;
+                .map_err(cannot(IoAction::Read, &tar))?;
             Arc::new(BytesSource::new(
                 digest.to_bytes(),
                 false,
@@ -495,7 +510,7 @@ fn member_source(
             }
             drop(span);
             Arc::new(
-                FileSource::new(&path).map_err(|source| ErrorKind::DevelTarball {
+                FileSource::new(&path).map_err(|source| WriteError::DevelTarball {
                     path: path.clone(),
                     source,
                 })?,
@@ -555,7 +570,7 @@ fn edited_source(
             let mut out = Vec::with_capacity(usize::try_from(edit.output_len()).unwrap_or(0));
             edit.reader(Cursor::new(&bytes))?
                 .read_to_end(&mut out)
-                .map_err(ErrorKind::Source)?;
+                .map_err(WriteError::Source)?;
             Ok((Arc::new(BytesSource::new(out, executable, origin)), edited))
         }
     }
@@ -578,7 +593,7 @@ fn copied_elf(source: &SourceRef) -> Result<Option<ElfFile>> {
     let EntrySource::File { path, .. } = &source.source else {
         return Ok(None);
     };
-    let mut file = fs::File::open(path).map_err(Error::io(IoAction::Read, path))?;
+    let mut file = fs::File::open(path).map_err(cannot(IoAction::Read, path))?;
     let mut magic = [0u8; 4];
     if file.read_exact(&mut magic).is_err() || magic != *b"\x7fELF" {
         return Ok(None);
@@ -627,7 +642,7 @@ fn write_devel_tar(
                 } else {
                     copy_source(source, false)
                 };
-                let mut reader = member.open().map_err(ErrorKind::Source)?;
+                let mut reader = member.open().map_err(WriteError::Source)?;
                 tar.add_file(relpath, source.mode, member.size(), &mut reader)?;
             }
         }
@@ -684,15 +699,14 @@ pub(crate) fn write_sdist(
 }
 
 /// Fails when two packages of a plan would have the same file name.
-pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<()> {
+pub(crate) fn check_unique_outputs(plan: &Plan) -> Result<(), PlanError> {
     let mut seen = std::collections::BTreeSet::new();
     for p in &plan.packages {
         if !seen.insert((p.subdir.clone(), p.dist_name.clone())) {
-            return Err(ErrorKind::DuplicatePackage {
+            return Err(PlanError::DuplicatePackage {
                 name: p.dist_name.clone(),
                 subdir: p.subdir.clone(),
-            }
-            .into());
+            });
         }
     }
     Ok(())
@@ -727,9 +741,10 @@ struct Counter {
     credited: Arc<AtomicU64>,
 }
 
+/// The caller's pause at [`BuildPoint::FirstBytes`], called once.
 #[derive(Debug)]
 struct FirstBytes {
-    gate: Option<PathBuf>,
+    pause: Option<Arc<dyn BuildPause>>,
     once: std::sync::Once,
 }
 
@@ -746,11 +761,11 @@ impl Counter {
             self.progress.bytes_read(step);
         }
         if bytes > 0
-            && let Some(gate) = &self.first.gate
+            && let Some(pause) = &self.first.pause
         {
-            // Opening a FIFO blocks until the test opens it for writing.
+            // A pause that fails here only lets the build go on.
             self.first.once.call_once(|| {
-                let _ = fs::read(gate);
+                let _ = pause.at(BuildPoint::FirstBytes);
             });
         }
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use artifacts::{ArtifactDir, ArtifactFilter, PathFilter, Stats};
 use serde::Serialize;
 
-use crate::error::{ErrorKind, Result};
+use crate::error::PlanError;
 
 /// What to inspect.
 #[derive(Debug, Clone, Default)]
@@ -92,8 +92,8 @@ impl From<Stats> for Counts {
 }
 
 /// `therock-package inspect`: what the artifact directory holds.
-pub fn inspect(args: &InspectOptions) -> Result<InspectReport> {
-    let dir = ArtifactDir::open(&args.artifact_dir)?;
+pub fn inspect(options: &InspectOptions) -> Result<InspectReport, PlanError> {
+    let dir = ArtifactDir::open(&options.artifact_dir)?;
     let manifest = dir.therock_manifest()?;
     let mut warnings: Vec<String> = dir.notices().iter().map(ToString::to_string).collect();
     let dist_amdgpu_targets = match dir.dist_info() {
@@ -105,8 +105,8 @@ pub fn inspect(args: &InspectOptions) -> Result<InspectReport> {
     };
     let catalog = dir
         .catalog(&ArtifactFilter::new(), &PathFilter::new())
-        .map_err(|source| ErrorKind::Merge {
-            artifact_dir: args.artifact_dir.clone(),
+        .map_err(|source| PlanError::Merge {
+            artifact_dir: options.artifact_dir.clone(),
             source,
         })?;
     warnings.extend(catalog.warnings().iter().map(ToString::to_string));

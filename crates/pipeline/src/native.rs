@@ -190,20 +190,17 @@ pub(crate) fn wheel_path(platform: Platform) -> &'static str {
 pub enum NativeProgramError {
     /// No program was supplied for the platform.
     #[error(
-        "cannot build {platform_tag} wheels: this therock-package has no rocm-sdk program for \
-         them (Rust target {target}), and a wheel never ships another platform's program; name \
-         one built for {target} (--rocm-sdk-{flag} FILE), or install the target (rustup target \
-         add {target}){linker} and rebuild therock-package"
+        "cannot build {platform_tag} wheels: no rocm-sdk program was supplied for them (Rust \
+         target {target}), and a wheel never ships another platform's program; supply one \
+         built for {target}"
     )]
     Missing {
         /// The wheel platform tag.
         platform_tag: String,
         /// The Rust target of the missing program.
         target: &'static str,
-        /// `linux` or `windows`, as the flag spells it.
-        flag: &'static str,
-        /// What else the target needs, or nothing.
-        linker: &'static str,
+        /// The platform whose program is missing.
+        platform: Platform,
     },
     /// A named file cannot be read, or is not a regular file.
     #[error("cannot read the rocm-sdk program {}: {problem}; name the program file", path.display())]
@@ -252,19 +249,10 @@ pub enum NativeProgramError {
 impl NativeProgramError {
     /// The error for a platform nobody supplied a program for.
     pub(crate) fn missing(platform: Platform, platform_tag: &str) -> Self {
-        let target = native_target(platform);
-        let (flag, linker) = match platform {
-            Platform::Linux => ("linux", ""),
-            Platform::Windows => (
-                "windows",
-                " and the mingw-w64 linker (Debian gcc-mingw-w64-x86-64)",
-            ),
-        };
         Self::Missing {
             platform_tag: platform_tag.to_owned(),
-            target,
-            flag,
-            linker,
+            target: native_target(platform),
+            platform,
         }
     }
 }
@@ -624,7 +612,9 @@ mod tests {
             Program::Required,
         )
         .unwrap_err();
-        insta::assert_snapshot!(error.to_string(), @"cannot build win_amd64 wheels: this therock-package has no rocm-sdk program for them (Rust target x86_64-pc-windows-gnu), and a wheel never ships another platform's program; name one built for x86_64-pc-windows-gnu (--rocm-sdk-windows FILE), or install the target (rustup target add x86_64-pc-windows-gnu) and the mingw-w64 linker (Debian gcc-mingw-w64-x86-64) and rebuild therock-package");
+        // In the library's terms; `therock-package` says which flag and
+        // how to rebuild it (its `flag_terms.rs`).
+        insta::assert_snapshot!(error.to_string(), @"cannot build win_amd64 wheels: no rocm-sdk program was supplied for them (Rust target x86_64-pc-windows-gnu), and a wheel never ships another platform's program; supply one built for x86_64-pc-windows-gnu");
     }
 
     #[test]

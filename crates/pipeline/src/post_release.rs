@@ -15,11 +15,12 @@ use serde::Serialize;
 use wheel_writer::WriteOptions;
 use wheel_writer::dist_dir::list_packages;
 
-use crate::build_cmd::{PlanOptions, source_date_epoch};
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::build_cmd::read_project_metadata;
+use crate::error::{IoAction, PostReleaseError, cannot};
 use crate::execute::write_sdist;
 
-/// What `post-release` is asked to do.
+/// What `post-release` is asked to do. Every field but
+/// `source_date_epoch` is a value without a default, so the type has none.
 #[derive(Debug, Clone)]
 pub struct PostReleaseOptions {
     /// The `dist/` directory of the published release `X` (its wheels and
@@ -27,9 +28,13 @@ pub struct PostReleaseOptions {
     pub dist_dir: PathBuf,
     /// The post-release's version, `X.postN`.
     pub version: Version,
-    /// The TOML metadata file of the release (`build --metadata`), for the
+    /// The TOML metadata file of the release (as
+    /// [`PlanOptions::metadata`](crate::PlanOptions::metadata)), for the
     /// sdist's `Summary`, `License-Expression` and `Project-URL`.
     pub metadata: Option<PathBuf>,
+    /// The timestamp of every archive member, in seconds since the epoch
+    /// (as [`BuildOptions::source_date_epoch`](crate::BuildOptions::source_date_epoch)).
+    pub source_date_epoch: Option<u64>,
 }
 
 /// What `post-release` wrote.
@@ -54,10 +59,10 @@ pub struct PostReleaseReport {
 /// a directory without a core wheel or without `rocm-{X}.tar.gz`, and an
 /// existing `rocm-{X.postN}.tar.gz` (nothing is overwritten). Each sdist
 /// appears atomically.
-pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
+pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport, PostReleaseError> {
     let dist = &options.dist_dir;
     let version = options.version.to_string();
-    let listing = list_packages(dist).map_err(Error::io(IoAction::List, dist))?;
+    let listing = list_packages(dist).map_err(cannot(IoAction::List, dist))?;
     let mut release: Option<String> = None;
     let mut selectors = Vec::new();
     for path in &listing.packages {
@@ -70,12 +75,11 @@ pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
                 let found = wheel.version.to_string();
                 match &release {
                     Some(first) if *first != found => {
-                        return Err(ErrorKind::PostReleaseMixed {
+                        return Err(PostReleaseError::Mixed {
                             dist_dir: dist.clone(),
                             first: first.clone(),
                             second: found,
-                        }
-                        .into());
+                        });
                     }
                     _ => release = Some(found),
                 }
@@ -86,11 +90,11 @@ pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
             selectors.push((path.clone(), sdist.version.to_string()));
         }
     }
-    let release = release.ok_or_else(|| ErrorKind::PostReleaseNoCore {
+    let release = release.ok_or_else(|| PostReleaseError::NoCore {
         dist_dir: dist.clone(),
     })?;
     if version == release || !is_release_or_post_release(&version, &release) {
-        return Err(ErrorKind::NotAPostRelease { version, release }.into());
+        return Err(PostReleaseError::NotAPostRelease { version, release });
     }
     let bases: Vec<&PathBuf> = selectors
         .iter()
@@ -98,18 +102,16 @@ pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
         .map(|(p, _)| p)
         .collect();
     if bases.is_empty() {
-        return Err(ErrorKind::PostReleaseNoSelector {
+        return Err(PostReleaseError::NoSelector {
             dist_dir: dist.clone(),
             release,
-        }
-        .into());
+        });
     }
-    let metadata = PlanOptions {
-        metadata: options.metadata.clone(),
-        ..PlanOptions::default()
-    }
-    .project_metadata()?;
-    let write = WriteOptions::default().with_source_date_epoch(source_date_epoch()?);
+    let metadata = match &options.metadata {
+        Some(path) => read_project_metadata(path)?,
+        None => dist_info::project_metadata::ProjectMetadata::default(),
+    };
+    let write = WriteOptions::default().with_source_date_epoch(options.source_date_epoch);
     let files = crate::python::sdist_files();
     // Read and check every selector first, so a bad one writes nothing.
     let mut planned = Vec::new();
@@ -117,22 +119,21 @@ pub fn post_release(options: &PostReleaseOptions) -> Result<PostReleaseReport> {
         let dir = base.parent().unwrap_or(dist).to_path_buf();
         let target = dir.join(format!("rocm-{version}.tar.gz"));
         if target.exists() {
-            return Err(ErrorKind::PostReleaseExists { path: target }.into());
+            return Err(PostReleaseError::Exists { path: target });
         }
         let member = format!("rocm_sdk/{FILE_NAME}");
         let bytes = release_check::sdist_file(base, &member)?;
         let mut document =
-            DistInfo::from_json(&bytes).map_err(|source| ErrorKind::PostReleaseDocument {
+            DistInfo::from_json(&bytes).map_err(|source| PostReleaseError::Document {
                 path: base.clone(),
                 source,
             })?;
         if document.selector.version != release || document.selector.selector_version.is_some() {
-            return Err(ErrorKind::PostReleaseDocumentVersion {
+            return Err(PostReleaseError::DocumentVersion {
                 path: base.clone(),
                 found: document.selector.own_version().to_owned(),
                 release: release.clone(),
-            }
-            .into());
+            });
         }
         document.selector.selector_version = Some(version.clone());
         if document.library_path.is_empty() {

@@ -3,8 +3,9 @@
 //! draws its progress display with it: docs/ci.md, "Terminal and logs").
 //! This crate draws nothing itself.
 
-/// Hears of each package as [`build`](crate::build()) writes it. Every
-/// method has an empty default; [`NoProgress`] hears nothing.
+/// Hears of each package as [`build`](crate::build()) writes it
+/// ([`BuildOptions::progress`](crate::BuildOptions::progress)). Every
+/// method has an empty default.
 ///
 /// The calls come in this order: [`start`](Self::start) once, then for each
 /// package, in plan order, [`package_started`](Self::package_started) and
@@ -61,6 +62,6 @@ pub trait BuildProgress: Send + Sync + std::fmt::Debug {
 
 /// Hears nothing: a build reported only by its result.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NoProgress;
+pub(crate) struct NoProgress;
 
 impl BuildProgress for NoProgress {}

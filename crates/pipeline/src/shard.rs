@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use wheel_writer::Compression;
 
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::error::{AssembleError, BuildError, IoAction, IoError, PlanError, cannot};
 use crate::execute::Written;
 use fs_helpers::file_hash::sha256_file;
 
@@ -228,13 +228,13 @@ impl ShardPlan {
     /// unit (a device wheel per target, a legacy libraries wheel per
     /// family, core, devel and profiler each alone) weighed by the bytes
     /// it reads.
-    pub(crate) fn new(plan: &Plan, count: usize) -> Result<Self> {
+    pub(crate) fn new(plan: &Plan, count: usize) -> Result<Self, PlanError> {
         let packages = plan.packages.len();
         if count == 0 {
-            return Err(ErrorKind::NoShards.into());
+            return Err(PlanError::NoShards);
         }
         if count > packages {
-            return Err(ErrorKind::TooManyShards { count, packages }.into());
+            return Err(PlanError::TooManyShards { count, packages });
         }
         let weights: Vec<u64> = plan
             .packages
@@ -343,16 +343,19 @@ pub(crate) struct ShardManifest {
     pub(crate) version: String,
     /// The wheel platform tag of the plan.
     pub(crate) platform_tag: String,
-    /// `--linux-amdgpu-families` as given.
+    /// The families the Linux release offers, `;`-separated
+    /// ([`Family::join`](dist_info::families::Family::join)), if a list
+    /// was given.
     pub(crate) linux_amdgpu_families: Option<String>,
-    /// `--windows-amdgpu-families` as given.
+    /// The families the Windows release offers, the same way.
     pub(crate) windows_amdgpu_families: Option<String>,
     /// `SOURCE_DATE_EPOCH` of the build, if set.
     pub(crate) source_date_epoch: Option<u64>,
     /// The deflate level of the packages (0: stored).
     pub(crate) compression_level: u32,
-    /// The descriptive metadata of every package (`--metadata` and its
-    /// flags over the defaults), which the `rocm` sdists carry too.
+    /// The descriptive metadata of every package (the metadata file, the
+    /// licence and project URLs given, over the defaults), which the
+    /// `rocm` sdists carry too.
     pub(crate) metadata: dist_info::project_metadata::ProjectMetadata,
     /// The plan's `rocm` sdists, for `assemble` to write.
     pub(crate) selectors: Vec<SelectorRecord>,
@@ -363,11 +366,11 @@ pub(crate) struct ShardManifest {
 /// What a shard build knows besides the plan, for its manifest.
 #[derive(Debug, Clone)]
 pub(crate) struct BuildFacts {
-    /// `--linux-amdgpu-families`.
+    /// The Linux family list, `;`-separated.
     pub(crate) linux_families: Option<String>,
-    /// `--windows-amdgpu-families`.
+    /// The Windows family list, `;`-separated.
     pub(crate) windows_families: Option<String>,
-    /// `SOURCE_DATE_EPOCH`.
+    /// The timestamp of every archive member.
     pub(crate) source_date_epoch: Option<u64>,
     /// The wheel codec.
     pub(crate) compression: Compression,
@@ -382,14 +385,14 @@ impl ShardManifest {
         facts: &BuildFacts,
         dist: &Path,
         written: &[Written],
-    ) -> Result<Self> {
+    ) -> Result<Self, BuildError> {
         let mut packages = written
             .iter()
             .map(|w| {
                 let rel = w
                     .path
                     .strip_prefix(dist)
-                    .map_err(|_| ErrorKind::OutsideDist {
+                    .map_err(|_| BuildError::OutsideDist {
                         path: w.path.clone(),
                         dist: dist.to_owned(),
                     })?;
@@ -397,11 +400,11 @@ impl ShardManifest {
                     path: slash_path(rel),
                     sha256: sha256_file(&w.path)
                         .map(|digest| digest.hex())
-                        .map_err(Error::io(IoAction::Read, &w.path))?,
+                        .map_err(cannot(IoAction::Read, &w.path))?,
                     size: w.size,
                 })
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>, BuildError>>()?;
         packages.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Self {
             format: MANIFEST_FORMAT,
@@ -432,19 +435,19 @@ impl ShardManifest {
     }
 
     /// Writes the manifest into `dir` (a temporary file renamed into place).
-    pub(crate) fn write(&self, dir: &Path) -> Result<PathBuf> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<PathBuf, IoError> {
         let path = dir.join(MANIFEST_NAME);
         let mut json = serde_json::to_string_pretty(self).expect("manifests serialise");
         json.push('\n');
         fs_helpers::atomic_write::write_atomic(&path, json.as_bytes())
-            .map_err(Error::io(IoAction::Write, &path))?;
+            .map_err(cannot(IoAction::Write, &path))?;
         Ok(path)
     }
 
     /// Reads `{dir}/shard.json`: a regular file (never through a link, never
     /// a FIFO) of at most [`MAX_MANIFEST`] bytes, since shard outputs are
     /// untrusted (docs/verify.md#caps).
-    pub(crate) fn read(dir: &Path) -> Result<Self> {
+    pub(crate) fn read(dir: &Path) -> Result<Self, AssembleError> {
         use std::io::Read as _;
         let path = dir.join(MANIFEST_NAME);
         let read = || -> std::io::Result<String> {
@@ -458,22 +461,21 @@ impl ShardManifest {
             }
             Ok(text)
         };
-        let text = read().map_err(|source| ErrorKind::ReadShardManifest {
+        let text = read().map_err(|source| AssembleError::ReadShardManifest {
             path: path.clone(),
             source,
         })?;
         let manifest: Self =
-            serde_json::from_str(&text).map_err(|source| ErrorKind::BadShardManifest {
+            serde_json::from_str(&text).map_err(|source| AssembleError::BadShardManifest {
                 path: path.clone(),
                 source,
             })?;
         if manifest.format != MANIFEST_FORMAT {
-            return Err(ErrorKind::ShardManifestFormat {
+            return Err(AssembleError::ShardManifestFormat {
                 path,
                 found: manifest.format,
                 expected: MANIFEST_FORMAT,
-            }
-            .into());
+            });
         }
         Ok(manifest)
     }

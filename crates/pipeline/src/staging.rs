@@ -15,13 +15,17 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, TryLockError};
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::error::{IoAction, PublishError, cannot};
+use crate::pause::{BuildPause, BuildPoint};
+
+/// What publishing returns.
+type Result<T, E = PublishError> = std::result::Result<T, E>;
 
 // The name every staging directory (and its lock file) starts with is
 // release-check's, since `verify` and `index` never look inside one.
@@ -29,25 +33,6 @@ use wheel_writer::dist_dir::{STAGING_PREFIX, is_staging};
 
 /// The lock of one `dist/`, beside it.
 const DIST_LOCK: &str = ".therock-package.lock";
-
-/// Points in the commit where a test can hold the build
-/// (`THEROCK_PACKAGE_TEST_COMMIT_GATE`, see docs/pipeline.md).
-#[derive(Debug, Clone, Copy)]
-enum Gate {
-    /// Every package is staged and the old entries are linked in.
-    BeforeSwap,
-    /// `dist/` is the new one; the old tree is not removed yet.
-    AfterSwap,
-}
-
-impl Gate {
-    fn name(self) -> &'static str {
-        match self {
-            Self::BeforeSwap => "before-swap",
-            Self::AfterSwap => "after-swap",
-        }
-    }
-}
 
 /// Removes the staging directories of the builds (and assemblies) it is
 /// given to, from outside them: the handler of SIGINT or SIGTERM calls
@@ -133,7 +118,8 @@ pub(crate) struct Staging {
     lock_path: PathBuf,
     /// Held (locked) until the staging directory is gone.
     lock: File,
-    gates: Option<PathBuf>,
+    /// Who holds the build at its points.
+    pause: Option<Arc<dyn BuildPause>>,
     /// This build made `dist/`: a build that fails before its commit
     /// removes it again when still empty.
     created_dist: bool,
@@ -148,10 +134,10 @@ pub(crate) struct Staging {
 
 impl Staging {
     /// Creates `dist` if needed, removes staging directories no live build
-    /// holds, and makes a new one. `gates` is the test hook's directory.
+    /// holds, and makes a new one. `pause` holds the build at its points.
     pub(crate) fn create(
         dist: &Path,
-        gates: Option<PathBuf>,
+        pause: Option<Arc<dyn BuildPause>>,
         cleanup: Option<&StagingCleanup>,
     ) -> Result<Self> {
         let created_dist = !dist.exists();
@@ -161,11 +147,11 @@ impl Staging {
             .take_while(|dir| !dir.as_os_str().is_empty() && !dir.exists())
             .map(Path::to_path_buf)
             .collect();
-        fs::create_dir_all(dist).map_err(Error::io(IoAction::Create, dist))?;
-        let dist = fs::canonicalize(dist).map_err(Error::io(IoAction::Resolve, dist))?;
+        fs::create_dir_all(dist).map_err(cannot(IoAction::Create, dist))?;
+        let dist = fs::canonicalize(dist).map_err(cannot(IoAction::Resolve, dist))?;
         let parent = dist
             .parent()
-            .ok_or_else(|| ErrorKind::NoParent { path: dist.clone() })?
+            .ok_or_else(|| PublishError::NoParent { path: dist.clone() })?
             .to_owned();
         let _dist_lock = DistLock::acquire(&parent)?;
         remove_abandoned(&parent)?;
@@ -178,8 +164,8 @@ impl Staging {
             .write(true)
             .create_new(true)
             .open(&lock_path)
-            .map_err(Error::io(IoAction::Create, &lock_path))?;
-        lock.lock().map_err(Error::io(IoAction::Lock, &lock_path))?;
+            .map_err(cannot(IoAction::Create, &lock_path))?;
+        lock.lock().map_err(cannot(IoAction::Lock, &lock_path))?;
         let root = parent.join(&id);
         let cleanup = cleanup.map(|cleanup| {
             let entry = cleanup.register(LiveStaging {
@@ -194,13 +180,13 @@ impl Staging {
             root,
             lock_path,
             lock,
-            gates,
+            pause,
             created_dist,
             created_parents,
             cleanup,
         };
         for dir in [staging.root.clone(), staging.new_dist(), staging.scratch()] {
-            fs::create_dir(&dir).map_err(Error::io(IoAction::Create, &dir))?;
+            fs::create_dir(&dir).map_err(cannot(IoAction::Create, &dir))?;
         }
         Ok(staging)
     }
@@ -226,14 +212,14 @@ impl Staging {
     pub(crate) fn dir(&self, subdir: &str) -> Result<PathBuf> {
         if !subdir.is_empty() {
             pypa_formats::member::check_relpath(subdir).map_err(|problem| {
-                ErrorKind::UnsafeSubdir {
+                PublishError::UnsafeSubdir {
                     subdir: subdir.to_owned(),
                     problem,
                 }
             })?;
         }
         let dir = self.new_dist().join(subdir);
-        fs::create_dir_all(&dir).map_err(Error::io(IoAction::Create, &dir))?;
+        fs::create_dir_all(&dir).map_err(cannot(IoAction::Create, &dir))?;
         Ok(dir)
     }
 
@@ -252,13 +238,13 @@ impl Staging {
         if let Some(files) = &index_files {
             crate::index::write_index_again(&new, &self.dist, files)?;
         }
-        self.gate(Gate::BeforeSwap)?;
-        exchange(&new, &self.dist).map_err(|source| ErrorKind::Swap {
+        self.pause_at(BuildPoint::BeforeSwap)?;
+        exchange(&new, &self.dist).map_err(|source| PublishError::Swap {
             staged: new.clone(),
             dist: self.dist.clone(),
             source,
         })?;
-        self.gate(Gate::AfterSwap)?;
+        self.pause_at(BuildPoint::AfterSwap)?;
         Ok(staged
             .iter()
             .map(|path| {
@@ -268,31 +254,19 @@ impl Staging {
             .collect())
     }
 
-    /// The test hook's FIFO `first-bytes`, where the build waits once,
-    /// right after the progress display was credited its first bytes.
-    pub(crate) fn first_bytes_gate(&self) -> Option<PathBuf> {
-        self.gates
-            .as_ref()
-            .map(|d| d.join("first-bytes"))
-            .filter(|p| p.exists())
+    /// Who holds the build at its points.
+    pub(crate) fn pause(&self) -> Option<Arc<dyn BuildPause>> {
+        self.pause.clone()
     }
 
-    /// The test hook: with a gate directory holding a FIFO named for this
-    /// point, block until a test writes to it and closes it.
-    fn gate(&self, gate: Gate) -> Result<()> {
-        let Some(path) = self.gates.as_ref().map(|d| d.join(gate.name())) else {
-            return Ok(());
-        };
-        if path.exists() {
-            let mut sink = Vec::new();
-            File::open(&path)
-                .and_then(|mut f| f.read_to_end(&mut sink))
-                .map_err(|source| ErrorKind::CommitGate {
-                    path: path.clone(),
-                    source,
-                })?;
+    /// Holds the build at `point` while the caller's pause runs.
+    fn pause_at(&self, point: BuildPoint) -> Result<()> {
+        match &self.pause {
+            Some(pause) => pause
+                .at(point)
+                .map_err(|source| PublishError::Pause { point, source }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -360,8 +334,8 @@ impl DistLock {
                 .create(true)
                 .truncate(false)
                 .open(&path)
-                .map_err(Error::io(IoAction::Open, &path))?;
-            file.lock().map_err(Error::io(IoAction::Lock, &path))?;
+                .map_err(cannot(IoAction::Open, &path))?;
+            file.lock().map_err(cannot(IoAction::Lock, &path))?;
             let locked = file
                 .metadata()
                 .and_then(|meta| fs_helpers::file_id::FileId::of_file(&file, &meta));
@@ -370,7 +344,7 @@ impl DistLock {
             match (locked, at_path) {
                 (Ok(locked), Ok(at_path)) if locked == at_path => return Ok(Self { file }),
                 (Err(e), _) => {
-                    return Err(Error::io(IoAction::Inspect, path)(e));
+                    return Err(cannot(IoAction::Inspect, path)(e).into());
                 }
                 // Removed or replaced while this build waited: lock anew.
                 _ => {}
@@ -388,7 +362,7 @@ impl Drop for DistLock {
 /// Removes the staging directories in `parent` whose lock no live build
 /// holds (called with the `dist/` lock held), and their lock files.
 fn remove_abandoned(parent: &Path) -> Result<()> {
-    let entries = fs::read_dir(parent).map_err(Error::io(IoAction::List, parent))?;
+    let entries = fs::read_dir(parent).map_err(cannot(IoAction::List, parent))?;
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|n| is_staging(n))
@@ -401,13 +375,13 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
                 Ok(()) => false,
                 Err(TryLockError::WouldBlock) => true,
                 Err(TryLockError::Error(e)) => {
-                    return Err(Error::io(IoAction::Lock, lock_path)(e));
+                    return Err(cannot(IoAction::Lock, lock_path)(e).into());
                 }
             },
             // No lock file: its build removed it, or never had one.
             Err(e) if e.kind() == io::ErrorKind::NotFound => false,
             Err(e) => {
-                return Err(Error::io(IoAction::Open, lock_path)(e));
+                return Err(cannot(IoAction::Open, lock_path)(e).into());
             }
         };
         if held {
@@ -416,7 +390,7 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
         }
         let dir = parent.join(name);
         tracing::info!("removing {} left by an interrupted build", dir.display());
-        fs::remove_dir_all(&dir).map_err(Error::io(IoAction::Remove, &dir))?;
+        fs::remove_dir_all(&dir).map_err(cannot(IoAction::Remove, &dir))?;
         let _ = fs::remove_file(&lock_path);
     }
     // Lock files whose directory is gone and whose build is not running.
@@ -442,9 +416,9 @@ fn remove_abandoned(parent: &Path) -> Result<()> {
 /// recursively; symlinks as symlinks). Staging directories a build of an
 /// earlier version left inside `dist/` are not carried over.
 fn link_missing(old: &Path, new: &Path) -> Result<()> {
-    let entries = fs::read_dir(old).map_err(Error::io(IoAction::List, old))?;
+    let entries = fs::read_dir(old).map_err(cannot(IoAction::List, old))?;
     for entry in entries {
-        let entry = entry.map_err(Error::io(IoAction::List, old))?;
+        let entry = entry.map_err(cannot(IoAction::List, old))?;
         let name = entry.file_name();
         if name.to_str().is_some_and(is_staging) {
             continue;
@@ -453,10 +427,10 @@ fn link_missing(old: &Path, new: &Path) -> Result<()> {
         let to = new.join(&name);
         let kind = entry
             .file_type()
-            .map_err(Error::io(IoAction::Inspect, &from))?;
+            .map_err(cannot(IoAction::Inspect, &from))?;
         if kind.is_dir() {
             if !to.is_dir() {
-                fs::create_dir(&to).map_err(Error::io(IoAction::Create, &to))?;
+                fs::create_dir(&to).map_err(cannot(IoAction::Create, &to))?;
             }
             link_missing(&from, &to)?;
             continue;
@@ -469,7 +443,7 @@ fn link_missing(old: &Path, new: &Path) -> Result<()> {
         } else {
             fs::hard_link(&from, &to).or_else(|_| fs::copy(&from, &to).map(drop))
         };
-        linked.map_err(|source| ErrorKind::CarryOver { path: from, source })?;
+        linked.map_err(|source| PublishError::CarryOver { path: from, source })?;
     }
     Ok(())
 }

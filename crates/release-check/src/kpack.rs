@@ -2,7 +2,7 @@
 //! platform's list has its device wheel (kpack), or every family its
 //! libraries wheel (legacy).
 
-use dist_info::families::FamilyTable;
+use dist_info::families::{Family, FamilyTable};
 use dist_info::package::{Mode, Package, PackageKind};
 use dist_info::requirement::Platform;
 use pypa_formats::dist_name::normalize;
@@ -14,8 +14,8 @@ use super::release::Kind;
 /// `None` when no list was given (the check is skipped).
 pub(crate) fn check(
     release: &Release,
-    linux: Option<&str>,
-    windows: Option<&str>,
+    linux: Option<&[Family]>,
+    windows: Option<&[Family]>,
 ) -> Option<Vec<String>> {
     if linux.is_none() && windows.is_none() {
         return None;
@@ -38,13 +38,7 @@ pub(crate) fn check(
     let mut problems = Vec::new();
     for (platform, list) in [(Platform::Linux, linux), (Platform::Windows, windows)] {
         let Some(list) = list else { continue };
-        let families = match table.parse_list(list) {
-            Ok(f) => f,
-            Err(e) => {
-                problems.push(format!("--{}-amdgpu-families: {e}", flag_name(platform)));
-                continue;
-            }
-        };
+        let families: Vec<String> = list.iter().map(|f| f.as_str().to_owned()).collect();
         if families.is_empty() {
             continue;
         }
@@ -89,11 +83,12 @@ pub(crate) fn check(
                 "libraries wheels"
             };
             problems.push(format!(
-                "{}: no {kind} for {} (expected {} from --{}-amdgpu-families {list:?}); build or fetch them",
+                "{}: no {kind} for {} (expected {} from --{}-amdgpu-families {:?}); build or fetch them",
                 platform.sys_platform(),
                 missing.join(", "),
                 units.join(", "),
-                flag_name(platform)
+                flag_name(platform),
+                Family::join(list)
             ));
         }
     }

@@ -15,10 +15,13 @@
 //! Verify this release from another program:
 //!
 //! ```no_run
-//! use release_check::{VerifyOptions, verify};
+//! use release_check::{Family, VerifyOptions, verify};
 //!
-//! let options = VerifyOptions::new(["dist/linux", "dist/windows"])
-//!     .with_linux_amdgpu_families("gfx94X-dcgpu;gfx110X-dgpu");
+//! let options = VerifyOptions {
+//!     dirs: vec!["dist/linux".into(), "dist/windows".into()],
+//!     linux_families: Some(vec!["gfx94X-dcgpu".parse()?, "gfx110X-dgpu".parse()?]),
+//!     ..VerifyOptions::default()
+//! };
 //! let report = verify(&options)?; // Err: a directory cannot be read at all
 //! for check in report.checks() {
 //!     for problem in &check.problems {
@@ -30,7 +33,7 @@
 //! }
 //! // `report` serialised is the `verify --json` document (docs/formats.md);
 //! // `therock-package` renders the text report.
-//! # Ok::<(), release_check::VerifyError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod devel_tarball;
@@ -56,27 +59,33 @@ use std::path::PathBuf;
 
 use dist_info::document::DistInfo;
 use dist_info::requirement::Platform;
-use link_check::{PolicyName, WheelAudit};
 use serde::Serialize;
 
 pub use links::ElfLinks;
+// The types of other crates that the options and reports hold
+// (docs/using-the-crates.md, "One convention").
+pub use dist_info::families::Family;
+pub use link_check::{PolicyName, WheelAudit};
 use release::{DistFile, Kind};
 pub use release::{SdistError, sdist_file, sdist_pkg_info};
 pub use search_paths::search_path_problem;
 
 /// What to verify: the dist directories of one release and what the
 /// checks allow (`therock-package verify` builds one from its flags).
-#[derive(Debug, Clone)]
+///
+/// `Default` gives every choice its default; `dirs` is the value without
+/// one.
+#[derive(Debug, Clone, Default)]
 pub struct VerifyOptions {
     /// Dist directories of one release (searched recursively for `*.whl`
     /// and `*.tar.gz`).
     pub dirs: Vec<PathBuf>,
-    /// Families the Linux release must offer (`,` or `;` separated): every
-    /// target needs its device wheel (kpack) or every family its libraries
-    /// wheel (legacy). `None`: the completeness check is skipped.
-    pub linux_amdgpu_families: Option<String>,
+    /// Families the Linux release must offer: every target needs its
+    /// device wheel (kpack) or every family its libraries wheel (legacy).
+    /// `None`: the completeness check is skipped.
+    pub linux_families: Option<Vec<Family>>,
     /// Families the Windows release must offer.
-    pub windows_amdgpu_families: Option<String>,
+    pub windows_families: Option<Vec<Family>>,
     /// What the ELF-link and manylinux checks allow.
     pub link_rules: LinkRules,
 }
@@ -92,56 +101,6 @@ pub struct LinkRules {
     /// Libraries the release deliberately leaves to the system although
     /// no policy allows them (auditwheel's `--exclude`).
     pub exclude: Vec<String>,
-}
-
-impl LinkRules {
-    /// Every Linux wheel must keep to `policy` (not the one its tag claims).
-    #[must_use]
-    pub fn with_policy(mut self, policy: PolicyName) -> Self {
-        self.policy = Some(policy);
-        self
-    }
-
-    /// The release leaves `sonames` to the system on purpose.
-    #[must_use]
-    pub fn with_excluded<S: Into<String>>(mut self, sonames: impl IntoIterator<Item = S>) -> Self {
-        self.exclude.extend(sonames.into_iter().map(Into::into));
-        self
-    }
-}
-
-impl VerifyOptions {
-    /// Verify the dist directories `dirs` of one release, with no family
-    /// lists, each wheel's own manylinux policy and nothing excluded.
-    pub fn new<P: Into<PathBuf>>(dirs: impl IntoIterator<Item = P>) -> Self {
-        Self {
-            dirs: dirs.into_iter().map(Into::into).collect(),
-            linux_amdgpu_families: None,
-            windows_amdgpu_families: None,
-            link_rules: LinkRules::default(),
-        }
-    }
-
-    /// Require the Linux release to offer `families` (`,` or `;` separated).
-    #[must_use]
-    pub fn with_linux_amdgpu_families(mut self, families: impl Into<String>) -> Self {
-        self.linux_amdgpu_families = Some(families.into());
-        self
-    }
-
-    /// Require the Windows release to offer `families`.
-    #[must_use]
-    pub fn with_windows_amdgpu_families(mut self, families: impl Into<String>) -> Self {
-        self.windows_amdgpu_families = Some(families.into());
-        self
-    }
-
-    /// Apply `rules` to the ELF-link and manylinux checks.
-    #[must_use]
-    pub fn with_link_rules(mut self, rules: LinkRules) -> Self {
-        self.link_rules = rules;
-        self
-    }
 }
 
 /// Why a release could not be verified at all (problems of its packages
@@ -338,9 +297,42 @@ fn outcome(
 /// An error means the input could not be verified at all (a directory that
 /// is missing or unreadable); problems of the packages are in the report.
 pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
+    let (release, well_formed) = read_release(&options.dirs)?;
+    let mut checks = package_checks(&release, well_formed, options);
+    checks.extend(install_checks(&release));
+    let elf = elf_checks(&release, &options.link_rules);
+    checks.extend(elf.checks);
+    let pages = index_pages::check(&options.dirs, &release);
+    let pages_note = pages
+        .is_none()
+        .then(|| "no index pages or .metadata files".to_owned());
+    checks.push(outcome(
+        "index-pages",
+        "index pages and .metadata files beside the packages describe them as they are",
+        pages,
+        pages_note,
+    ));
+    Ok(VerifyReport {
+        schema: 1,
+        ok: checks.iter().all(|c| c.status != CheckStatus::Failed),
+        dirs: options
+            .dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
+        files: release.files.iter().map(DistFile::listed).collect(),
+        checks,
+        elf_links: elf.summary,
+        manylinux: elf.audits,
+    })
+}
+
+/// Every package of `dirs`, and what makes one unreadable (the
+/// `well-formed` check's problems so far).
+fn read_release(dirs: &[PathBuf]) -> Result<(Release, Vec<String>), VerifyError> {
     let mut files = Vec::new();
     let mut well_formed = Vec::new();
-    for dir in &options.dirs {
+    for dir in dirs {
         if !dir.is_dir() {
             return Err(VerifyError::NotADirectory { dir: dir.clone() });
         }
@@ -362,7 +354,17 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             }
         }
     }
-    let release = Release { files };
+    Ok((Release { files }, well_formed))
+}
+
+/// The checks of the packages as a set: well-formed, one version,
+/// identical duplicates, reachable device extras, satisfiable
+/// requirements, complete family lists.
+fn package_checks(
+    release: &Release,
+    well_formed: Vec<String>,
+    options: &VerifyOptions,
+) -> Vec<CheckOutcome> {
     let counted = release.files.len();
     let mut checks = vec![outcome(
         "well-formed",
@@ -373,25 +375,25 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
     checks.push(outcome(
         "versions",
         "all rocm* versions agree",
-        Some(versions::check(&release)),
+        Some(versions::check(release)),
         None,
     ));
     checks.push(outcome(
         "identical-duplicates",
         "a file name present in two directories is byte-identical",
-        Some(duplicates::check(&release)),
+        Some(duplicates::check(release)),
         None,
     ));
     checks.push(outcome(
         "device-extras",
         "every device wheel is reachable through rocm[device-<T>] and rocm[device-all] on its platform",
-        Some(extras::check(&release)),
+        Some(extras::check(release)),
         None,
     ));
     checks.push(outcome(
         "requirements",
         "every requirement of every package is satisfiable inside the set",
-        Some(requirements::check(&release)),
+        Some(requirements::check(release)),
         Some(format!(
             "platforms: {}; Python {}",
             release.platform_tags().join(", "),
@@ -399,9 +401,9 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         )),
     ));
     let kpack = kpack::check(
-        &release,
-        options.linux_amdgpu_families.as_deref(),
-        options.windows_amdgpu_families.as_deref(),
+        release,
+        options.linux_families.as_deref(),
+        options.windows_families.as_deref(),
     );
     let kpack_note = kpack
         .is_none()
@@ -412,9 +414,18 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         kpack,
         kpack_note,
     ));
-    let installed = installed::read(&release);
-    let windows = windows_names::check(&release, &installed);
-    checks.push(CheckOutcome {
+    checks
+}
+
+/// The checks of what the wheels install: names Windows can hold, name
+/// lengths, one owner per path, the build's targets document, the
+/// documents the install side acts on.
+fn install_checks(release: &Release) -> Vec<CheckOutcome> {
+    // What the wheels install, read once for the three checks (and dropped
+    // before the ELF checks read the wheels again).
+    let installed = installed::read(release);
+    let windows = windows_names::check(release, &installed);
+    let mut checks = vec![CheckOutcome {
         details: windows.details,
         ..outcome(
             "windows-names",
@@ -422,7 +433,7 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             windows.problems,
             Some(windows.note),
         )
-    });
+    }];
     checks.push(outcome(
         "name-lengths",
         "every path a wheel or its devel tarball installs has names of at most 255 bytes and fits Linux's PATH_MAX below a site-packages",
@@ -432,11 +443,11 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
     checks.push(outcome(
         "one-owner",
         "no two wheels installed together (on one platform) ship the same path",
-        Some(installed::one_owner(&release, &installed)),
+        Some(installed::one_owner(release, &installed)),
         None,
     ));
     drop(installed);
-    let targets = dist_targets::check(&release);
+    let targets = dist_targets::check(release);
     let targets_note = targets
         .is_none()
         .then(|| "no rocm-sdk-core wheel".to_owned());
@@ -449,21 +460,33 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
     checks.push(outcome(
         "documents",
         "every document a wheel ships that the install side acts on (device links, library records, the devel tarball's runtime links) names files the release ships",
-        Some(documents::check(&release)),
+        Some(documents::check(release)),
         None,
     ));
-    let links = links::check(&release, &options.link_rules.exclude);
-    let excluded = if options.link_rules.exclude.is_empty() {
+    checks
+}
+
+/// The checks of the ELF files, over one reading of them: links, runtime
+/// aliases, absolute search paths, manylinux policies.
+struct ElfChecks {
+    checks: Vec<CheckOutcome>,
+    summary: ElfLinks,
+    audits: Vec<WheelAudit>,
+}
+
+fn elf_checks(release: &Release, rules: &LinkRules) -> ElfChecks {
+    let links = links::check(release, &rules.exclude);
+    let excluded = if rules.exclude.is_empty() {
         String::new()
     } else {
-        format!("; excluded: {}", options.link_rules.exclude.join(", "))
+        format!("; excluded: {}", rules.exclude.join(", "))
     };
-    checks.push(outcome(
+    let mut checks = vec![outcome(
         ELF_LINKS,
         "in runtime wheels every ELF NEEDED resolves inside the set, or is an allowed manylinux_2_28 system library or the loader",
         Some(links.problems),
         Some(format!("{} ELF files{excluded}", links.summary.files)),
-    ));
+    )];
     let aliases = runtime_aliases::check(links.linux.as_ref());
     let aliases_note = if aliases.problems.is_none() {
         "no Linux runtime wheel whose ELF files could be read".to_owned()
@@ -476,7 +499,7 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         aliases.problems,
         Some(aliases_note),
     ));
-    let absolute = search_paths::check(&release, links.linux.as_ref());
+    let absolute = search_paths::check(release, links.linux.as_ref());
     let absolute_note = absolute
         .is_none()
         .then(|| "no Linux wheel whose ELF files could be read".to_owned());
@@ -486,7 +509,7 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
         absolute,
         absolute_note,
     ));
-    let policy = policy::check(&release, links.linux.as_ref(), options.link_rules.policy);
+    let policy = policy::check(release, links.linux.as_ref(), rules.policy);
     checks.push(CheckOutcome {
         details: policy.details,
         ..outcome(
@@ -496,42 +519,27 @@ pub fn verify(options: &VerifyOptions) -> Result<VerifyReport, VerifyError> {
             Some(policy.note),
         )
     });
-    let pages = index_pages::check(&options.dirs, &release);
-    let pages_note = pages
-        .is_none()
-        .then(|| "no index pages or .metadata files".to_owned());
-    checks.push(outcome(
-        "index-pages",
-        "index pages and .metadata files beside the packages describe them as they are",
-        pages,
-        pages_note,
-    ));
-    Ok(VerifyReport {
-        schema: 1,
-        ok: checks.iter().all(|c| c.status != CheckStatus::Failed),
-        dirs: options
-            .dirs
-            .iter()
-            .map(|d| d.display().to_string())
-            .collect(),
-        files: release
-            .files
-            .iter()
-            .map(|f| ReleaseFile {
-                path: f.display.clone(),
-                kind: match f.kind {
-                    Kind::Wheel(_) => FileKind::Wheel,
-                    Kind::Sdist(_) => FileKind::Sdist,
-                },
-                name: f.name().to_owned(),
-                version: f.version().to_owned(),
-                sha256: f.sha256.clone(),
-            })
-            .collect(),
+    ElfChecks {
         checks,
-        elf_links: links.summary,
-        manylinux: policy.audits,
-    })
+        summary: links.summary,
+        audits: policy.audits,
+    }
+}
+
+impl DistFile {
+    /// The file as the report lists it.
+    fn listed(&self) -> ReleaseFile {
+        ReleaseFile {
+            path: self.display.clone(),
+            kind: match self.kind {
+                Kind::Wheel(_) => FileKind::Wheel,
+                Kind::Sdist(_) => FileKind::Sdist,
+            },
+            name: self.name().to_owned(),
+            version: self.version().to_owned(),
+            sha256: self.sha256.clone(),
+        }
+    }
 }
 
 impl VerifyReport {

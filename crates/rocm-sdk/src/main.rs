@@ -13,11 +13,12 @@ mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
-use installed_sdk::{SelfTestOptions, Site, self_test};
+use installed_sdk::{SelfTestOptions, Site, Step, UnpackOptions, UnpackProgress, self_test};
 
 /// The heading of `-v`/`-q`, last in every command's help.
 const GLOBAL: &str = "Global options";
@@ -209,9 +210,43 @@ fn main() -> ExitCode {
     console.init_logging(&[LOG_ENV]);
     match run(cli, &console) {
         Ok(status) => status,
-        Err(e) => ExitStatus::failed("rocm-sdk: error: ", &e),
+        Err(e) => ExitStatus::failed("rocm-sdk: error: ", &InFlagTerms(&e)),
     }
     .into()
+}
+
+/// An error chain printed as `{:#}` prints it, each error in this command
+/// line's terms: where a library error stands for a flag, it names it.
+struct InFlagTerms<'a>(&'a anyhow::Error);
+
+impl std::fmt::Display for InFlagTerms<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, error) in self.0.chain().enumerate() {
+            if i > 0 {
+                f.write_str(": ")?;
+            }
+            match error.downcast_ref::<installed_sdk::Error>() {
+                // The hidden flag that names the site-packages instead.
+                Some(e @ installed_sdk::Error::NotInstalled { .. }) => {
+                    write!(f, "{e}, or pass --site-packages")?;
+                }
+                _ => write!(f, "{error}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The unpack's files on the progress display.
+#[derive(Debug)]
+struct UnpackDisplay(cli_output::Progress);
+
+impl UnpackProgress for UnpackDisplay {
+    fn step(&self, step: &Step) {
+        if let Step::Wrote { done, total } = step {
+            self.0.set_items(*done as u64, *total as u64);
+        }
+    }
 }
 
 fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
@@ -237,24 +272,23 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
     let site = if let Some(root) = cli.site_packages {
         Site::new(root)
     } else {
-        let exe = std::env::current_exe().map_err(installed_sdk::Error::OwnPath)?;
+        let exe = std::env::current_exe()
+            .context("cannot find the path of this program; pass --site-packages")?;
         Site::from_executable(&exe)?
     };
     tracing::debug!("site-packages: {}", site.root().display());
     match command {
         Command::Init(JsonArg { json }) => {
-            let progress = console.progress("files", 0, None);
-            let mut on_step = |step: &devel_tar::Step| {
-                if let devel_tar::Step::Wrote { done, total } = step {
-                    progress.set_items(*done as u64, *total as u64);
-                }
+            let display = Arc::new(UnpackDisplay(console.progress("files", 0, None)));
+            let options = UnpackOptions {
+                progress: Some(display.clone()),
+                ..UnpackOptions::default()
             };
-            let mut options = devel_tar::UnpackOptions {
-                on_step: Some(&mut on_step),
-                ..devel_tar::UnpackOptions::default()
-            };
-            let result = site.init(&mut options);
-            progress.finish();
+            let result = site.init(&options);
+            drop(options);
+            if let Ok(display) = Arc::try_unwrap(display) {
+                display.0.finish();
+            }
             let report = result?;
             if json {
                 print!("{}", cli_output::json(&report));
@@ -328,7 +362,10 @@ fn run(cli: Cli, console: &Console) -> Result<ExitStatus> {
                         .map(PathBuf::from)
                 })
                 .unwrap_or_else(|| site.python());
-            let mut options = SelfTestOptions::new(python);
+            let mut options = SelfTestOptions {
+                python,
+                ..SelfTestOptions::default()
+            };
             // What the user's own Python searches before site-packages.
             options.python_path = std::env::var_os("PYTHONPATH").filter(|v| !v.is_empty());
             options.working_dir = std::env::current_dir().ok();

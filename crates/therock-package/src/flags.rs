@@ -1,4 +1,6 @@
-//! The flags of each command, and the library options they become.
+//! The flags of each command, and the library options they become: every
+//! value parsed here (the `,`/`;` family lists, versions, the nonce), so
+//! the libraries take typed values only.
 //!
 //! Defaults live on the options types of `pipeline` and `release-check`;
 //! a flag with a shown or hidden default takes it from there, so the help
@@ -7,14 +9,16 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use link_check::PolicyName;
 use pipeline::{
-    AssembleOptions, BuildOptions, DevelCompression, IndexLayout, IndexOptions, InspectOptions,
-    PlanOptions, ShardId,
+    AssembleOptions, BuildOptions, Compression, DevelCompression, Family, IndexLayout,
+    IndexOptions, InspectOptions, LinkRules, Nonce, PlanOptions, PlatformTag, PolicyName, ShardId,
+    Version,
 };
-use pypa_formats::filename::PlatformTag;
-use release_check::{LinkRules, VerifyOptions};
-use wheel_writer::Compression;
+use release_check::VerifyOptions;
+
+/// A family list as a flag gives it. Not spelled `Vec<Family>`: clap would
+/// take that for a repeatable flag.
+type Families = Vec<Family>;
 
 // The help headings of `plan` and `build`, in the order they appear.
 const INPUT: &str = "Input and output";
@@ -51,24 +55,23 @@ pub(crate) struct PlanFlags {
     #[arg(long, value_name = "DIR", help_heading = INPUT)]
     artifact_dir: PathBuf,
     /// The package version (default: the one `therock_manifest.json` records).
-    #[arg(long, value_parser = version_flag, help_heading = RELEASE)]
-    version: Option<String>,
+    #[arg(long, help_heading = RELEASE)]
+    version: Option<Version>,
     /// Nonce appended to platform package directory names.
     #[arg(
         long,
-        default_value_t = PlanOptions::default().version_suffix,
+        default_value_t = PlanOptions::default().nonce,
         hide_default_value = true,
         value_name = "NONCE",
-        value_parser = version_suffix_flag,
         help_heading = RELEASE
     )]
-    version_suffix: String,
+    version_suffix: Nonce,
     /// Families the Linux release offers (`,` or `;` separated; empty: none).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
-    linux_amdgpu_families: Option<String>,
+    #[arg(long, value_name = "FAMILIES", value_parser = Family::parse_list, help_heading = RELEASE)]
+    linux_amdgpu_families: Option<Families>,
     /// Families the Windows release offers (`,` or `;` separated; empty: none).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag, help_heading = RELEASE)]
-    windows_amdgpu_families: Option<String>,
+    #[arg(long, value_name = "FAMILIES", value_parser = Family::parse_list, help_heading = RELEASE)]
+    windows_amdgpu_families: Option<Families>,
     /// Wheel platform tag (default: `ROCM_SDK_WHEEL_PLATFORM_TAG`, else the host's).
     #[arg(long, value_name = "TAG", help_heading = RELEASE)]
     platform_tag: Option<PlatformTag>,
@@ -105,15 +108,6 @@ pub(crate) struct PlanFlags {
 
 // Flag values are judged while parsing, so a bad one exits 2 like any
 // other usage error (docs/behaviour.md#exit-status).
-
-fn version_flag(text: &str) -> Result<String, pypa_formats::version::VersionError> {
-    pypa_formats::version::Version::parse(text).map(|_| text.to_owned())
-}
-
-fn version_suffix_flag(text: &str) -> Result<String, dist_info::nonce::NonceError> {
-    text.parse::<dist_info::nonce::Nonce>()
-        .map(|_| text.to_owned())
-}
 
 fn runtime_alias_flag(text: &str) -> Result<String, &'static str> {
     if elf_surgery::is_unversioned_name(text) {
@@ -195,9 +189,9 @@ impl PlanFlags {
         PlanOptions {
             artifact_dir: self.artifact_dir.clone(),
             version: self.version.clone(),
-            version_suffix: self.version_suffix.clone(),
-            linux_amdgpu_families: self.linux_amdgpu_families.clone(),
-            windows_amdgpu_families: self.windows_amdgpu_families.clone(),
+            nonce: self.version_suffix.clone(),
+            linux_families: self.linux_amdgpu_families.clone(),
+            windows_families: self.windows_amdgpu_families.clone(),
             platform_tag: self.platform_tag.clone(),
             devel_compression: self
                 .devel_compression
@@ -298,7 +292,9 @@ impl BuildFlags {
             // Only the JSON report shows the hashes.
             hash_files: self.json,
             timings: self.timings,
-            cleanup: None,
+            // The environment's values, the progress display and the
+            // signal handler's cleanup are the caller's (main.rs).
+            ..defaults
         }
     }
 }
@@ -349,11 +345,11 @@ pub(crate) struct VerifyFlags {
     /// Families the Linux release must offer (`,` or `;` separated): every
     /// target needs its device wheel (kpack) or every family its libraries
     /// wheel (legacy).
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
-    linux_amdgpu_families: Option<String>,
+    #[arg(long, value_name = "FAMILIES", value_parser = Family::parse_list)]
+    linux_amdgpu_families: Option<Families>,
     /// Families the Windows release must offer.
-    #[arg(long, value_name = "FAMILIES", value_parser = dist_info::families::family_list_flag)]
-    windows_amdgpu_families: Option<String>,
+    #[arg(long, value_name = "FAMILIES", value_parser = Family::parse_list)]
+    windows_amdgpu_families: Option<Families>,
     #[command(flatten)]
     link_rules: LinkFlags,
     /// Print the report as JSON.
@@ -365,8 +361,8 @@ impl VerifyFlags {
     pub(crate) fn options(&self) -> VerifyOptions {
         VerifyOptions {
             dirs: self.dirs.clone(),
-            linux_amdgpu_families: self.linux_amdgpu_families.clone(),
-            windows_amdgpu_families: self.windows_amdgpu_families.clone(),
+            linux_families: self.linux_amdgpu_families.clone(),
+            windows_families: self.windows_amdgpu_families.clone(),
             link_rules: self.link_rules.rules(),
         }
     }
@@ -436,7 +432,7 @@ pub(crate) struct PostReleaseFlags {
     dir: PathBuf,
     /// The post-release's version: `X.postN`.
     #[arg(long, value_name = "VERSION")]
-    version: pypa_formats::version::Version,
+    version: Version,
     /// The release's metadata file (as `build --metadata`), for the sdist's
     /// Summary, License-Expression and Project-URL.
     #[arg(long, value_name = "FILE")]
@@ -452,6 +448,8 @@ impl PostReleaseFlags {
             dist_dir: self.dir.clone(),
             version: self.version.clone(),
             metadata: self.metadata.clone(),
+            // `SOURCE_DATE_EPOCH` is the caller's (main.rs).
+            source_date_epoch: None,
         }
     }
 }

@@ -7,6 +7,8 @@
 //! stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod environment;
+mod flag_terms;
 mod flags;
 mod interrupt;
 mod progress;
@@ -19,12 +21,12 @@ use std::sync::Arc;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use cli_output::{Console, ExitStatus, Verbosity};
-use dist_info::requirement::Platform;
+use flag_terms::InFlagTerms;
 use flags::{
     AssembleFlags, BuildFlags, IndexFlags, InspectFlags, PlanFlags, PostReleaseFlags, REPORT,
     VerifyFlags,
 };
-use pipeline::NativePrograms;
+use pipeline::{NativePrograms, PlanOptions, Platform};
 use progress::ConsoleProgress;
 
 /// Builds the ROCm Python packages from TheRock artifacts.
@@ -199,7 +201,7 @@ const MAN_EXTRAS: cli_output::man::Extras = cli_output::man::Extras {
         ),
         ("NO_COLOR", "When set and not empty: no colour."),
         (
-            "ROCM_SDK_WHEEL_PLATFORM_TAG",
+            environment::PLATFORM_TAG_ENV,
             "The wheel platform tag when --platform-tag is not given.",
         ),
         (
@@ -230,7 +232,7 @@ fn main() -> ExitCode {
             print!("{}", cli_output::escaped_lines(&out));
             status
         }
-        Err(e) => ExitStatus::failed("therock-package: error: ", &e),
+        Err(e) => ExitStatus::failed("therock-package: error: ", &InFlagTerms(&e)),
     }
     .into()
 }
@@ -250,13 +252,24 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         }
         Command::Build { args, native } => {
             let mut options = args.options();
-            options.plan.native_programs = native.programs();
+            complete_plan(&mut options.plan, &native)?;
+            options.source_date_epoch = environment::source_date_epoch()?;
+            options.pause = environment::commit_gates();
+            let jobs = options.effective_jobs();
+            if options.jobs > jobs {
+                tracing::warn!(
+                    "--jobs {} is more than {} threads per core; using {jobs}",
+                    options.jobs,
+                    wheel_writer::MAX_JOBS_PER_CORE
+                );
+            }
             // Before any thread starts (the progress display's included).
             let cleanup = pipeline::StagingCleanup::new();
             interrupt::remove_staging_on_signal(cleanup.clone());
             options.cleanup = Some(cleanup);
             let progress = Arc::new(ConsoleProgress::new(console));
-            let result = pipeline::build(&options, progress.clone());
+            options.progress = Some(progress.clone());
+            let result = pipeline::build(&options);
             // A failed build leaves the display up: clear it before the
             // error is printed.
             progress.close();
@@ -289,7 +302,7 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             shards,
         } => {
             let mut options = args.options();
-            options.native_programs = native.programs();
+            complete_plan(&mut options, &native)?;
             let report = pipeline::plan(&options, shards)?;
             if json {
                 render::plan_json(&report)
@@ -305,8 +318,7 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             let report = match pipeline::assemble(&options) {
                 Ok(report) => report,
                 Err(e) => {
-                    let pipeline::ErrorKind::AssembledReleaseFailsVerify { report } = e.kind()
-                    else {
+                    let pipeline::AssembleError::AssembledReleaseFailsVerify { report } = &e else {
                         return Err(e.into());
                     };
                     // The verify report is the rest of the message, on
@@ -354,7 +366,9 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
             )
         }
         Command::PostRelease(args) => {
-            let r = pipeline::post_release(&args.options())?;
+            let mut options = args.options();
+            options.source_date_epoch = environment::source_date_epoch()?;
+            let r = pipeline::post_release(&options)?;
             done(
                 args.json,
                 console,
@@ -375,6 +389,17 @@ fn run(command: Command, console: &Console) -> anyhow::Result<(String, ExitStatu
         }
     };
     Ok((out, ExitStatus::Success))
+}
+
+/// What `plan` and `build` take from outside their flags: the native
+/// programs, and the platform tag of the environment when the flag names
+/// none.
+fn complete_plan(options: &mut PlanOptions, native: &NativeFlags) -> anyhow::Result<()> {
+    options.native_programs = native.programs();
+    if options.platform_tag.is_none() {
+        options.platform_tag = environment::platform_tag()?;
+    }
+    Ok(())
 }
 
 /// Which native `rocm-sdk` core wheels carry instead of the one built into

@@ -1,14 +1,18 @@
-//! Packages a TheRock artifact directory, verifies the release and
-//! unpacks its devel tree into a scratch site-packages, through the
+//! Plans and packages a TheRock artifact directory, verifies the release
+//! and unpacks its devel tree into a scratch site-packages, through the
 //! library crates' public APIs only: what another Rust tool that links
-//! them does (docs/using-the-crates.md, "An example program").
+//! them does (docs/using-the-crates.md, "An example program"). Every
+//! option is a typed value (a `Version`, `Family` lists, paths), never
+//! text a command line would parse; each crate re-exports the types its
+//! options hold, so this program depends on no crate for them.
 //!
 //! ```text
 //! package-a-release ARTIFACT_DIR ROCM_SDK SCRATCH
 //! ```
 //!
 //! - `ARTIFACT_DIR`: TheRock artifacts (`cargo xtask example` writes the
-//!   built-in example's, `example/kpack/artifacts`).
+//!   built-in example's, `example/kpack/artifacts`; [`VERSION`] and
+//!   [`FAMILIES`] are theirs: change them for other artifacts).
 //! - `ROCM_SDK`: the native `rocm-sdk` program the core wheel carries (a
 //!   static Linux build; `therock-package`'s build script makes one).
 //! - `SCRATCH`: a new or empty directory for the release (`SCRATCH/out/dist`)
@@ -19,13 +23,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, bail};
-use dist_info::requirement::Platform;
-use installed_sdk::Site;
-use pipeline::{BuildOptions, BuildProgress, FileKind, NativePrograms, PlanOptions};
+use installed_sdk::{Site, Step, UnpackOptions, UnpackProgress};
+use pipeline::{
+    BuildOptions, BuildProgress, Family, FileKind, NativePrograms, PlanOptions, PlanReport,
+    Platform, Version,
+};
 use release_check::{CheckStatus, VerifyOptions};
 use wheel_writer::WheelReader;
+
+/// The version the example's artifacts record, given again as a typed
+/// value: a release build names its version.
+const VERSION: &str = "7.1.0";
+
+/// The targets the example's artifacts are built for; each target is a
+/// family of its own.
+const FAMILIES: [&str; 2] = ["gfx942", "gfx1100"];
 
 /// One line per package written, as `build` reports them.
 #[derive(Debug)]
@@ -34,6 +49,18 @@ struct Lines;
 impl BuildProgress for Lines {
     fn package_written(&self, file: &str, size: u64) {
         eprintln!("  wrote {file} ({size} bytes)");
+    }
+}
+
+/// Counts the files the devel unpack wrote, as a progress display would.
+#[derive(Debug, Default)]
+struct Files(AtomicUsize);
+
+impl UnpackProgress for Files {
+    fn step(&self, step: &Step) {
+        if let Step::Wrote { done, .. } = step {
+            self.0.store(*done, Ordering::Relaxed);
+        }
     }
 }
 
@@ -61,18 +88,41 @@ fn run(artifacts: &Path, rocm_sdk: &Path, scratch: &Path) -> anyhow::Result<()> 
         );
     }
 
-    // 1. Package: an options value, no command line.
+    // 1. Plan: an options value of typed values, no command line.
+    let version: Version = VERSION.parse()?;
+    let families = FAMILIES
+        .iter()
+        .map(|name| name.parse::<Family>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let plan_options = PlanOptions {
+        artifact_dir: artifacts.to_owned(),
+        version: Some(version),
+        linux_families: Some(families.clone()),
+        native_programs: NativePrograms::new().with_file(Platform::Linux, rocm_sdk),
+        ..PlanOptions::default()
+    };
+    let PlanReport::Plan(plan) = pipeline::plan(&plan_options, None)? else {
+        bail!("a plan without shards is one plan");
+    };
+    println!(
+        "planned {} packages of {} for {}",
+        plan.packages.len(),
+        plan.version,
+        plan.platform_tag
+    );
+
+    // 2. Package it, on two threads of a pool of the build's own, the
+    //    timestamp given (what SOURCE_DATE_EPOCH is to `therock-package`).
     let options = BuildOptions {
-        plan: PlanOptions {
-            artifact_dir: artifacts.to_owned(),
-            native_programs: NativePrograms::new().with_file(Platform::Linux, rocm_sdk),
-            ..PlanOptions::default()
-        },
+        plan: plan_options,
         dest_dir: scratch.join("out"),
+        jobs: 2,
+        source_date_epoch: Some(1_700_000_000),
+        progress: Some(Arc::new(Lines)),
         ..BuildOptions::default()
     };
     eprintln!("building {}", artifacts.display());
-    let built = pipeline::build(&options, Arc::new(Lines))?;
+    let built = pipeline::build(&options)?;
     println!(
         "built {} packages ({} bytes) into {}",
         built.packages,
@@ -87,8 +137,13 @@ fn run(artifacts: &Path, rocm_sdk: &Path, scratch: &Path) -> anyhow::Result<()> 
         );
     }
 
-    // 2. Verify the release: every check of `therock-package verify`.
-    let report = release_check::verify(&VerifyOptions::new([&built.dist_dir]))?;
+    // 3. Verify the release: every check of `therock-package verify`, the
+    //    Linux release held to the families it offers.
+    let report = release_check::verify(&VerifyOptions {
+        dirs: vec![built.dist_dir.clone()],
+        linux_families: Some(families),
+        ..VerifyOptions::default()
+    })?;
     for check in report.checks() {
         let status = match check.status {
             CheckStatus::Ok => "ok",
@@ -104,17 +159,24 @@ fn run(artifacts: &Path, rocm_sdk: &Path, scratch: &Path) -> anyhow::Result<()> 
         bail!("the release fails verify");
     }
 
-    // 3. Install the wheels as an installer would (every member below
+    // 4. Install the wheels as an installer would (every member below
     //    site-packages), then unpack the devel tarball there.
     let site_packages = scratch.join("site-packages");
     for file in built.files.iter().filter(|f| f.kind == FileKind::Wheel) {
         install_wheel(&file.path, &site_packages)?;
     }
     let site = Site::new(&site_packages);
-    let init = site.init(&mut devel_tar::UnpackOptions::default())?;
+    let files = Arc::new(Files::default());
+    let init = site.init(&UnpackOptions {
+        progress: Some(files.clone()),
+        ..UnpackOptions::default()
+    })?;
     let Some(unpacked) = init.unpacked else {
         bail!("the devel tree of a fresh site-packages was already unpacked");
     };
+    if files.0.load(Ordering::Relaxed) == 0 {
+        bail!("the unpack reported no file written");
+    }
     for warning in &init.warnings {
         eprintln!("warning: {warning}");
     }

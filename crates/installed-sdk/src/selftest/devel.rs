@@ -33,11 +33,11 @@ pub(super) fn unpack(cx: &Context<'_>, checks: &mut Vec<Check>) {
         return;
     }
     // Separated links are left for the runtime-links check to report.
-    let mut options = devel_tar::UnpackOptions {
+    let options = devel_tar::UnpackOptions {
         leave_separated_links: true,
         ..devel_tar::UnpackOptions::default()
     };
-    checks.push(match cx.site.ensure_devel_with(&mut options) {
+    checks.push(match cx.site.ensure_devel_with(&options) {
         Ok((root, report)) => {
             let warnings = report.warnings;
             let mut detail = format!("{} is unpacked, device links current", cx.rel(&root));

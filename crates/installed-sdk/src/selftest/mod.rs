@@ -60,11 +60,13 @@ pub struct SelfTestOptions {
     pub working_dir: Option<PathBuf>,
 }
 
-impl SelfTestOptions {
-    /// Defaults for `python`: one load per core, 60 s per load or run.
-    pub fn new(python: impl Into<PathBuf>) -> Self {
+impl Default for SelfTestOptions {
+    /// `python3` from `PATH` (set [`python`](Self::python) to the
+    /// installation's own: [`Site::python`]), one load per core, 60 s per
+    /// load or run.
+    fn default() -> Self {
         Self {
-            python: python.into(),
+            python: PathBuf::from("python3"),
             jobs: std::thread::available_parallelism().map_or(1, usize::from),
             load_timeout: Duration::from_mins(1),
             run_timeout: Duration::from_mins(1),

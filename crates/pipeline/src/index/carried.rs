@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use wheel_writer::dist_dir::is_staging;
 
 use super::{IndexLayout, IndexOptions, index};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{IndexError, IoAction, IoError, PublishError, cannot};
 
 /// The index files found in a `dist/`, and the layout they make.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,18 +29,18 @@ pub(crate) struct IndexFiles {
 
 /// The index files of `dist` (a build's staging directories aside), or
 /// `None` when it has none.
-pub(crate) fn find(dist: &Path) -> Result<Option<IndexFiles>> {
+pub(crate) fn find(dist: &Path) -> Result<Option<IndexFiles>, IoError> {
     let mut found = Vec::new();
     let (mut flat, mut simple, mut per_family) = (false, false, false);
     let Ok(entries) = fs::read_dir(dist) else {
         return Ok(None);
     };
     for entry in entries {
-        let entry = entry.map_err(Error::io(crate::IoAction::List, dist))?;
+        let entry = entry.map_err(cannot(IoAction::List, dist))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let kind = entry
             .file_type()
-            .map_err(Error::io(crate::IoAction::Inspect, entry.path()))?;
+            .map_err(cannot(IoAction::Inspect, entry.path()))?;
         if kind.is_dir() && !is_staging(&name) {
             if name == "simple" {
                 simple = true;
@@ -60,7 +60,7 @@ pub(crate) fn find(dist: &Path) -> Result<Option<IndexFiles>> {
                 found.push(format!("{name}/simple/"));
             }
             for inner in fs::read_dir(&family)
-                .map_err(Error::io(crate::IoAction::List, &family))?
+                .map_err(cannot(IoAction::List, &family))?
                 .flatten()
             {
                 let inner = inner.file_name().to_string_lossy().into_owned();
@@ -97,14 +97,11 @@ pub(crate) fn find(dist: &Path) -> Result<Option<IndexFiles>> {
 /// the old ones carried over: the pages in their layout, the `.metadata`
 /// file of every wheel. With `.metadata` files only, those of packages
 /// no longer there go and the others are written again.
-pub(crate) fn write_again(new: &Path, dist: &Path, files: &IndexFiles) -> Result<()> {
-    let refused = |source: Error| -> Error {
-        ErrorKind::StaleIndex {
-            dist: dist.to_owned(),
-            files: files.found.clone(),
-            source: Box::new(source),
-        }
-        .into()
+pub(crate) fn write_again(new: &Path, dist: &Path, files: &IndexFiles) -> Result<(), PublishError> {
+    let refused = |source: IndexError| PublishError::StaleIndex {
+        dist: dist.to_owned(),
+        files: files.found.clone(),
+        source: Box::new(source),
     };
     let Some(layout) = files.layout else {
         return metadata_only(new, files).map_err(refused);
@@ -126,12 +123,12 @@ pub(crate) fn write_again(new: &Path, dist: &Path, files: &IndexFiles) -> Result
 
 /// `.metadata` files without pages: each is written again from its
 /// wheel, or removed when its package is gone.
-fn metadata_only(new: &Path, files: &IndexFiles) -> Result<()> {
+fn metadata_only(new: &Path, files: &IndexFiles) -> Result<(), IndexError> {
     for rel in &files.found {
         let path = new.join(rel);
         let package: PathBuf = path.with_extension("");
         if !package.is_file() {
-            fs::remove_file(&path).map_err(Error::io(crate::IoAction::Remove, &path))?;
+            fs::remove_file(&path).map_err(cannot(IoAction::Remove, &path))?;
             tracing::info!("{rel}: removed: it described a package no longer there");
             continue;
         }
@@ -139,8 +136,8 @@ fn metadata_only(new: &Path, files: &IndexFiles) -> Result<()> {
         let dist = super::distribution::Distribution::read(&package, rel_package)?;
         match &dist.core_metadata {
             Some(bytes) => fs_helpers::atomic_write::write_atomic(&path, bytes)
-                .map_err(Error::io(crate::IoAction::Write, &path))?,
-            None => fs::remove_file(&path).map_err(Error::io(crate::IoAction::Remove, &path))?,
+                .map_err(cannot(IoAction::Write, &path))?,
+            None => fs::remove_file(&path).map_err(cannot(IoAction::Remove, &path))?,
         }
     }
     Ok(())

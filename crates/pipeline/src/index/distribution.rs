@@ -11,7 +11,10 @@ use wheel_writer::{WheelReader, limits};
 use fs_helpers::file_hash::sha256_reader;
 use pypa_formats::core_metadata::HeaderBlock;
 
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::error::{IndexError, IoAction, cannot};
+
+/// What indexing returns.
+type Result<T, E = IndexError> = std::result::Result<T, E>;
 
 /// One distribution file of the directory being indexed.
 #[derive(Debug, Clone)]
@@ -40,7 +43,7 @@ impl Distribution {
         let sha256 = wheel_writer::dist_dir::open_package(path)
             .and_then(sha256_reader)
             .map(|digest| digest.hex())
-            .map_err(Error::io(IoAction::Read, path))?;
+            .map_err(cannot(IoAction::Read, path))?;
         // Wheel and sdist names are lower-case by specification.
         #[allow(clippy::case_sensitive_file_extension_comparisons)]
         let (project, metadata, core_metadata, member) = if file_name.ends_with(".whl") {
@@ -60,10 +63,9 @@ impl Distribution {
                 member,
             )
         } else {
-            return Err(ErrorKind::NotAPackage {
+            return Err(IndexError::NotAPackage {
                 path: path.to_owned(),
-            }
-            .into());
+            });
         };
         let requires_python = HeaderBlock::parse(&metadata)
             .and_then(|block| {
@@ -71,7 +73,7 @@ impl Distribution {
                     .get_line("Requires-Python")
                     .map(|v| v.map(str::to_owned))
             })
-            .map_err(|source| ErrorKind::CoreMetadata {
+            .map_err(|source| IndexError::CoreMetadata {
                 path: path.to_owned(),
                 member,
                 source,
@@ -95,20 +97,17 @@ fn wheel_metadata(path: &Path) -> Result<Vec<u8>> {
         // may be (docs/verify.md#caps).
         wheel.read_member(&member, limits::METADATA)
     };
-    read().map_err(|source| {
-        ErrorKind::WheelMetadata {
-            path: path.to_owned(),
-            source,
-        }
-        .into()
+    read().map_err(|source| IndexError::WheelMetadata {
+        path: path.to_owned(),
+        source: Box::new(source),
     })
 }
 
-/// [`ErrorKind::Unindexable`] for `path`.
+/// [`IndexError::Unindexable`] for `path`.
 fn unindexable(
     path: &Path,
-) -> impl FnOnce(pypa_formats::filename::FilenameError) -> ErrorKind + '_ {
-    move |source| ErrorKind::Unindexable {
+) -> impl FnOnce(pypa_formats::filename::FilenameError) -> IndexError + '_ {
+    move |source| IndexError::Unindexable {
         path: path.to_owned(),
         source,
     }

@@ -24,7 +24,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, ErrorKind, IoAction, Result};
+use crate::error::{IndexError, IoAction, cannot};
+
+/// What indexing returns.
+type Result<T, E = IndexError> = std::result::Result<T, E>;
 
 use distribution::Distribution;
 use fs_helpers::file_hash::sha256_bytes;
@@ -96,22 +99,20 @@ pub struct IndexReport {
 pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     let dir = options.dir.as_path();
     if !dir.is_dir() {
-        return Err(ErrorKind::NotADirectory {
+        return Err(IndexError::NotADirectory {
             dir: dir.to_owned(),
-        }
-        .into());
+        });
     }
-    let listing = list_packages(dir).map_err(Error::io(IoAction::List, dir))?;
+    let listing = list_packages(dir).map_err(cannot(IoAction::List, dir))?;
     if let Some(refused) = listing.refused.first() {
         // A page would link a file no check has read.
         return Err(refused.clone().into());
     }
     let packages = listing.packages;
     if packages.is_empty() {
-        return Err(ErrorKind::NoPackages {
+        return Err(IndexError::NoPackages {
             dir: dir.to_owned(),
-        }
-        .into());
+        });
     }
     // Top-level group ("" or a family directory) → its distributions.
     let mut groups: BTreeMap<String, Vec<Distribution>> = BTreeMap::new();
@@ -153,10 +154,9 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
     if options.per_family {
         let shared = groups.remove("").unwrap_or_default();
         if groups.is_empty() {
-            return Err(ErrorKind::NoFamilyDirectories {
+            return Err(IndexError::NoFamilyDirectories {
                 dir: dir.to_owned(),
-            }
-            .into());
+            });
         }
         for (family, files) in &groups {
             let mut links: Vec<(String, FileLink)> = files
@@ -199,13 +199,12 @@ pub fn index(options: &IndexOptions) -> Result<IndexReport> {
         let mut links = Vec::new();
         for d in groups.values().flatten() {
             if let Some(other) = by_name.insert(&d.file_name, &d.rel) {
-                return Err(ErrorKind::FileNameTwice {
+                return Err(IndexError::FileNameTwice {
                     dir: dir.to_owned(),
                     file_name: d.file_name.clone(),
                     first: other.to_owned(),
                     second: d.rel.clone(),
-                }
-                .into());
+                });
             }
             links.push((d.project.clone(), link(d, d.rel.clone())));
         }
@@ -276,9 +275,9 @@ fn write_pages(
 /// Removes the project pages an earlier run wrote for projects no longer
 /// in the directory (a directory holding only our `index.html`).
 fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
-    let entries = fs::read_dir(simple).map_err(Error::io(IoAction::List, simple))?;
+    let entries = fs::read_dir(simple).map_err(cannot(IoAction::List, simple))?;
     for entry in entries {
-        let entry = entry.map_err(Error::io(IoAction::List, simple))?;
+        let entry = entry.map_err(cannot(IoAction::List, simple))?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
         if !path.is_dir() || projects.contains(&name) {
@@ -288,8 +287,8 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
         let only_page = fs::read_dir(&path)
             .is_ok_and(|mut d| d.all(|e| e.is_ok_and(|e| e.file_name() == "index.html")));
         if only_page && page.is_file() {
-            fs::remove_file(&page).map_err(Error::io(IoAction::Remove, &page))?;
-            fs::remove_dir(&path).map_err(Error::io(IoAction::Remove, &path))?;
+            fs::remove_file(&page).map_err(cannot(IoAction::Remove, &page))?;
+            fs::remove_dir(&path).map_err(cannot(IoAction::Remove, &path))?;
         }
     }
     Ok(())
@@ -299,6 +298,8 @@ fn remove_stale_projects(simple: &Path, projects: &[String]) -> Result<()> {
 /// renamed over it; on failure nothing is left behind.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let parent = path.parent().expect("an index file has a directory");
-    fs::create_dir_all(parent).map_err(Error::io(IoAction::Create, parent))?;
-    fs_helpers::atomic_write::write_atomic(path, bytes).map_err(Error::io(IoAction::Write, path))
+    fs::create_dir_all(parent).map_err(cannot(IoAction::Create, parent))?;
+    fs_helpers::atomic_write::write_atomic(path, bytes)
+        .map_err(cannot(IoAction::Write, path))
+        .map_err(Into::into)
 }

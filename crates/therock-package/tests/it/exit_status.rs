@@ -260,3 +260,47 @@ fn a_bad_platform_tag_variable_is_bad_input_naming_it() {
         "{empty:?}"
     );
 }
+
+/// `SOURCE_DATE_EPOCH` is read by the program, not the library, and
+/// passed to the build: it is every archive member's timestamp, and a
+/// value that is no number of seconds is bad input naming the variable
+/// (docs/pipeline.md, "Reproducible").
+#[test]
+fn source_date_epoch_is_the_timestamp_of_every_member_and_a_bad_one_is_named() {
+    let artifacts = common::artifacts(fixtures::ExampleMode::Kpack);
+    let dest = tempfile::tempdir().unwrap();
+    let build = |value: &str, dest: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_therock-package"))
+            .args(["build", "-q", "--artifact-dir"])
+            .arg(&artifacts)
+            .arg("--dest-dir")
+            .arg(dest)
+            .env("SOURCE_DATE_EPOCH", value)
+            .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
+            .env_remove("THEROCK_PACKAGE_ROCM_SDK_LINUX")
+            .output()
+            .unwrap()
+    };
+    let bad = build("yesterday", dest.path());
+    assert_eq!(bad.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8_lossy(&bad.stderr), @"therock-package: error: SOURCE_DATE_EPOCH=yesterday is not a number of seconds: invalid digit found in string");
+    assert!(!dest.path().join("dist").exists());
+
+    common::ok(&build("1700000000", dest.path()));
+    let sdist = dest.path().join("dist/rocm-7.1.0.tar.gz");
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(
+        std::fs::File::open(&sdist).unwrap(),
+    ));
+    let mut members = 0;
+    for entry in archive.entries().unwrap() {
+        let entry = entry.unwrap();
+        assert_eq!(
+            entry.header().mtime().unwrap(),
+            1_700_000_000,
+            "{}",
+            entry.path().unwrap().display()
+        );
+        members += 1;
+    }
+    assert!(members > 0);
+}
