@@ -20,6 +20,7 @@ use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resol
 use crate::facts::{Facts, FileClass};
 use crate::plan::{DevelEntry, Dropped, LinkReason, SonameAlias, SourceRef};
 use crate::runtime::{removed_entries, split};
+use crate::search_path;
 
 /// The devel tree's package marker. The tree is the platform package
 /// `_rocm_sdk_devel{N}`, a regular package like its runtime siblings, so
@@ -104,15 +105,15 @@ pub(crate) fn plan_devel(
             let Some(source) = SourceRef::of(entry) else {
                 continue;
             };
-            let force_rpath = facts.of(entry).is_some_and(FileClass::takes_search_path);
+            let patch = facts
+                .of(entry)
+                .is_some_and(FileClass::takes_search_path)
+                .then(|| {
+                    search_path::patch(Vec::new(), removed_entries(facts, entry, keep_absolute))
+                });
             DevelEntry::File {
                 relpath: relpath.to_owned(),
-                force_rpath,
-                remove: if force_rpath {
-                    removed_entries(facts, entry, keep_absolute)
-                } else {
-                    Vec::new()
-                },
+                patch,
                 source,
             }
         };

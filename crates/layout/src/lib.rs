@@ -38,7 +38,8 @@ pub use error::{
 pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
     Action, AliasReason, DevelEntry, Dropped, KeptSearchPath, LinkReason, PLAN_SCHEMA, PackagePlan,
-    Plan, PlannedFile, RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
+    Plan, PlannedFile, RuntimeAlias, SearchPathPatch, SelectorPlan, SonameAlias, SourceRef,
+    windows_executable,
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};

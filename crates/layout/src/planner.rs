@@ -245,9 +245,8 @@ impl Planner<'_, '_> {
                 DevelEntry::File {
                     relpath,
                     source,
-                    force_rpath,
-                    ..
-                } => Some((names.in_tree(relpath), source, *force_rpath, true)),
+                    patch,
+                } => Some((names.in_tree(relpath), source, patch.is_some(), true)),
                 _ => None,
             });
             for (path, source, edited, in_devel) in files.chain(devel) {

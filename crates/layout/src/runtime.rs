@@ -8,7 +8,7 @@ use dist_info::package::PackageKind;
 
 use crate::facts::{Facts, FileClass};
 use crate::plan::{Action, Dropped, PlannedFile, SonameAlias, SourceRef};
-use crate::search_path::search_path_entries;
+use crate::search_path::{self, search_path_entries};
 
 /// The compute profiler's real program; `bin/rocprof-compute` launches it.
 const COMPUTE: &str = "libexec/rocprofiler-compute/rocprof-compute";
@@ -165,8 +165,10 @@ impl Runtime {
             let dest = format!("{}/{relpath}", target.platform);
             Action::PatchSearchPath {
                 source: source_ref,
-                append: search_path_entries(target.kind, &dest, target.core_platform),
-                remove: removed_entries(facts, source, target.keep_absolute),
+                patch: search_path::patch(
+                    search_path_entries(target.kind, &dest, target.core_platform),
+                    removed_entries(facts, source, target.keep_absolute),
+                ),
             }
         } else {
             if class == Some(&FileClass::StaticExecutable) {
