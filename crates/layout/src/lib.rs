@@ -19,7 +19,6 @@
 mod devel;
 mod dist_targets;
 mod error;
-mod facts;
 mod installed;
 mod libraries;
 mod plan;
@@ -29,13 +28,13 @@ mod runtime;
 mod runtime_aliases;
 mod search_path;
 mod selectors;
+mod survey;
 mod windows;
 
 pub use error::{
     CaseSpelling, CheckError, Error, LongNameProblem, ModelError, SharedPathProblem,
     WindowsNameProblem,
 };
-pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
     Action, AliasReason, DevelEntry, Dropped, KeptSearchPath, LinkReason, PLAN_SCHEMA, PackagePlan,
     Plan, PlannedFile, RuntimeAlias, SearchPathPatch, SelectorPlan, SonameAlias, SourceRef,
@@ -43,4 +42,5 @@ pub use plan::{
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};
-pub use selectors::{SelectorFacts, plan_selectors};
+pub use selectors::{SelectorBasis, plan_selectors};
+pub use survey::{AbsoluteSearchPath, FileClass, SourceSurvey};

@@ -11,8 +11,8 @@ use dist_info::library::{Library, all_libraries};
 use dist_info::package::PackageKind;
 
 use crate::error::Error;
-use crate::facts::{Facts, FileClass};
 use crate::plan::SourceRef;
+use crate::survey::{FileClass, SourceSurvey};
 
 /// One library-table pattern, as a relpath glob of a platform package.
 struct Pattern {
@@ -48,7 +48,7 @@ fn patterns(kind: PackageKind, windows: bool) -> Vec<Pattern> {
 /// shared object of a host machine, or a PE DLL for a Windows tag.
 pub(crate) fn check_runtime_libraries(
     catalog: &Catalog,
-    facts: &Facts,
+    survey: &SourceSurvey,
     kind: PackageKind,
     windows: bool,
 ) -> Result<(), Error> {
@@ -72,7 +72,7 @@ pub(crate) fn check_runtime_libraries(
             // Directories and dangling links ship no bytes under the name.
             _ => continue,
         };
-        let class = facts.of_or_read(file)?;
+        let class = survey.of_or_read(file)?;
         if let Some(reason) = defect(file.size(), class.as_ref(), windows) {
             return Err(Error::NotALibrary {
                 file: describe(file),

@@ -19,7 +19,6 @@ use pypa_formats::version::Version;
 use crate::devel::{RuntimeIndex, plan_devel};
 use crate::dist_targets::check_dist_targets;
 use crate::error::{CheckError, Error, ModelError};
-use crate::facts::{Facts, FileClass};
 use crate::libraries::check_runtime_libraries;
 use crate::plan::{
     Action, DevelEntry, KeptSearchPath, PackagePlan, Plan, PlannedFile, SelectorPlan,
@@ -27,7 +26,8 @@ use crate::plan::{
 };
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
-use crate::selectors::{SelectorFacts, plan_selectors};
+use crate::selectors::{SelectorBasis, plan_selectors};
+use crate::survey::{FileClass, SourceSurvey};
 
 /// A file the caller adds to a package (Python modules, the native
 /// `rocm-sdk` binary).
@@ -132,7 +132,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
         mode,
         version: version.to_string(),
         core_platform: platform_of(PackageKind::Core, mode, &input.nonce, None),
-        facts: Facts::default(),
+        survey: SourceSurvey::default(),
         taken: BTreeSet::new(),
         contributing: BTreeSet::new(),
         warnings: BTreeSet::new(),
@@ -146,7 +146,7 @@ struct Planner<'i, 'a> {
     mode: Mode,
     version: String,
     core_platform: String,
-    facts: Facts,
+    survey: SourceSurvey,
     /// Artifacts some package's rules take (full names).
     taken: BTreeSet<String>,
     /// Artifacts that gave a package at least one file or link.
@@ -178,7 +178,7 @@ impl Planner<'_, '_> {
         // Several packages merge the same artifacts: each warning is said
         // once, when the plan is complete (report_catalog_warnings).
         self.warnings.extend(catalog.warnings().iter().cloned());
-        self.facts.gather(catalog.entries())?;
+        self.survey.gather(catalog.entries())?;
         self.taken.extend(
             self.input
                 .artifacts
@@ -250,10 +250,10 @@ impl Planner<'_, '_> {
                 _ => None,
             });
             for (path, source, edited, in_devel) in files.chain(devel) {
-                let Some(absolute) = self.facts.absolute_search_path_of(&source.source) else {
+                let Some(absolute) = self.survey.absolute_search_path_of(&source.source) else {
                     continue;
                 };
-                let class = self.facts.class_of(&source.source);
+                let class = self.survey.class_of(&source.source);
                 let verify_reads = in_devel || class.is_some_and(FileClass::takes_search_path);
                 if verify_reads && !edited && !keep {
                     return Err(CheckError::UneditedSearchPath {
@@ -353,7 +353,7 @@ impl Planner<'_, '_> {
         let mut index = RuntimeIndex::default();
 
         let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
-        check_runtime_libraries(&core, &self.facts, PackageKind::Core, windows)?;
+        check_runtime_libraries(&core, &self.survey, PackageKind::Core, windows)?;
         check_dist_targets(&core)?;
         let (core_plan, core_rt) =
             self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
@@ -385,7 +385,7 @@ impl Planner<'_, '_> {
             Mode::Kpack => {
                 let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
                 require_libraries(&libs, None)?;
-                check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
+                check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
                 let mut kpack_index = index;
                 {
                     let (plan, rt) =
@@ -428,7 +428,7 @@ impl Planner<'_, '_> {
                     // Core and the profiler own their files first; never another family's.
                     let mut family_index = index.clone();
                     require_libraries(&libs, Some(family))?;
-                    check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
+                    check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
                     {
                         let (plan, rt) = self.runtime(
                             &libs,
@@ -465,7 +465,7 @@ impl Planner<'_, '_> {
         if !windows {
             crate::runtime_aliases::add(
                 &mut packages,
-                &self.facts,
+                &self.survey,
                 &self.input.runtime_aliases,
                 &self.core_platform,
             )?;
@@ -560,7 +560,7 @@ impl Planner<'_, '_> {
         let platform = platform_of(kind, self.mode, &self.input.nonce, target);
         let mut rt = Runtime::plan(
             catalog,
-            &self.facts,
+            &self.survey,
             &Target {
                 kind,
                 platform: &platform,
@@ -622,7 +622,7 @@ impl Planner<'_, '_> {
         let names = TreeNames::new(&self.input.nonce);
         let (mut tree, dropped) = plan_devel(
             catalog,
-            &self.facts,
+            &self.survey,
             index,
             &names,
             self.input.keep_absolute_search_paths,
@@ -814,7 +814,7 @@ impl Planner<'_, '_> {
         packages: &[PackagePlan],
     ) -> Result<Vec<SelectorPlan>, Error> {
         let kinds: BTreeSet<PackageKind> = packages.iter().map(|p| p.kind).collect();
-        plan_selectors(&SelectorFacts {
+        plan_selectors(&SelectorBasis {
             mode: self.mode,
             version,
             on_disk,

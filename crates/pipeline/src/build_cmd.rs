@@ -20,7 +20,7 @@ use crate::foreseen::{self, ForeseenFailure};
 use crate::native::NativePrograms;
 use crate::progress::BuildProgress;
 use crate::python::{self, Program};
-use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
+use crate::shard::{ShardId, ShardManifest, ShardPlan, ShardSettings};
 use crate::staging::{Staging, StagingCleanup};
 use crate::timings::{BuildTimings, Stopwatch};
 use fs_helpers::file_hash::sha256_file;
@@ -420,7 +420,7 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
     }
     let shard_manifest = match &shard {
         Some((id, shards)) => {
-            let facts = BuildFacts {
+            let settings = ShardSettings {
                 linux_families: args.plan.linux_amdgpu_families.clone(),
                 windows_families: args.plan.windows_amdgpu_families.clone(),
                 source_date_epoch: epoch,
@@ -428,7 +428,7 @@ pub fn build(args: &BuildOptions, progress: Arc<dyn BuildProgress>) -> Result<Bu
             };
             let dist = args.dest_dir.join("dist");
             let dist = std::fs::canonicalize(&dist).map_err(Error::io(IoAction::Resolve, dist))?;
-            let path = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
+            let path = ShardManifest::new(&plan, shards, *id, &settings, &dist, &written)?
                 .write(&args.dest_dir)?;
             Some(ShardRecord {
                 shard: id.to_string(),
