@@ -9,7 +9,7 @@ use std::io::{Read, Seek};
 
 use object::elf;
 
-use crate::error::{Error, ErrorKind, Result, malformed};
+use crate::error::{Result, malformed};
 use crate::file::ElfFile;
 use crate::shape::{Dynamic, Layout, vaddr_to_offset};
 use crate::source::{ReadAt, Source};
@@ -85,12 +85,7 @@ impl ElfFile {
             return Ok(Imports::default());
         };
         let mut src = Source::new(source)?;
-        if src.len() != layout.file_len {
-            return Err(Error::new(ErrorKind::SourceChanged {
-                expected: layout.file_len,
-                actual: src.len(),
-            }));
-        }
+        self.check_source(&mut src)?;
         read(&mut src, layout)
     }
 }

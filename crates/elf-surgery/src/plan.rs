@@ -72,7 +72,7 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
     let Some(layout) = editable_layout(file)? else {
         debug!("static executable: no search path needed, left unchanged");
         return Ok(Planned {
-            edit: Edit::unchanged(file_len(file), Unchanged::NoDynamicSection),
+            edit: Edit::unchanged(file.stamp.clone(), Unchanged::NoDynamicSection),
             target: None,
         });
     };
@@ -126,14 +126,14 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
     }
     if entries == dynamic.entries {
         return Ok(Planned {
-            edit: Edit::unchanged(layout.file_len, Unchanged::AlreadyDone),
+            edit: Edit::unchanged(file.stamp.clone(), Unchanged::AlreadyDone),
             target,
         });
     }
     let edit = if new_string.is_none() && (entries.len() as u64) < dynamic.slots {
         let bytes = encode_dynamic(layout.decoder, &entries, dynamic.slots);
         Edit::new(
-            layout.file_len,
+            file.stamp.clone(),
             vec![Edit::patch(dynamic.offset, bytes)],
             Vec::new(),
         )?
@@ -141,10 +141,6 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
         grow(file, layout, dynamic, entries, new_string.as_deref())?
     };
     Ok(Planned { edit, target })
-}
-
-fn file_len(file: &ElfFile) -> u64 {
-    file.layout.as_ref().map_or(0, |l| l.file_len)
 }
 
 fn is_search_path_tag(tag: u64) -> bool {
@@ -353,7 +349,7 @@ fn grow(
         dynamic_moves,
         "appending a PT_LOAD"
     );
-    Edit::new(layout.file_len, patches, appended)
+    Edit::new(file.stamp.clone(), patches, appended)
 }
 
 fn appended_len(a: &Appended) -> u64 {

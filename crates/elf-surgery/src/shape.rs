@@ -238,7 +238,7 @@ pub(crate) struct Layout {
     pub(crate) sections: Vec<Section>,
     /// Allocated read-only data sections (`SHT_PROGBITS`, neither writable
     /// nor executable): where string literals live. Only their headers are
-    /// read by [`parse`]; [`crate::ElfFile::library_names`] reads the bytes.
+    /// read by [`parse`]; [`crate::ElfFile::library_name_literals`] reads the bytes.
     pub(crate) read_only: Vec<Section>,
     /// The section-name table (`e_shstrndx`), when there is one.
     pub(crate) section_names: Option<Section>,

@@ -1,4 +1,6 @@
-//! The packaging plan (docs/behaviour.md#packages through #selector, and #build-checks).
+//! The packaging planner: where every artifact file goes (package,
+//! destination, action), decided before anything is written
+//! (docs/behaviour.md#packages through #selector, and #build-checks).
 //!
 //! Given an [`artifacts::ArtifactDir`] and the [`dist_info`] model, [`plan`]
 //! decides for every file which package receives it and how: copy, patch

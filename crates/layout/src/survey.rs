@@ -298,7 +298,7 @@ fn host_names<R: Read + std::io::Seek>(
     source: &mut R,
 ) -> Result<Vec<String>, elf_surgery::Error> {
     if class_of(elf).takes_search_path() {
-        elf.library_names(source)
+        elf.library_name_literals(source)
     } else {
         Ok(Vec::new())
     }
