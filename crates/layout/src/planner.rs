@@ -347,122 +347,15 @@ impl Planner<'_, '_> {
     }
 
     fn run(mut self, version: &Version) -> Result<Plan, Error> {
-        let windows = self.input.is_windows();
         let on_disk = self.on_disk_targets();
         let mut packages = Vec::new();
-        let mut index = RuntimeIndex::default();
-
-        let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
-        check_runtime_libraries(&core, &self.survey, PackageKind::Core, windows)?;
-        check_dist_targets(&core)?;
-        let (core_plan, core_rt) =
-            self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
-        index.add(
-            &self.core_platform,
-            core_rt.shipped.keys(),
-            &core_rt.aliases,
-        );
-        packages.push(core_plan);
-
-        let profiler = self.catalog(&rules::profiler_artifacts(), &rules::profiler_paths())?;
-        if profiler.is_empty() {
-            if !windows {
-                return Err(CheckError::NoProfiler.into());
-            }
-            tracing::info!("no profiler artifacts: rocm-profiler is skipped on Windows");
-        } else {
-            let (plan, rt) =
-                self.runtime(&profiler, PackageKind::Profiler, None, Links::Runtime, None);
-            index.add(
-                &platform_of(PackageKind::Profiler, self.mode, &self.input.nonce, None),
-                rt.shipped.keys(),
-                &rt.aliases,
-            );
-            packages.push(plan);
-        }
-
+        let index = self.core_and_profiler(&mut packages)?;
         match self.mode {
-            Mode::Kpack => {
-                let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
-                require_libraries(&libs, None)?;
-                check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
-                let mut kpack_index = index;
-                {
-                    let (plan, rt) =
-                        self.runtime(&libs, PackageKind::Libraries, None, Links::Runtime, None);
-                    kpack_index.add(
-                        &platform_of(PackageKind::Libraries, self.mode, &self.input.nonce, None),
-                        rt.shipped.keys(),
-                        &rt.aliases,
-                    );
-                    packages.push(plan);
-                }
-                self.check_kpack_complete(&on_disk)?;
-                for base in dist_info::target::base_targets(&on_disk) {
-                    let device = self.catalog(
-                        &rules::device_artifacts(&base, self.input.platform()),
-                        &PathFilter::new(),
-                    )?;
-                    let (plan, _) = self.runtime(
-                        &device,
-                        PackageKind::Device,
-                        Some(&base),
-                        Links::Dereference,
-                        None,
-                    );
-                    packages.push(plan);
-                }
-                let devel =
-                    self.catalog(&rules::devel_artifacts(self.mode, None), &PathFilter::new())?;
-                if !devel.is_empty() {
-                    packages.push(self.devel(&devel, &kpack_index, None));
-                }
-            }
-            Mode::Legacy => {
-                let several = on_disk.len() > 1;
-                for family in &on_disk {
-                    let libs = self.catalog(
-                        &rules::libraries_artifacts(Some(family)),
-                        &PathFilter::new(),
-                    )?;
-                    // Core and the profiler own their files first; never another family's.
-                    let mut family_index = index.clone();
-                    require_libraries(&libs, Some(family))?;
-                    check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
-                    {
-                        let (plan, rt) = self.runtime(
-                            &libs,
-                            PackageKind::Libraries,
-                            Some(family),
-                            Links::Runtime,
-                            None,
-                        );
-                        family_index.add(
-                            &platform_of(
-                                PackageKind::Libraries,
-                                self.mode,
-                                &self.input.nonce,
-                                Some(family),
-                            ),
-                            rt.shipped.keys(),
-                            &rt.aliases,
-                        );
-                        packages.push(plan);
-                    }
-                    let devel = self.catalog(
-                        &rules::devel_artifacts(self.mode, Some(family)),
-                        &PathFilter::new(),
-                    )?;
-                    if !devel.is_empty() {
-                        let subdir = if several { family.as_str() } else { "" };
-                        packages.push(self.devel(&devel, &family_index, Some((family, subdir))));
-                    }
-                }
-            }
+            Mode::Kpack => self.kpack_packages(&on_disk, index, &mut packages)?,
+            Mode::Legacy => self.legacy_packages(&on_disk, &index, &mut packages)?,
         }
-
         // Windows finds DLLs by their unversioned names: no aliases there.
-        if !windows {
+        if !self.input.is_windows() {
             crate::runtime_aliases::add(
                 &mut packages,
                 &self.survey,
@@ -472,8 +365,133 @@ impl Planner<'_, '_> {
         }
         self.report_catalog_warnings(&packages);
         self.report_silent_artifacts();
+        self.finish(version, &on_disk, packages)
+    }
+
+    /// Plans a runtime package whose files later packages link to, and
+    /// adds what it ships to `index`.
+    fn indexed_runtime(
+        &self,
+        catalog: &Catalog,
+        kind: PackageKind,
+        family: Option<&str>,
+        index: &mut RuntimeIndex,
+    ) -> PackagePlan {
+        let (plan, rt) = self.runtime(catalog, kind, family, Links::Runtime, None);
+        index.add(
+            &platform_of(kind, self.mode, &self.input.nonce, family),
+            rt.shipped.keys(),
+            &rt.aliases,
+        );
+        plan
+    }
+
+    /// The packages of both modes, core and (unless a Windows build has
+    /// none) the profiler; the index of the files they ship.
+    fn core_and_profiler(
+        &mut self,
+        packages: &mut Vec<PackagePlan>,
+    ) -> Result<RuntimeIndex, Error> {
+        let windows = self.input.is_windows();
+        let mut index = RuntimeIndex::default();
+        let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
+        check_runtime_libraries(&core, &self.survey, PackageKind::Core, windows)?;
+        check_dist_targets(&core)?;
+        packages.push(self.indexed_runtime(&core, PackageKind::Core, None, &mut index));
+
+        let profiler = self.catalog(&rules::profiler_artifacts(), &rules::profiler_paths())?;
+        if profiler.is_empty() {
+            if !windows {
+                return Err(CheckError::NoProfiler.into());
+            }
+            tracing::info!("no profiler artifacts: rocm-profiler is skipped on Windows");
+        } else {
+            packages.push(self.indexed_runtime(&profiler, PackageKind::Profiler, None, &mut index));
+        }
+        Ok(index)
+    }
+
+    /// Kpack mode: one libraries package, one device package per base
+    /// target, and the devel package.
+    fn kpack_packages(
+        &mut self,
+        on_disk: &[String],
+        mut index: RuntimeIndex,
+        packages: &mut Vec<PackagePlan>,
+    ) -> Result<(), Error> {
+        let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
+        require_libraries(&libs, None)?;
+        let windows = self.input.is_windows();
+        check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
+        packages.push(self.indexed_runtime(&libs, PackageKind::Libraries, None, &mut index));
+        self.check_kpack_complete(on_disk)?;
+        for base in dist_info::target::base_targets(on_disk) {
+            let device = self.catalog(
+                &rules::device_artifacts(&base, self.input.platform()),
+                &PathFilter::new(),
+            )?;
+            let (plan, _) = self.runtime(
+                &device,
+                PackageKind::Device,
+                Some(&base),
+                Links::Dereference,
+                None,
+            );
+            packages.push(plan);
+        }
+        let devel = self.catalog(&rules::devel_artifacts(self.mode, None), &PathFilter::new())?;
+        if !devel.is_empty() {
+            packages.push(self.devel(&devel, &index, None));
+        }
+        Ok(())
+    }
+
+    /// Legacy mode: a libraries package and a devel package per family.
+    fn legacy_packages(
+        &mut self,
+        on_disk: &[String],
+        index: &RuntimeIndex,
+        packages: &mut Vec<PackagePlan>,
+    ) -> Result<(), Error> {
+        let several = on_disk.len() > 1;
+        let windows = self.input.is_windows();
+        for family in on_disk {
+            let libs = self.catalog(
+                &rules::libraries_artifacts(Some(family)),
+                &PathFilter::new(),
+            )?;
+            // Core and the profiler own their files first; never another family's.
+            let mut family_index = index.clone();
+            require_libraries(&libs, Some(family))?;
+            check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
+            packages.push(self.indexed_runtime(
+                &libs,
+                PackageKind::Libraries,
+                Some(family),
+                &mut family_index,
+            ));
+            let devel = self.catalog(
+                &rules::devel_artifacts(self.mode, Some(family)),
+                &PathFilter::new(),
+            )?;
+            if !devel.is_empty() {
+                let subdir = if several { family.as_str() } else { "" };
+                packages.push(self.devel(&devel, &family_index, Some((family, subdir))));
+            }
+        }
+        Ok(())
+    }
+
+    /// The plan of `packages`: search paths checked, selectors planned,
+    /// every package given its metadata, and the installed names checked.
+    fn finish(
+        self,
+        version: &Version,
+        on_disk: &[String],
+        mut packages: Vec<PackagePlan>,
+    ) -> Result<Plan, Error> {
         let kept_search_paths = self.check_absolute_search_paths(&packages)?;
-        let selectors = self.selectors(version, &on_disk, &packages)?;
+        let selectors = self.selectors(version, on_disk, &packages)?;
         let dist_info = &selectors
             .iter()
             .find(|s| s.restricted_to.is_none())
@@ -487,7 +505,7 @@ impl Planner<'_, '_> {
         let shipped = crate::installed::installed(&packages, &names);
         crate::installed::check_name_lengths(&shipped)?;
         crate::installed::check_owners(&shipped)?;
-        if windows {
+        if self.input.is_windows() {
             crate::windows::check(&shipped, &self.input.platform_tag)?;
             crate::windows::warn_long_paths(&shipped);
         }
