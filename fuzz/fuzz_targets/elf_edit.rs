@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = (elf.kind(), elf.soname(), elf.needed(), elf.interpreter());
     let _ = elf.read_imports(&mut source);
     // Runtime-alias discovery: every name found is an unversioned name.
-    if let Ok(names) = elf.library_names(&mut source) {
+    if let Ok(names) = elf.library_name_literals(&mut source) {
         for name in names {
             assert!(is_unversioned_name(&name), "found {name:?}");
         }

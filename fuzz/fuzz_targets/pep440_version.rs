@@ -1,4 +1,4 @@
-//! The PEP 440 version parser (crates/dist-info `version.rs`).
+//! The PEP 440 versions (crates/pypa-formats `version.rs`, over `pep440_rs`).
 //!
 //! Beyond "no panic": the canonical form (`Display`) parses back to an
 //! equal version and is a fixed point, and the order is consistent with

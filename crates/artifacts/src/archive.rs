@@ -348,23 +348,48 @@ fn index_members(
     name: ArtifactName,
     archive: &Arc<ArchiveRef>,
     stream: &mut Counting<Box<dyn Read + Send>>,
-    mut extract: Option<&mut ExtractRoot>,
+    extract: Option<&mut ExtractRoot>,
 ) -> Result<Indexed> {
     let path = archive.path.clone();
-    let bad = |reason: &str| Error::BadArchive {
-        archive: path.clone(),
-        reason: reason.to_owned(),
-    };
     let io = |e| read_error(&path, e);
     let mut tar = tar::Archive::new(stream);
     let mut entries = tar.entries().map_err(io)?;
+    let (prefixes, mut end_of_last) = read_manifest(&name, &path, entries.next())?;
+    let mut index = MemberIndex {
+        archive,
+        extract,
+        present: vec![false; prefixes.len()],
+        prefixes,
+        seen: HashMap::new(),
+        members: Vec::new(),
+    };
+    for entry in entries {
+        let mut entry = entry.map_err(io)?;
+        end_of_last = data_end(&entry);
+        index.add(&mut entry)?;
+    }
+    Ok(Indexed {
+        artifact: index.into_artifact(name),
+        end_of_last,
+    })
+}
 
-    let mut first = entries
-        .next()
+/// Reads the first member, which must be `artifact_manifest.txt`: the
+/// artifact's prefixes, and where the member's data ends.
+fn read_manifest<R: Read>(
+    name: &ArtifactName,
+    path: &Path,
+    first: Option<io::Result<tar::Entry<'_, R>>>,
+) -> Result<(Vec<String>, u64)> {
+    let bad = |reason: &str| Error::BadArchive {
+        archive: path.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let mut first = first
         .ok_or_else(|| bad("the archive is empty; its first member must be artifact_manifest.txt"))?
-        .map_err(io)?;
-    let mut end_of_last = data_end(&first);
-    if member_name(&path, &first.path_bytes())? != MANIFEST_FILE
+        .map_err(|e| read_error(path, e))?;
+    let end = data_end(&first);
+    if member_name(path, &first.path_bytes())? != MANIFEST_FILE
         || !first.header().entry_type().is_file()
     {
         return Err(bad(
@@ -375,122 +400,165 @@ fn index_members(
     first
         .read_to_string(&mut text)
         .map_err(|_| bad("artifact_manifest.txt is not UTF-8 text"))?;
-    drop(first);
-    let prefixes = parse_manifest(&name.to_string(), &text)?;
+    Ok((parse_manifest(&name.to_string(), &text)?, end))
+}
 
-    let mut seen: HashMap<String, Seen> = HashMap::new();
-    let mut members = Vec::new();
-    let mut present = vec![false; prefixes.len()];
-    for entry in entries {
-        let mut entry = entry.map_err(io)?;
-        end_of_last = data_end(&entry);
-        let header = entry.header();
-        let entry_type = header.entry_type();
-        if entry_type.is_pax_global_extensions() {
-            continue;
-        }
-        let full = member_name(&path, &entry.path_bytes())?;
-        let outside = |member: String| Error::MemberOutsidePrefix {
-            archive: path.clone(),
+/// The members of one archive, as its entries are read in order.
+struct MemberIndex<'a> {
+    archive: &'a Arc<ArchiveRef>,
+    extract: Option<&'a mut ExtractRoot>,
+    prefixes: Vec<String>,
+    /// Whether each prefix has a member.
+    present: Vec<bool>,
+    /// Every member so far by full name, for hard links and symlinked parents.
+    seen: HashMap<String, Seen>,
+    members: Vec<Member>,
+}
+
+impl MemberIndex<'_> {
+    fn path(&self) -> &Path {
+        &self.archive.path
+    }
+
+    fn outside(&self, member: String) -> Error {
+        Error::MemberOutsidePrefix {
+            archive: self.path().to_owned(),
             member,
-        };
-        if ancestors(&full).any(|a| {
+        }
+    }
+
+    /// Indexes one entry (after the manifest).
+    fn add<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<()> {
+        let entry_type = entry.header().entry_type();
+        if entry_type.is_pax_global_extensions() {
+            return Ok(());
+        }
+        let full = member_name(self.path(), &entry.path_bytes())?;
+        let under_symlink = ancestors(&full).any(|a| {
             matches!(
-                seen.get(a),
+                self.seen.get(a),
                 Some(Seen {
                     kind: MemberKind::Symlink(_),
                     ..
                 })
             )
-        }) {
+        });
+        if under_symlink {
             // Writing through a symlinked parent is the classic tar-slip.
-            return Err(outside(full));
+            return Err(self.outside(full));
         }
         if full.is_empty() {
             if entry_type.is_dir() {
-                continue;
+                return Ok(());
             }
-            return Err(outside(full));
+            return Err(self.outside(full));
         }
-        let mode = header.mode().map_err(io)? & 0o7777;
-        let this = if entry_type.is_file() || entry_type.is_contiguous() {
+        let this = self.seen_of(&full, entry)?;
+        self.place(&full, &this)?;
+        self.seen.insert(full, this);
+        Ok(())
+    }
+
+    /// What the entry named `full` is, its data extracted when asked.
+    fn seen_of<R: Read>(&mut self, full: &str, entry: &mut tar::Entry<'_, R>) -> Result<Seen> {
+        let path = self.archive.path.clone();
+        let header = entry.header();
+        let entry_type = header.entry_type();
+        let mode = header.mode().map_err(|e| read_error(&path, e))? & 0o7777;
+        if entry_type.is_file() || entry_type.is_contiguous() {
             let size = entry.size();
             let offset = entry.raw_file_position();
-            let source = match extract.as_deref_mut() {
+            let source = match self.extract.as_deref_mut() {
                 Some(root) => {
-                    let (path, identity) = root.write(&full, offset, size, &mut entry)?;
+                    let (path, identity) = root.write(full, offset, size, entry)?;
                     EntrySource::File {
                         path,
                         identity,
-                        extracted_from: Some(Arc::clone(archive)),
+                        extracted_from: Some(Arc::clone(self.archive)),
                     }
                 }
                 None => EntrySource::ArchiveMember {
-                    archive: Arc::clone(archive),
+                    archive: Arc::clone(self.archive),
                     offset,
                     size,
                 },
             };
-            Seen {
+            return Ok(Seen {
                 kind: MemberKind::File,
                 mode,
                 size,
                 source: Some(source),
-            }
-        } else if entry_type.is_dir() {
-            Seen {
+            });
+        }
+        if entry_type.is_dir() {
+            return Ok(Seen {
                 kind: MemberKind::Dir,
                 mode,
                 size: 0,
                 source: None,
-            }
-        } else if entry_type.is_symlink() {
+            });
+        }
+        if entry_type.is_symlink() {
             let raw = entry.link_name_bytes().unwrap_or_default();
             let Ok(text) = std::str::from_utf8(&raw) else {
                 return Err(Error::NonUtf8Name {
-                    path: inside(&path, &full),
+                    path: inside(&path, full),
                 });
             };
-            crate::error::check_name(text, "link text", || inside(&path, &full))?;
-            Seen {
+            crate::error::check_name(text, "link text", || inside(&path, full))?;
+            return Ok(Seen {
                 kind: MemberKind::Symlink(text.to_owned()),
                 mode: 0o777,
                 size: 0,
                 source: None,
-            }
-        } else if entry_type.is_hard_link() {
-            let raw = entry.link_name_bytes().unwrap_or_default();
-            let target = member_name(&path, &raw)
-                .map_err(|_| outside(format!("{full} -> {}", String::from_utf8_lossy(&raw))))?;
-            if !prefixes.iter().any(|p| under_prefix(p, &target).is_some()) {
-                return Err(outside(format!("{full} -> {target}")));
-            }
-            match seen.get(&target) {
-                Some(t) if t.kind != MemberKind::Dir => Seen {
-                    kind: t.kind.clone(),
-                    mode: t.mode,
-                    size: t.size,
-                    source: t.source.clone(),
-                },
-                _ => {
-                    return Err(bad(&format!(
-                        "hard link {full} -> {target}: the target is not an earlier file in the archive"
-                    )));
-                }
-            }
-        } else {
-            return Err(Error::UnsupportedFileType {
-                path: inside(&path, &full),
-                kind: format!("{entry_type:?}"),
             });
-        };
+        }
+        if entry_type.is_hard_link() {
+            let raw = entry.link_name_bytes().unwrap_or_default();
+            return self.hard_link(full, &raw);
+        }
+        Err(Error::UnsupportedFileType {
+            path: inside(&path, full),
+            kind: format!("{entry_type:?}"),
+        })
+    }
 
+    /// A hard link: the earlier file it names, inside the artifact.
+    fn hard_link(&self, full: &str, raw: &[u8]) -> Result<Seen> {
+        let target = member_name(self.path(), raw)
+            .map_err(|_| self.outside(format!("{full} -> {}", String::from_utf8_lossy(raw))))?;
+        if !self
+            .prefixes
+            .iter()
+            .any(|p| under_prefix(p, &target).is_some())
+        {
+            return Err(self.outside(format!("{full} -> {target}")));
+        }
+        match self.seen.get(&target) {
+            Some(t) if t.kind != MemberKind::Dir => Ok(Seen {
+                kind: t.kind.clone(),
+                mode: t.mode,
+                size: t.size,
+                source: t.source.clone(),
+            }),
+            _ => Err(Error::BadArchive {
+                archive: self.path().to_owned(),
+                reason: format!(
+                    "hard link {full} -> {target}: the target is not an earlier file in the archive"
+                ),
+            }),
+        }
+    }
+
+    /// Files the entry under every prefix it lies below; a member below
+    /// none must be a base directory or one of its parents.
+    fn place(&mut self, full: &str, this: &Seen) -> Result<()> {
         let mut placed = false;
-        for (index, prefix) in prefixes.iter().enumerate() {
-            if let Some(relpath) = under_prefix(prefix, &full) {
-                present[index] = true;
+        for (index, prefix) in self.prefixes.iter().enumerate() {
+            if let Some(relpath) = under_prefix(prefix, full) {
+                self.present[index] = true;
                 placed = true;
-                members.push(Member {
+                self.members.push(Member {
                     prefix: index,
                     relpath: relpath.to_owned(),
                     kind: this.kind.clone(),
@@ -500,49 +568,53 @@ fn index_members(
                 });
             }
         }
-        if !placed {
-            // `tar` run on a directory also stores the base directories and
-            // their parents: harmless, so accepted when they are directories.
-            let is_base_or_parent = prefixes.iter().enumerate().any(|(index, p)| {
-                let hit = p == &full || p.starts_with(&format!("{full}/"));
-                if p == &full {
-                    present[index] = true;
-                }
-                hit
-            });
-            if !(is_base_or_parent && this.kind == MemberKind::Dir) {
-                return Err(outside(full));
-            }
+        if placed {
+            return Ok(());
         }
-        seen.insert(full, this);
+        // `tar` run on a directory also stores the base directories and
+        // their parents: harmless, so accepted when they are directories.
+        let present = &mut self.present;
+        let is_base_or_parent = self.prefixes.iter().enumerate().any(|(index, p)| {
+            let hit = p == full || p.starts_with(&format!("{full}/"));
+            if p == full {
+                present[index] = true;
+            }
+            hit
+        });
+        if is_base_or_parent && this.kind == MemberKind::Dir {
+            Ok(())
+        } else {
+            Err(self.outside(full.to_owned()))
+        }
     }
 
-    // A later member with the same name replaces an earlier one, as when
-    // extracting; sorting is stable, so keep the last of each run.
-    members.sort_by(|a, b| (&a.relpath, a.prefix).cmp(&(&b.relpath, b.prefix)));
-    members.reverse();
-    members.dedup_by(|later, earlier| {
-        later.relpath == earlier.relpath && later.prefix == earlier.prefix
-    });
-    members.reverse();
-    add_missing_parents(&name, &mut members);
-
-    let missing_prefixes = prefixes
-        .iter()
-        .zip(&present)
-        .filter(|(_, present)| !**present)
-        .map(|(p, _)| p.clone())
-        .collect();
-    Ok(Indexed {
-        artifact: Artifact {
+    /// The artifact: the last member of each name, missing parents added.
+    fn into_artifact(self, name: ArtifactName) -> Artifact {
+        let mut members = self.members;
+        // A later member with the same name replaces an earlier one, as when
+        // extracting; sorting is stable, so keep the last of each run.
+        members.sort_by(|a, b| (&a.relpath, a.prefix).cmp(&(&b.relpath, b.prefix)));
+        members.reverse();
+        members.dedup_by(|later, earlier| {
+            later.relpath == earlier.relpath && later.prefix == earlier.prefix
+        });
+        members.reverse();
+        add_missing_parents(&name, &mut members);
+        let missing_prefixes = self
+            .prefixes
+            .iter()
+            .zip(&self.present)
+            .filter(|(_, present)| !**present)
+            .map(|(p, _)| p.clone())
+            .collect();
+        Artifact {
             name: Arc::new(name),
-            location: ArtifactLocation::Archive(Arc::clone(archive)),
-            prefixes,
+            location: ArtifactLocation::Archive(Arc::clone(self.archive)),
+            prefixes: self.prefixes,
             missing_prefixes,
             members,
-        },
-        end_of_last,
-    })
+        }
+    }
 }
 
 /// Where an entry's data (padded to whole blocks) ends in the stream.

@@ -13,6 +13,10 @@
 //! So a lone `**` matches one path segment only, as in the reference. Like
 //! the reference's regex (`.` and `$` in Python), the directory runs of
 //! rules 1–3 do not cross a newline and one trailing newline is tolerated.
+//!
+//! It is the language of artifact filters only. The library table's
+//! file-name patterns are read as Python's `fnmatch` reads them (`?` one
+//! character), everywhere, by `dist_info::library::Library::matches`.
 
 use std::fmt;
 

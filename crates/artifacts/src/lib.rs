@@ -1,4 +1,5 @@
-//! Reads TheRock artifact directories and archives into a sorted, safe catalog of entries.
+//! The artifact reader: TheRock's artifact directories and archives as one
+//! sorted, safe catalog of entries.
 //!
 //! The input side of the pipeline (docs/behaviour.md#inputs):
 //! - [`ArtifactDir`] discovers the artifacts of a directory — extracted

@@ -1,4 +1,5 @@
-//! The ROCm model shared by `therock-package` and `rocm-sdk`: packages,
+//! The ROCm release model (not `.dist-info` handling, which is
+//! `pypa-formats`'), shared by `therock-package` and `rocm-sdk`: packages,
 //! libraries, families and targets, the release version's forms and
 //! choice, requirements and extras of the `rocm` selector, target
 //! selection, the `_dist_info.json` document, TheRock's

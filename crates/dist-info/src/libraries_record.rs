@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::library::{all_libraries, glob_matches};
+use crate::library::all_libraries;
 use crate::package::PackageKind;
 use crate::requirement::Platform;
 
@@ -99,13 +99,9 @@ impl LibrariesRecord {
             .into_iter()
             .filter(|library| library.package == kind)
             .filter_map(|library| {
-                let (dir, pattern) = library.location(platform)?;
                 files
                     .iter()
-                    .find(|file| {
-                        file.rsplit_once('/')
-                            .is_some_and(|(d, name)| d == dir && glob_matches(pattern, name))
-                    })
+                    .find(|file| library.matches(platform, file))
                     .map(|file| (library.shortname, file.clone()))
             })
             .collect();

@@ -189,6 +189,19 @@ impl Library {
             }
         }
     }
+
+    /// Whether `relpath` (inside the platform package, `/`-separated) is a
+    /// file of this library on `platform`: directly in its directory, its
+    /// name matching the table's pattern as [`glob_matches`] decides. The
+    /// one match of the table: the record of a distribution's libraries and
+    /// the build's check of their bytes both ask it.
+    pub fn matches(&self, platform: Platform, relpath: &str) -> bool {
+        self.location(platform).is_some_and(|(dir, pattern)| {
+            relpath
+                .rsplit_once('/')
+                .is_some_and(|(d, name)| d == dir && glob_matches(pattern, name))
+        })
+    }
 }
 
 /// Whether a file name matches a pattern of the library table, as Python's
@@ -242,6 +255,24 @@ mod tests {
             ));
             assert!(l.linux_glob.is_some(), "{} has a Linux glob", l.shortname);
         }
+    }
+
+    #[test]
+    fn a_library_matches_files_directly_in_its_directory() {
+        let hip = all_libraries()
+            .into_iter()
+            .find(|l| l.shortname == "amdhip64")
+            .unwrap();
+        assert!(hip.matches(Platform::Linux, "lib/libamdhip64.so.7"));
+        assert!(!hip.matches(Platform::Linux, "lib/llvm/lib/libamdhip64.so.7"));
+        assert!(!hip.matches(Platform::Linux, "libamdhip64.so.7"));
+        assert!(hip.matches(Platform::Windows, "bin/amdhip64_7.dll"));
+        let foo = Library {
+            linux_glob: Some("libfoo?.so".into()),
+            ..hip
+        };
+        assert!(foo.matches(Platform::Linux, "lib/libfoo1.so"));
+        assert!(!foo.matches(Platform::Linux, "lib/libfoo12.so"));
     }
 
     #[test]

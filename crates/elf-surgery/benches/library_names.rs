@@ -5,7 +5,7 @@
 //!
 //! For every ELF shared object and executable under `BENCH_ELF_DIR`
 //! (default: the system library directory), medians of three rounds:
-//! - discovery: parse, then `library_names` (the `.rodata` scan);
+//! - discovery: parse, then `library_name_literals` (the `.rodata` scan);
 //! - baseline: read the same files whole, as the build's compression does.
 //!
 //! Prints both rows, the ratio, the bytes of the files and of their
@@ -53,7 +53,7 @@ fn discover(files: &[PathBuf]) -> usize {
     for path in files {
         let mut file = File::open(path).expect("the file opens");
         if let Ok(elf) = ElfFile::parse(&mut file) {
-            names += elf.library_names(&mut file).map_or(0, |n| n.len());
+            names += elf.library_name_literals(&mut file).map_or(0, |n| n.len());
         }
     }
     names

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use fs_helpers::atomic_write::AtomicFile;
 
-use crate::error::{Error, ErrorKind, Result};
-use crate::source::ReadAt;
+use crate::error::Result;
+use crate::source::{ReadAt, Source, Stamp};
 
 /// Bytes that replace `bytes.len()` bytes of the source at `offset`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,7 +76,8 @@ pub enum Unchanged {
 /// view of the file; applying it to the same source yields those bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Edit {
-    source_len: u64,
+    /// The source this edit was planned for, checked when it is applied.
+    source: Stamp,
     patches: Vec<Patch>,
     appended: Vec<Appended>,
     unchanged: Option<Unchanged>,
@@ -100,9 +101,9 @@ impl Piece<'_> {
 
 impl Edit {
     /// The identity edit (the output is the source).
-    pub(crate) fn unchanged(source_len: u64, why: Unchanged) -> Self {
+    pub(crate) fn unchanged(source: Stamp, why: Unchanged) -> Self {
         Self {
-            source_len,
+            source,
             patches: Vec::new(),
             appended: Vec::new(),
             unchanged: Some(why),
@@ -111,7 +112,7 @@ impl Edit {
 
     /// Builds an edit; patches must lie inside the source and not overlap.
     pub(crate) fn new(
-        source_len: u64,
+        source: Stamp,
         mut patches: Vec<Patch>,
         appended: Vec<Appended>,
     ) -> Result<Self> {
@@ -125,11 +126,11 @@ impl Edit {
                 )));
             }
         }
-        if patches.last().is_some_and(|p| p.end() > source_len) {
+        if patches.last().is_some_and(|p| p.end() > source.len()) {
             return Err(crate::error::truncated("a structure to rewrite"));
         }
         Ok(Self {
-            source_len,
+            source,
             patches,
             appended,
             unchanged: None,
@@ -142,12 +143,12 @@ impl Edit {
 
     /// Length of the source this edit was planned for.
     pub fn source_len(&self) -> u64 {
-        self.source_len
+        self.source.len()
     }
 
     /// Length of the edited file.
     pub fn output_len(&self) -> u64 {
-        self.source_len + self.appended.iter().map(Appended::len).sum::<u64>()
+        self.source.len() + self.appended.iter().map(Appended::len).sum::<u64>()
     }
 
     /// Replacements inside the source, sorted by offset, non-overlapping.
@@ -183,10 +184,10 @@ impl Edit {
             out.push(Piece::Bytes(&p.bytes));
             pos = p.end();
         }
-        if self.source_len > pos {
+        if self.source.len() > pos {
             out.push(Piece::Source {
                 offset: pos,
-                len: self.source_len - pos,
+                len: self.source.len() - pos,
             });
         }
         for a in &self.appended {
@@ -204,10 +205,10 @@ impl Edit {
     }
 
     /// A reader producing the edited file from `source`, which must be the
-    /// file this edit was planned for (its length is checked).
+    /// file this edit was planned for (its length, and its bytes wherever
+    /// the parse read, are checked).
     pub fn reader<R: Read + Seek>(&self, mut source: R) -> Result<EditReader<R>> {
-        let actual = source.seek(SeekFrom::End(0))?;
-        self.check_len(actual)?;
+        self.source.check(&mut Source::new(&mut source)?)?;
         let mut start = 0;
         let pieces = self
             .pieces()
@@ -232,17 +233,6 @@ impl Edit {
         })
     }
 
-    fn check_len(&self, actual: u64) -> Result<()> {
-        if actual == self.source_len {
-            Ok(())
-        } else {
-            Err(Error::new(ErrorKind::SourceChanged {
-                expected: self.source_len,
-                actual,
-            }))
-        }
-    }
-
     /// Writes the edited file to `dest` atomically
     /// (`fs_helpers::atomic_write`: a temporary file beside `dest`,
     /// renamed over it once complete, removed on error). On error nothing
@@ -263,8 +253,7 @@ impl Edit {
         dest: &Path,
         permissions: fs::Permissions,
     ) -> Result<()> {
-        let actual = source.seek(SeekFrom::End(0))?;
-        self.check_len(actual)?;
+        self.source.check(&mut Source::new(source)?)?;
         let temp = AtomicFile::create(dest)?;
         {
             // Written through the `File` itself, so `io::copy` can hand the
@@ -452,10 +441,11 @@ mod tests {
     use std::io::Cursor;
 
     use super::*;
+    use crate::error::ErrorKind;
 
     fn sample() -> Edit {
         Edit::new(
-            10,
+            Stamp::of_len(10),
             vec![
                 Edit::patch(8, b"XY".to_vec()),
                 Edit::patch(2, b"ab".to_vec()),
@@ -504,12 +494,12 @@ mod tests {
     #[test]
     fn overlapping_patches_and_wrong_sources_are_errors() {
         let overlap = Edit::new(
-            10,
+            Stamp::of_len(10),
             vec![Edit::patch(1, vec![0; 4]), Edit::patch(3, vec![1])],
             vec![],
         );
         assert!(overlap.is_err());
-        let past_end = Edit::new(4, vec![Edit::patch(3, vec![0; 2])], vec![]);
+        let past_end = Edit::new(Stamp::of_len(4), vec![Edit::patch(3, vec![0; 2])], vec![]);
         assert!(past_end.is_err());
         let err = sample().reader(Cursor::new(vec![0u8; 9])).unwrap_err();
         assert!(matches!(

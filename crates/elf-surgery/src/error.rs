@@ -69,6 +69,15 @@ pub enum ErrorKind {
         /// Length of the source given now.
         actual: u64,
     },
+    /// The source has the length of the file that was parsed but not its
+    /// bytes: another file, or the same one rewritten since.
+    #[error(
+        "the source's bytes at {offset:#x} differ from those of the file that was parsed; pass the same file, unchanged since it was parsed"
+    )]
+    SourceDiffers {
+        /// Where the first range that differs starts.
+        offset: u64,
+    },
 }
 
 impl Error {

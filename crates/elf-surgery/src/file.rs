@@ -10,7 +10,7 @@ use object::elf;
 
 use crate::error::{Result, malformed};
 use crate::shape::{self, ElfClass, Endianness, Ident, Layout};
-use crate::source::{ReadAt, Source};
+use crate::source::{ReadAt, Source, Stamp, Stamping};
 
 /// What kind of file this is, decided from its bytes alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,6 +59,9 @@ pub struct ElfFile {
     interpreter: Option<String>,
     pub(crate) raw: RawFacts,
     pub(crate) layout: Option<Layout>,
+    /// The bytes this was parsed from, checked whenever the caller hands
+    /// the source again.
+    pub(crate) stamp: Stamp,
 }
 
 /// Exact bytes of the search paths (the public getters are lossy UTF-8).
@@ -88,6 +91,19 @@ impl ElfFile {
     }
 
     pub(crate) fn parse_at(src: &mut impl ReadAt) -> Result<Self> {
+        let mut stamping = Stamping::new(src);
+        let mut parsed = Self::parse_stamped(&mut stamping)?;
+        parsed.stamp = stamping.into_stamp();
+        Ok(parsed)
+    }
+
+    /// Checks that `src` is the file this was parsed from: same length,
+    /// same bytes wherever the parse read.
+    pub(crate) fn check_source(&self, src: &mut impl ReadAt) -> Result<()> {
+        self.stamp.check(src)
+    }
+
+    fn parse_stamped(src: &mut impl ReadAt) -> Result<Self> {
         let decoder = match shape::ident(src)? {
             Ident::NotElf => return Ok(Self::not_elf()),
             Ident::Elf(d) => d,
@@ -108,6 +124,7 @@ impl ElfFile {
             interpreter: raw.interpreter.as_ref().map(lossy),
             raw,
             layout: Some(layout),
+            stamp: Stamp::default(),
         })
     }
 
@@ -124,6 +141,7 @@ impl ElfFile {
             interpreter: None,
             raw: RawFacts::default(),
             layout: None,
+            stamp: Stamp::default(),
         }
     }
 

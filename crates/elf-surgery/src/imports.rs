@@ -8,10 +8,12 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek};
 
 use object::elf;
+use object::read::elf::Sym;
+use object::{Endianness as ByteOrder, U32};
 
-use crate::error::{Error, ErrorKind, Result, malformed};
+use crate::error::{Result, malformed};
 use crate::file::ElfFile;
-use crate::shape::{Dynamic, Layout, vaddr_to_offset};
+use crate::shape::{Decoder, Dynamic, ElfClass, Layout, vaddr_to_offset, views};
 use crate::source::{ReadAt, Source};
 
 /// More libraries than any real file names; a larger count is a lie.
@@ -85,12 +87,7 @@ impl ElfFile {
             return Ok(Imports::default());
         };
         let mut src = Source::new(source)?;
-        if src.len() != layout.file_len {
-            return Err(Error::new(ErrorKind::SourceChanged {
-                expected: layout.file_len,
-                actual: src.len(),
-            }));
-        }
+        self.check_source(&mut src)?;
         read(&mut src, layout)
     }
 }
@@ -149,7 +146,7 @@ fn version_needs(
     dynamic: &Dynamic,
     strings: &Strings<'_>,
 ) -> Result<(Vec<VersionNeed>, VersionIndex)> {
-    let d = layout.decoder;
+    let e = layout.decoder.byte_order();
     let (addr, count) = match (
         dynamic.value(elf::DT_VERNEED),
         dynamic.value(elf::DT_VERNEEDNUM),
@@ -174,24 +171,26 @@ fn version_needs(
     let mut needs = Vec::new();
     let mut by_index = VersionIndex::new();
     for n in 0..count {
-        let entry = src.read_vec(at, VERNEED_SIZE, what)?;
-        let version = d.u16(&entry, 0);
+        let bytes = src.read_vec(at, VERNEED_SIZE, what)?;
+        let entry = &views::<elf::Verneed<ByteOrder>>(&bytes)[0];
+        let version = entry.vn_version.get(e);
         if version != elf::VER_NEED_CURRENT {
             return Err(malformed(format!(
                 "{what} entry {n} has version {version}, not {}",
                 elf::VER_NEED_CURRENT
             )));
         }
-        let aux_count = d.u16(&entry, 2);
-        let library = strings.get(d.u32(&entry, 4), what)?;
+        let aux_count = entry.vn_cnt.get(e);
+        let library = strings.get(entry.vn_file.get(e), what)?;
         let mut versions = Vec::new();
-        let mut aux_at = checked_offset(at, d.u32(&entry, 8), what)?;
+        let mut aux_at = checked_offset(at, entry.vn_aux.get(e), what)?;
         for a in 0..aux_count {
-            let aux = src.read_vec(aux_at, VERNAUX_SIZE, what)?;
-            let index = d.u16(&aux, 6) & elf::VERSYM_VERSION;
+            let bytes = src.read_vec(aux_at, VERNAUX_SIZE, what)?;
+            let aux = &views::<elf::Vernaux<ByteOrder>>(&bytes)[0];
+            let index = aux.vna_other.get(e) & elf::VERSYM_VERSION;
             by_index.insert(index, (needs.len(), versions.len()));
-            versions.push(strings.get(d.u32(&aux, 8), what)?);
-            match d.u32(&aux, 12) {
+            versions.push(strings.get(aux.vna_name.get(e), what)?);
+            match aux.vna_next.get(e) {
                 0 if a + 1 < aux_count => {
                     return Err(malformed(format!(
                         "{what} entry {n} ({library}) ends after {} of its {aux_count} versions",
@@ -203,7 +202,7 @@ fn version_needs(
             }
         }
         needs.push(VersionNeed { library, versions });
-        match d.u32(&entry, 12) {
+        match entry.vn_next.get(e) {
             0 if n + 1 < count => {
                 return Err(malformed(format!(
                     "{what} ends after {} of the {count} entries DT_VERNEEDNUM names",
@@ -215,6 +214,36 @@ fn version_needs(
         }
     }
     Ok((needs, by_index))
+}
+
+/// The fields of a dynamic symbol the import scan reads.
+struct SymbolFields {
+    name: u32,
+    bind: u8,
+    kind: u8,
+    visibility: u8,
+    shndx: u16,
+}
+
+/// The symbols of a chunk of `.dynsym` read whole.
+fn symbols(d: Decoder, table: &[u8]) -> Vec<SymbolFields> {
+    fn fields<S: Sym<Endian = ByteOrder>>(table: &[S], e: ByteOrder) -> Vec<SymbolFields> {
+        table
+            .iter()
+            .map(|s| SymbolFields {
+                name: s.st_name(e),
+                bind: s.st_bind(),
+                kind: s.st_type(),
+                visibility: s.st_visibility(),
+                shndx: s.st_shndx(e),
+            })
+            .collect()
+    }
+    let e = d.byte_order();
+    match d.class {
+        ElfClass::Elf32 => fields(views::<elf::Sym32<ByteOrder>>(table), e),
+        ElfClass::Elf64 => fields(views::<elf::Sym64<ByteOrder>>(table), e),
+    }
 }
 
 fn checked_offset(base: u64, delta: u32, what: &str) -> Result<u64> {
@@ -279,39 +308,34 @@ fn undefined_symbols(
             Some(at) => Some(src.read_vec(at.saturating_add(first * 2), n * 2, ".gnu.version")?),
             None => None,
         };
-        for (i, sym) in table.chunks_exact(d.sym_size()).enumerate() {
+        let versym = versym.as_deref().map(views::<elf::Versym<ByteOrder>>);
+        for (i, sym) in symbols(d, &table).into_iter().enumerate() {
             // Entry 0 is the reserved null symbol.
             if first == 0 && i == 0 {
                 continue;
             }
-            let (name, info, other, shndx) = if d.is64() {
-                (d.u32(sym, 0), sym[4], sym[5], d.u16(sym, 6))
-            } else {
-                (d.u32(sym, 0), sym[12], sym[13], d.u16(sym, 14))
-            };
-            if name == 0 {
+            if sym.name == 0 {
                 continue;
             }
-            if shndx != elf::SHN_UNDEF {
-                let exported = info >> 4 == elf::STB_GLOBAL
-                    && info & 0xf == elf::STT_FUNC
-                    && other & 0x3 == elf::STV_DEFAULT;
+            if sym.shndx != elf::SHN_UNDEF {
+                let exported = sym.bind == elf::STB_GLOBAL
+                    && sym.kind == elf::STT_FUNC
+                    && sym.visibility == elf::STV_DEFAULT;
                 if exported && first_export.is_none() {
-                    first_export = Some(strings.get(name, what)?);
+                    first_export = Some(strings.get(sym.name, what)?);
                 }
                 continue;
             }
             let version = versym
-                .as_ref()
-                .map(|v| d.u16(v, i * 2) & elf::VERSYM_VERSION)
+                .map(|v| v[i].0.get(d.byte_order()) & elf::VERSYM_VERSION)
                 .and_then(|index| by_index.get(&index))
                 .map(|&(library, version)| SymbolVersion {
                     library: needs[library].library.clone(),
                     name: needs[library].versions[version].clone(),
                 });
             out.push(ImportedSymbol {
-                name: strings.get(name, what)?,
-                weak: info >> 4 == elf::STB_WEAK,
+                name: strings.get(sym.name, what)?,
+                weak: sym.bind == elf::STB_WEAK,
                 version,
             });
         }
@@ -339,8 +363,11 @@ fn symbol_count(
     if let Some(hash) = dynamic.value(elf::DT_HASH) {
         // nbucket, nchain: nchain is the number of symbols.
         let at = table_offset(layout, hash, 8, "DT_HASH")?;
-        let header = src.read_vec(at, 8, "DT_HASH table")?;
-        return Ok(u64::from(layout.decoder.u32(&header, 4)));
+        let bytes = src.read_vec(at, 8, "DT_HASH table")?;
+        let header = &views::<elf::HashHeader<ByteOrder>>(&bytes)[0];
+        return Ok(u64::from(
+            header.chain_count.get(layout.decoder.byte_order()),
+        ));
     }
     if let Some(gnu_hash) = dynamic.value(elf::DT_GNU_HASH) {
         return gnu_hash_symbol_count(src, layout, gnu_hash);
@@ -357,12 +384,14 @@ fn table_offset(layout: &Layout, vaddr: u64, len: u64, what: &str) -> Result<u64
 /// of the highest bucket's chain (chains end with bit 0 set).
 fn gnu_hash_symbol_count(src: &mut impl ReadAt, layout: &Layout, vaddr: u64) -> Result<u64> {
     let d = layout.decoder;
+    let e = d.byte_order();
     let what = "DT_GNU_HASH table";
     let at = table_offset(layout, vaddr, 16, "DT_GNU_HASH")?;
-    let header = src.read_vec(at, 16, what)?;
-    let nbuckets = u64::from(d.u32(&header, 0));
-    let symoffset = u64::from(d.u32(&header, 4));
-    let bloom_words = u64::from(d.u32(&header, 8));
+    let bytes = src.read_vec(at, 16, what)?;
+    let header = &views::<elf::GnuHashHeader<ByteOrder>>(&bytes)[0];
+    let nbuckets = u64::from(header.bucket_count.get(e));
+    let symoffset = u64::from(header.symbol_base.get(e));
+    let bloom_words = u64::from(header.bloom_count.get(e));
     let word = if d.is64() { 8 } else { 4 };
     let buckets_at = bloom_words
         .checked_mul(word)
@@ -370,9 +399,9 @@ fn gnu_hash_symbol_count(src: &mut impl ReadAt, layout: &Layout, vaddr: u64) -> 
         .ok_or_else(|| malformed(format!("{what}: bloom filter size overflows")))?;
     // read_vec refuses a range past the end before allocating.
     let buckets = src.read_vec(buckets_at, nbuckets * 4, what)?;
-    let last = buckets
-        .chunks_exact(4)
-        .map(|b| u64::from(d.u32(b, 0)))
+    let last = views::<U32<ByteOrder>>(&buckets)
+        .iter()
+        .map(|b| u64::from(b.get(e)))
         .max()
         .unwrap_or(0);
     if last < symoffset {
@@ -382,7 +411,7 @@ fn gnu_hash_symbol_count(src: &mut impl ReadAt, layout: &Layout, vaddr: u64) -> 
     let mut index = last;
     loop {
         let entry = src.read_vec(chains_at + (index - symoffset) * 4, 4, what)?;
-        if d.u32(&entry, 0) & 1 != 0 {
+        if views::<U32<ByteOrder>>(&entry)[0].get(e) & 1 != 0 {
             return Ok(index + 1);
         }
         index += 1;

@@ -1,5 +1,5 @@
-//! Reads ELF facts and edits library search paths in process, verified
-//! before anything is written.
+//! ELF surgery: reads ELF facts and edits library search paths in
+//! process, verified before anything is written.
 //!
 //! - [`ElfFile`] classifies a file ([`ElfKind`]) and reads SONAME, NEEDED,
 //!   RPATH, RUNPATH and the interpreter from a bounded set of reads.
@@ -9,7 +9,7 @@
 //! - [`ElfFile::plan_edit`] turns a [`SearchPathEdit`] into an [`Edit`]:
 //!   patches over the source plus appended data, verified on the edited
 //!   view (re-parsed, loader invariants checked, the new path read back).
-//! - [`ElfFile::library_names`] reads the unversioned library names
+//! - [`ElfFile::library_name_literals`] reads the unversioned library names
 //!   (`libX.so`) a file holds as string literals; [`RuntimeAlias`] writes
 //!   the tiny shared object that stands for a library under such a name.
 //! - An [`Edit`] is applied by streaming: [`Edit::reader`] (a plain
@@ -94,8 +94,9 @@ impl ElfFile {
         source: &mut R,
         request: &SearchPathEdit,
     ) -> Result<(Edit, Option<Self>)> {
-        let planned = plan::plan(self, request)?;
         let mut src = Source::new(source)?;
+        self.check_source(&mut src)?;
+        let planned = plan::plan(self, request)?;
         let edited = verify::verified_result(
             self,
             &planned.edit,

@@ -27,7 +27,7 @@ impl ElfFile {
     /// starting with `lib` and ending with `.so`. Reads the `.rodata`
     /// sections of `source` (the file this was parsed from) in bounded
     /// chunks; a file without section headers has none to read.
-    pub fn library_names<R: Read + Seek>(&self, source: &mut R) -> Result<Vec<String>> {
+    pub fn library_name_literals<R: Read + Seek>(&self, source: &mut R) -> Result<Vec<String>> {
         let Some(layout) = &self.layout else {
             return Ok(Vec::new());
         };
@@ -35,6 +35,7 @@ impl ElfFile {
             return Ok(Vec::new());
         }
         let mut src = Source::new(source)?;
+        self.check_source(&mut src)?;
         let Some(names) = layout.section_names else {
             return Ok(Vec::new());
         };

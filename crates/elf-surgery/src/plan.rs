@@ -18,7 +18,7 @@ use crate::edit::{Appended, Edit, Patch, Unchanged};
 use crate::error::{Result, malformed, unsupported};
 use crate::file::{ElfFile, ElfKind};
 use crate::search_path::{SearchPathEdit, Target};
-use crate::shape::{Decoder, Dynamic, Layout, Segment};
+use crate::shape::{Decoder, Dynamic, Layout, Segment, StrTab};
 use crate::verify;
 
 /// Spare `DT_NULL` slots left in a moved dynamic section for later edits.
@@ -72,7 +72,7 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
     let Some(layout) = editable_layout(file)? else {
         debug!("static executable: no search path needed, left unchanged");
         return Ok(Planned {
-            edit: Edit::unchanged(file_len(file), Unchanged::NoDynamicSection),
+            edit: Edit::unchanged(file.stamp.clone(), Unchanged::NoDynamicSection),
             target: None,
         });
     };
@@ -126,14 +126,14 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
     }
     if entries == dynamic.entries {
         return Ok(Planned {
-            edit: Edit::unchanged(layout.file_len, Unchanged::AlreadyDone),
+            edit: Edit::unchanged(file.stamp.clone(), Unchanged::AlreadyDone),
             target,
         });
     }
     let edit = if new_string.is_none() && (entries.len() as u64) < dynamic.slots {
         let bytes = encode_dynamic(layout.decoder, &entries, dynamic.slots);
         Edit::new(
-            layout.file_len,
+            file.stamp.clone(),
             vec![Edit::patch(dynamic.offset, bytes)],
             Vec::new(),
         )?
@@ -141,10 +141,6 @@ pub(crate) fn plan(file: &ElfFile, request: &SearchPathEdit) -> Result<Planned> 
         grow(file, layout, dynamic, entries, new_string.as_deref())?
     };
     Ok(Planned { edit, target })
-}
-
-fn file_len(file: &ElfFile) -> u64 {
-    file.layout.as_ref().map_or(0, |l| l.file_len)
 }
 
 fn is_search_path_tag(tag: u64) -> bool {
@@ -175,6 +171,32 @@ impl SegmentBuilder {
     }
 }
 
+/// The new `PT_LOAD` at the end of the file: where it lies and where its
+/// parts lie inside it (offsets relative to its start).
+struct NewSegment {
+    offset: u64,
+    vaddr: u64,
+    align: u64,
+    len: u64,
+    /// The program header table, when it moves here (no `PT_NULL` to reuse).
+    pht_at: Option<u64>,
+    /// Program headers after the edit.
+    phnum: u64,
+    /// The grown `.dynstr` and the table it grows, when a string is added.
+    strtab_at: Option<(u64, StrTab)>,
+    /// The grown `.dynamic`, when it has no spare slot.
+    dyn_at: Option<u64>,
+    /// Slots of the dynamic section after the edit.
+    dyn_slots: u64,
+}
+
+impl NewSegment {
+    /// File offset and address of a part at `rel`.
+    fn at(&self, rel: u64) -> (u64, u64) {
+        (self.offset + rel, self.vaddr + rel)
+    }
+}
+
 /// Plans the edit that adds a `PT_LOAD` at the end of the file.
 fn grow(
     file: &ElfFile,
@@ -183,9 +205,6 @@ fn grow(
     mut entries: Vec<(u64, u64)>,
     new_string: Option<&[u8]>,
 ) -> Result<Edit> {
-    let overflow = || unsupported("its addresses are too large to add a segment");
-    let d = layout.decoder;
-    let (phdr_size, dyn_size) = (d.phdr_size() as u64, d.dyn_size() as u64);
     let mut phdrs = layout.segments.clone();
     // A PT_NULL entry can become the new PT_LOAD: the table then keeps its
     // size and place.
@@ -193,112 +212,175 @@ fn grow(
     if let Some(i) = reused_null {
         phdrs.remove(i);
     }
-    let pht_moves = reused_null.is_none();
-    let new_phnum = phdrs.len() as u64 + 1;
-    if new_phnum >= u64::from(elf::PN_XNUM) {
-        return Err(unsupported("it has too many program headers"));
-    }
-    let dynamic_moves = entries.len() as u64 + 1 > dynamic.slots;
-
-    // Lay out the new segment's contents (offsets relative to its start).
-    let mut seg = SegmentBuilder::default();
-    let pht_at = pht_moves.then(|| seg.reserve(new_phnum * phdr_size));
-    let old_strtab = dynamic.strtab;
-    let strtab_at = match (new_string, old_strtab) {
-        (Some(s), Some(t)) => Some((seg.reserve(t.size + s.len() as u64 + 1), t)),
-        _ => None,
-    };
-    let dyn_slots = entries.len() as u64 + 1 + SPARE_DYNAMIC_SLOTS;
-    let dyn_at = dynamic_moves.then(|| seg.reserve(dyn_slots * dyn_size));
-
-    let (offset, vaddr, align) = place(file, layout, seg.len)?;
-    let at = |rel: u64| (offset + rel, vaddr + rel);
-
-    if let (Some((rel, old)), Some(s)) = (strtab_at, new_string) {
+    let seg = lay_out(
+        file,
+        layout,
+        dynamic,
+        &phdrs,
+        &entries,
+        new_string,
+        reused_null.is_none(),
+    )?;
+    if let (Some((rel, old)), Some(s)) = (seg.strtab_at, new_string) {
         let new_size = old.size + s.len() as u64 + 1;
         for (tag, val) in &mut entries {
             if *tag == u64::from(elf::DT_STRTAB) {
-                *val = at(rel).1;
+                *val = seg.at(rel).1;
             } else if *tag == u64::from(elf::DT_STRSZ) {
                 *val = new_size;
             }
         }
     }
-    let dyn_bytes = encode_dynamic(
-        d,
-        &entries,
-        if dynamic_moves {
-            dyn_slots
-        } else {
-            dynamic.slots
-        },
+    let slots = if seg.dyn_at.is_some() {
+        seg.dyn_slots
+    } else {
+        dynamic.slots
+    };
+    let dyn_bytes = encode_dynamic(layout.decoder, &entries, slots);
+    let (phdr_size, dyn_size) = (
+        layout.decoder.phdr_size() as u64,
+        layout.decoder.dyn_size() as u64,
     );
+    let pht_bytes = encode_phdrs(
+        layout.decoder,
+        &program_headers(phdrs, &seg, phdr_size, dyn_size)?,
+    );
+    let patches = patches(layout, dynamic, &seg, new_string, &pht_bytes, &dyn_bytes)?;
+    let appended = appended(layout, &seg, new_string, pht_bytes, dyn_bytes);
+    debug!(
+        offset = seg.offset,
+        vaddr = seg.vaddr,
+        size = seg.len,
+        pht_moves = seg.pht_at.is_some(),
+        dynamic_moves = seg.dyn_at.is_some(),
+        "appending a PT_LOAD"
+    );
+    Edit::new(file.stamp.clone(), patches, appended)
+}
 
-    let flags = elf::PF_R | if dynamic_moves { elf::PF_W } else { 0 };
-    let load = Segment {
-        p_type: elf::PT_LOAD,
-        flags,
+/// Lays out the new segment's contents and places it after the file's
+/// last `PT_LOAD`.
+fn lay_out(
+    file: &ElfFile,
+    layout: &Layout,
+    dynamic: &Dynamic,
+    phdrs: &[Segment],
+    entries: &[(u64, u64)],
+    new_string: Option<&[u8]>,
+    pht_moves: bool,
+) -> Result<NewSegment> {
+    let d = layout.decoder;
+    let phnum = phdrs.len() as u64 + 1;
+    if phnum >= u64::from(elf::PN_XNUM) {
+        return Err(unsupported("it has too many program headers"));
+    }
+    let dynamic_moves = entries.len() as u64 + 1 > dynamic.slots;
+    let mut seg = SegmentBuilder::default();
+    let pht_at = pht_moves.then(|| seg.reserve(phnum * d.phdr_size() as u64));
+    let strtab_at = match (new_string, dynamic.strtab) {
+        (Some(s), Some(t)) => Some((seg.reserve(t.size + s.len() as u64 + 1), t)),
+        _ => None,
+    };
+    let dyn_slots = entries.len() as u64 + 1 + SPARE_DYNAMIC_SLOTS;
+    let dyn_at = dynamic_moves.then(|| seg.reserve(dyn_slots * d.dyn_size() as u64));
+    let (offset, vaddr, align) = place(file, layout, seg.len)?;
+    Ok(NewSegment {
         offset,
         vaddr,
-        paddr: vaddr,
-        filesz: seg.len,
-        memsz: seg.len,
         align,
-    };
+        len: seg.len,
+        pht_at,
+        phnum,
+        strtab_at,
+        dyn_at,
+        dyn_slots,
+    })
+}
+
+/// The program headers after the edit: `PT_PHDR` and `PT_DYNAMIC` follow
+/// what moved, and the new `PT_LOAD` comes after the last one.
+fn program_headers(
+    mut phdrs: Vec<Segment>,
+    seg: &NewSegment,
+    phdr_size: u64,
+    dyn_size: u64,
+) -> Result<Vec<Segment>> {
     for s in &mut phdrs {
-        match (s.p_type, pht_at, dyn_at) {
-            (elf::PT_PHDR, Some(rel), _) => {
-                (s.offset, s.vaddr) = at(rel);
-                s.paddr = s.vaddr;
-                s.filesz = new_phnum * phdr_size;
-                s.memsz = s.filesz;
-            }
-            (elf::PT_DYNAMIC, _, Some(rel)) => {
-                (s.offset, s.vaddr) = at(rel);
-                s.paddr = s.vaddr;
-                s.filesz = dyn_slots * dyn_size;
-                s.memsz = s.filesz;
-            }
-            _ => {}
+        let moved = match (s.p_type, seg.pht_at, seg.dyn_at) {
+            (elf::PT_PHDR, Some(rel), _) => Some((rel, seg.phnum * phdr_size)),
+            (elf::PT_DYNAMIC, _, Some(rel)) => Some((rel, seg.dyn_slots * dyn_size)),
+            _ => None,
+        };
+        if let Some((rel, size)) = moved {
+            (s.offset, s.vaddr) = seg.at(rel);
+            s.paddr = s.vaddr;
+            s.filesz = size;
+            s.memsz = size;
         }
     }
     let last_load = phdrs
         .iter()
         .rposition(|s| s.p_type == elf::PT_LOAD)
         .ok_or_else(|| unsupported("it has no PT_LOAD segment"))?;
-    phdrs.insert(last_load + 1, load);
-    let pht_bytes = encode_phdrs(d, &phdrs);
+    phdrs.insert(
+        last_load + 1,
+        Segment {
+            p_type: elf::PT_LOAD,
+            flags: elf::PF_R | if seg.dyn_at.is_some() { elf::PF_W } else { 0 },
+            offset: seg.offset,
+            vaddr: seg.vaddr,
+            paddr: seg.vaddr,
+            filesz: seg.len,
+            memsz: seg.len,
+            align: seg.align,
+        },
+    );
+    Ok(phdrs)
+}
 
-    let mut patches: Vec<Patch> = Vec::new();
-    if pht_moves {
+/// The patches inside the source: the program header table (in place, or
+/// `e_phoff`/`e_phnum` when it moved), the dynamic section when it stays,
+/// and the section headers of what moved.
+fn patches(
+    layout: &Layout,
+    dynamic: &Dynamic,
+    seg: &NewSegment,
+    new_string: Option<&[u8]>,
+    pht_bytes: &[u8],
+    dyn_bytes: &[u8],
+) -> Result<Vec<Patch>> {
+    let overflow = || unsupported("its addresses are too large to add a segment");
+    let d = layout.decoder;
+    let mut patches = Vec::new();
+    if seg.pht_at.is_some() {
         let (phoff_at, phnum_at) = d.phoff_phnum_fields();
         let mut phoff = Vec::with_capacity(8);
-        d.put_word(&mut phoff, offset);
+        d.put_word(&mut phoff, seg.offset);
         let mut phnum = Vec::with_capacity(2);
         d.put_u16(
             &mut phnum,
-            u16::try_from(new_phnum).map_err(|_| overflow())?,
+            u16::try_from(seg.phnum).map_err(|_| overflow())?,
         );
         patches.push(Edit::patch(phoff_at, phoff));
         patches.push(Edit::patch(phnum_at, phnum));
     } else {
-        patches.push(Edit::patch(layout.phoff, pht_bytes.clone()));
+        patches.push(Edit::patch(layout.phoff, pht_bytes.to_vec()));
     }
-    if !dynamic_moves {
-        patches.push(Edit::patch(dynamic.offset, dyn_bytes.clone()));
+    if seg.dyn_at.is_none() {
+        patches.push(Edit::patch(dynamic.offset, dyn_bytes.to_vec()));
     }
     for s in &layout.sections {
-        let moved = match (s.sh_type, strtab_at, dyn_at) {
+        let moved = match (s.sh_type, seg.strtab_at, seg.dyn_at) {
             (elf::SHT_STRTAB, Some((rel, old)), _)
                 if s.addr == old.vaddr && s.offset == old.offset =>
             {
                 Some((rel, old.size + new_string.map_or(0, |n| n.len() as u64 + 1)))
             }
-            (elf::SHT_DYNAMIC, _, Some(rel)) => Some((rel, dyn_slots * dyn_size)),
+            (elf::SHT_DYNAMIC, _, Some(rel)) => Some((rel, seg.dyn_slots * d.dyn_size() as u64)),
             _ => None,
         };
         if let Some((rel, size)) = moved {
-            let (new_off, new_addr) = at(rel);
+            let (new_off, new_addr) = seg.at(rel);
             let mut b = Vec::with_capacity(24);
             for word in [new_addr, new_off, size] {
                 d.put_word(&mut b, word);
@@ -310,11 +392,21 @@ fn grow(
             patches.push(Edit::patch(field, b));
         }
     }
+    Ok(patches)
+}
 
-    // The appended data, in the order the builder laid it out.
+/// The data after the source: padding to the new segment, then its parts
+/// in the order [`lay_out`] placed them.
+fn appended(
+    layout: &Layout,
+    seg: &NewSegment,
+    new_string: Option<&[u8]>,
+    pht_bytes: Vec<u8>,
+    dyn_bytes: Vec<u8>,
+) -> Vec<Appended> {
     let mut appended = Vec::new();
-    if offset > layout.file_len {
-        appended.push(Appended::Zeros(offset - layout.file_len));
+    if seg.offset > layout.file_len {
+        appended.push(Appended::Zeros(seg.offset - layout.file_len));
     }
     let mut pos = 0;
     let mut put = |appended: &mut Vec<Appended>, rel: u64, piece: Vec<Appended>| {
@@ -324,36 +416,25 @@ fn grow(
         pos = rel + piece.iter().map(appended_len).sum::<u64>();
         appended.extend(piece);
     };
-    if let Some(rel) = pht_at {
+    if let Some(rel) = seg.pht_at {
         put(&mut appended, rel, vec![Appended::Bytes(pht_bytes)]);
     }
-    if let (Some((rel, old)), Some(s)) = (strtab_at, new_string) {
+    if let (Some((rel, old)), Some(s)) = (seg.strtab_at, new_string) {
         let mut tail = s.to_vec();
         tail.push(0);
-        put(
-            &mut appended,
-            rel,
-            vec![
-                Appended::Source {
-                    offset: old.offset,
-                    len: old.size,
-                },
-                Appended::Bytes(tail),
-            ],
-        );
+        let piece = vec![
+            Appended::Source {
+                offset: old.offset,
+                len: old.size,
+            },
+            Appended::Bytes(tail),
+        ];
+        put(&mut appended, rel, piece);
     }
-    if let Some(rel) = dyn_at {
+    if let Some(rel) = seg.dyn_at {
         put(&mut appended, rel, vec![Appended::Bytes(dyn_bytes)]);
     }
-    debug!(
-        offset,
-        vaddr,
-        size = seg.len,
-        pht_moves,
-        dynamic_moves,
-        "appending a PT_LOAD"
-    );
-    Edit::new(layout.file_len, patches, appended)
+    appended
 }
 
 fn appended_len(a: &Appended) -> u64 {

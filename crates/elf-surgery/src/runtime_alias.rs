@@ -7,6 +7,18 @@
 //! the alias, the loader loads (or finds already loaded) the real library
 //! as its dependency, and `dlsym` on the alias's handle searches it: one
 //! mapping of the library per process, a few hundred bytes per alias.
+//!
+//! The file is laid out here rather than by `object::write::elf::Writer`,
+//! which would lay it out differently: its string tables
+//! (`object::write::string::StringTable`) sort their strings from the end
+//! to merge tails, so `.dynstr` would hold the three names in that order
+//! instead of NEEDED, SONAME, RUNPATH, and `.shstrtab` its names reordered
+//! likewise; every `d_val` and `sh_name` that points into them would move.
+//! An alias's bytes are part of the packages a build writes, which must
+//! stay byte for byte the same from one version of this crate to the
+//! next; the writer also needs `object`'s `write` feature, which this
+//! crate does not otherwise build. The layout is [`AliasLayout`]: six
+//! small structures, each written at its offset.
 
 use std::io::Cursor;
 
@@ -195,64 +207,29 @@ impl RuntimeAlias {
         }
     }
 
-    /// Lays the file out: ELF header, program headers (`PT_LOAD` of the
-    /// whole image, read-write because loaders before glibc 2.35 write
-    /// into the dynamic section; `PT_DYNAMIC`; `PT_GNU_STACK` so no loader
-    /// makes the stack executable), `.hash` with no symbols, `.dynsym` with
-    /// the null symbol, `.dynstr`, `.dynamic`, then the section names and
-    /// headers for tools that read sections.
+    /// Lays the file out ([`AliasLayout`]) and writes it: ELF header,
+    /// program headers (`PT_LOAD` of the whole image, read-write because
+    /// loaders before glibc 2.35 write into the dynamic section;
+    /// `PT_DYNAMIC`; `PT_GNU_STACK` so no loader makes the stack
+    /// executable), `.hash` with no symbols, `.dynsym` with the null symbol,
+    /// `.dynstr`, `.dynamic`, then the section names and headers for tools
+    /// that read sections.
     fn write(&self) -> Vec<u8> {
         let w = Writer {
             is64: self.class == ElfClass::Elf64,
             big: self.endianness == Endianness::Big,
         };
-        let word = w.word_size();
-        let (ehdr, phdr, shdr, sym, dyn_size) = if w.is64 {
-            (64, 56, 64, 24, 16)
-        } else {
-            (52, 32, 40, 16, 8)
-        };
-        let align = |n: u64| n.div_ceil(word) * word;
+        let l = AliasLayout::new(w, [&self.target, &self.name, &self.runpath]);
+        let mut out = Vec::with_capacity(l.len() as usize);
+        self.write_file_header(w, &l, &mut out);
+        self.write_program_headers(w, &l, &mut out);
+        l.write_image(w, &mut out);
+        l.write_section_headers(w, &mut out);
+        debug_assert_eq!(out.len() as u64, l.len());
+        out
+    }
 
-        let hash_at = ehdr + PHNUM * phdr;
-        let hash_len = 16;
-        let dynsym_at = align(hash_at + hash_len);
-        let dynstr_at = dynsym_at + sym;
-        let mut dynstr = vec![0u8];
-        let mut add = |s: &str| {
-            let at = dynstr.len() as u64;
-            dynstr.extend_from_slice(s.as_bytes());
-            dynstr.push(0);
-            at
-        };
-        let (needed, soname, runpath) = (add(&self.target), add(&self.name), add(&self.runpath));
-        let dynstr_len = dynstr.len() as u64;
-        let dynamic_at = align(dynstr_at + dynstr_len);
-        let entries: [(u32, u64); 9] = [
-            (elf::DT_NEEDED, needed),
-            (elf::DT_SONAME, soname),
-            (elf::DT_RUNPATH, runpath),
-            (elf::DT_HASH, hash_at),
-            (elf::DT_STRTAB, dynstr_at),
-            (elf::DT_SYMTAB, dynsym_at),
-            (elf::DT_STRSZ, dynstr_len),
-            (elf::DT_SYMENT, sym),
-            (elf::DT_NULL, 0),
-        ];
-        let dynamic_len = entries.len() as u64 * dyn_size;
-        let image_end = dynamic_at + dynamic_len;
-        let names = b"\0.hash\0.dynsym\0.dynstr\0.dynamic\0.shstrtab\0";
-        let name_at = |name: &[u8]| {
-            names
-                .windows(name.len())
-                .position(|w| w == name)
-                .expect("the name is in the table") as u32
-        };
-        let names_at = image_end;
-        let shoff = align(names_at + names.len() as u64);
-
-        let mut out = Vec::with_capacity((shoff + u64::from(SHNUM) * shdr) as usize);
-        // e_ident
+    fn write_file_header(&self, w: Writer, l: &AliasLayout, out: &mut Vec<u8>) {
         out.extend_from_slice(&elf::ELFMAG);
         out.push(if w.is64 {
             elf::ELFCLASS64
@@ -266,116 +243,202 @@ impl RuntimeAlias {
         });
         out.push(elf::EV_CURRENT);
         out.resize(16, 0);
-        w.u16(&mut out, elf::ET_DYN);
-        w.u16(&mut out, self.machine);
-        w.u32(&mut out, u32::from(elf::EV_CURRENT));
-        w.word(&mut out, 0); // e_entry
-        w.word(&mut out, ehdr); // e_phoff
-        w.word(&mut out, shoff);
-        w.u32(&mut out, self.flags);
-        w.u16(&mut out, ehdr as u16);
-        w.u16(&mut out, phdr as u16);
-        w.u16(&mut out, PHNUM as u16);
-        w.u16(&mut out, shdr as u16);
-        w.u16(&mut out, SHNUM);
-        w.u16(&mut out, SHNUM - 1); // e_shstrndx
+        w.u16(out, elf::ET_DYN);
+        w.u16(out, self.machine);
+        w.u32(out, u32::from(elf::EV_CURRENT));
+        w.word(out, 0); // e_entry
+        w.word(out, l.size.ehdr); // e_phoff
+        w.word(out, l.shoff);
+        w.u32(out, self.flags);
+        w.u16(out, l.size.ehdr as u16);
+        w.u16(out, l.size.phdr as u16);
+        w.u16(out, PHNUM as u16);
+        w.u16(out, l.size.shdr as u16);
+        w.u16(out, SHNUM);
+        w.u16(out, SHNUM - 1); // e_shstrndx
+    }
 
+    fn write_program_headers(&self, w: Writer, l: &AliasLayout, out: &mut Vec<u8>) {
         let rw = elf::PF_R | elf::PF_W;
         let page = page_size(self.machine);
-        w.segment(&mut out, elf::PT_LOAD, rw, 0, image_end, page);
-        w.segment(&mut out, elf::PT_DYNAMIC, rw, dynamic_at, dynamic_len, word);
-        w.segment(&mut out, elf::PT_GNU_STACK, rw, 0, 0, 16);
+        let dynamic_len = l.dynamic_len();
+        w.segment(out, elf::PT_LOAD, rw, 0, l.image_end(), page);
+        w.segment(
+            out,
+            elf::PT_DYNAMIC,
+            rw,
+            l.dynamic_at,
+            dynamic_len,
+            l.size.word,
+        );
+        w.segment(out, elf::PT_GNU_STACK, rw, 0, 0, 16);
+    }
+}
 
-        // .hash: one bucket, one chain slot (the null symbol), both empty.
+/// The sizes of one ELF class's structures.
+#[derive(Clone, Copy)]
+struct Sizes {
+    word: u64,
+    ehdr: u64,
+    phdr: u64,
+    shdr: u64,
+    sym: u64,
+    dyn_entry: u64,
+}
+
+impl Sizes {
+    fn of(w: Writer) -> Self {
+        if w.is64 {
+            Self {
+                word: 8,
+                ehdr: 64,
+                phdr: 56,
+                shdr: 64,
+                sym: 24,
+                dyn_entry: 16,
+            }
+        } else {
+            Self {
+                word: 4,
+                ehdr: 52,
+                phdr: 32,
+                shdr: 40,
+                sym: 16,
+                dyn_entry: 8,
+            }
+        }
+    }
+}
+
+/// The section names, in the order of the section headers after the null one.
+const SECTION_NAMES: &[u8] = b"\0.hash\0.dynsym\0.dynstr\0.dynamic\0.shstrtab\0";
+/// `.hash`: one bucket and one chain slot (the null symbol), both empty.
+const HASH_LEN: u64 = 16;
+
+/// Where each part of an alias lies. The image (headers to `.dynamic`) is
+/// one `PT_LOAD` at address 0, so an allocated part's address is its offset.
+struct AliasLayout {
+    size: Sizes,
+    hash_at: u64,
+    dynsym_at: u64,
+    dynstr_at: u64,
+    /// NUL, then the NEEDED target, the SONAME and the RUNPATH, in that order.
+    dynstr: Vec<u8>,
+    dynamic_at: u64,
+    entries: [(u32, u64); 9],
+    shoff: u64,
+}
+
+impl AliasLayout {
+    /// `strings`: the NEEDED target, the SONAME and the RUNPATH.
+    fn new(w: Writer, strings: [&str; 3]) -> Self {
+        let size = Sizes::of(w);
+        let align = |n: u64| n.div_ceil(size.word) * size.word;
+        let hash_at = size.ehdr + PHNUM * size.phdr;
+        let dynsym_at = align(hash_at + HASH_LEN);
+        let dynstr_at = dynsym_at + size.sym;
+        let mut dynstr = vec![0u8];
+        let [needed, soname, runpath] = strings.map(|s| {
+            let at = dynstr.len() as u64;
+            dynstr.extend_from_slice(s.as_bytes());
+            dynstr.push(0);
+            at
+        });
+        let dynstr_len = dynstr.len() as u64;
+        let dynamic_at = align(dynstr_at + dynstr_len);
+        let entries = [
+            (elf::DT_NEEDED, needed),
+            (elf::DT_SONAME, soname),
+            (elf::DT_RUNPATH, runpath),
+            (elf::DT_HASH, hash_at),
+            (elf::DT_STRTAB, dynstr_at),
+            (elf::DT_SYMTAB, dynsym_at),
+            (elf::DT_STRSZ, dynstr_len),
+            (elf::DT_SYMENT, size.sym),
+            (elf::DT_NULL, 0),
+        ];
+        let image_end = dynamic_at + entries.len() as u64 * size.dyn_entry;
+        let shoff = align(image_end + SECTION_NAMES.len() as u64);
+        Self {
+            size,
+            hash_at,
+            dynsym_at,
+            dynstr_at,
+            dynstr,
+            dynamic_at,
+            entries,
+            shoff,
+        }
+    }
+
+    fn dynamic_len(&self) -> u64 {
+        self.entries.len() as u64 * self.size.dyn_entry
+    }
+
+    /// The end of the loaded image, where the section names start.
+    fn image_end(&self) -> u64 {
+        self.dynamic_at + self.dynamic_len()
+    }
+
+    /// The file's length.
+    fn len(&self) -> u64 {
+        self.shoff + u64::from(SHNUM) * self.size.shdr
+    }
+
+    /// `.hash`, `.dynsym`, `.dynstr`, `.dynamic` and the section names,
+    /// each at its offset.
+    fn write_image(&self, w: Writer, out: &mut Vec<u8>) {
         for v in [1, 1, 0, 0] {
-            w.u32(&mut out, v);
+            w.u32(out, v);
         }
-        out.resize(dynsym_at as usize, 0);
-        out.resize((dynsym_at + sym) as usize, 0); // the null symbol
-        out.extend_from_slice(&dynstr);
-        out.resize(dynamic_at as usize, 0);
-        for (tag, value) in entries {
-            w.word(&mut out, u64::from(tag));
-            w.word(&mut out, value);
+        out.resize(self.dynsym_at as usize, 0);
+        out.resize((self.dynsym_at + self.size.sym) as usize, 0); // the null symbol
+        out.extend_from_slice(&self.dynstr);
+        out.resize(self.dynamic_at as usize, 0);
+        for (tag, value) in self.entries {
+            w.word(out, u64::from(tag));
+            w.word(out, value);
         }
-        out.extend_from_slice(names);
-        out.resize(shoff as usize, 0);
+        out.extend_from_slice(SECTION_NAMES);
+        out.resize(self.shoff as usize, 0);
+    }
 
+    fn write_section_headers(&self, w: Writer, out: &mut Vec<u8>) {
+        let name_at = |name: &[u8]| {
+            SECTION_NAMES
+                .windows(name.len())
+                .position(|w| w == name)
+                .expect("the name is in the table") as u32
+        };
+        let (word, sym, dyn_entry) = (self.size.word, self.size.sym, self.size.dyn_entry);
         let a = u64::from(elf::SHF_ALLOC);
+        let aw = a | u64::from(elf::SHF_WRITE);
+        let dynstr_len = self.dynstr.len() as u64;
+        let names_len = SECTION_NAMES.len() as u64;
+        #[rustfmt::skip]
         let sections = [
-            // (name, type, flags, addr/offset, size, link, info, align, entsize)
+            // (name, type, flags, offset, size, link, info, align, entsize)
             (0, elf::SHT_NULL, 0, 0, 0, 0, 0, 0, 0),
-            (
-                name_at(b".hash"),
-                elf::SHT_HASH,
-                a,
-                hash_at,
-                hash_len,
-                2,
-                0,
-                4,
-                4,
-            ),
-            (
-                name_at(b".dynsym"),
-                elf::SHT_DYNSYM,
-                a,
-                dynsym_at,
-                sym,
-                3,
-                1,
-                word,
-                sym,
-            ),
-            (
-                name_at(b".dynstr"),
-                elf::SHT_STRTAB,
-                a,
-                dynstr_at,
-                dynstr_len,
-                0,
-                0,
-                1,
-                0,
-            ),
-            (
-                name_at(b".dynamic"),
-                elf::SHT_DYNAMIC,
-                a | u64::from(elf::SHF_WRITE),
-                dynamic_at,
-                dynamic_len,
-                3,
-                0,
-                word,
-                dyn_size,
-            ),
-            (
-                name_at(b".shstrtab"),
-                elf::SHT_STRTAB,
-                0,
-                names_at,
-                names.len() as u64,
-                0,
-                0,
-                1,
-                0,
-            ),
+            (name_at(b".hash"), elf::SHT_HASH, a, self.hash_at, HASH_LEN, 2, 0, 4, 4),
+            (name_at(b".dynsym"), elf::SHT_DYNSYM, a, self.dynsym_at, sym, 3, 1, word, sym),
+            (name_at(b".dynstr"), elf::SHT_STRTAB, a, self.dynstr_at, dynstr_len, 0, 0, 1, 0),
+            (name_at(b".dynamic"), elf::SHT_DYNAMIC, aw, self.dynamic_at, self.dynamic_len(), 3, 0, word, dyn_entry),
+            (name_at(b".shstrtab"), elf::SHT_STRTAB, 0, self.image_end(), names_len, 0, 0, 1, 0),
         ];
         for (name, sh_type, flags, at, size, link, info, align, entsize) in sections {
             // Allocated sections sit at the address equal to their offset.
             let addr = if flags & a != 0 { at } else { 0 };
-            w.u32(&mut out, name);
-            w.u32(&mut out, sh_type);
-            w.word(&mut out, flags);
-            w.word(&mut out, addr);
-            w.word(&mut out, at);
-            w.word(&mut out, size);
-            w.u32(&mut out, link);
-            w.u32(&mut out, info);
-            w.word(&mut out, align);
-            w.word(&mut out, entsize);
+            w.u32(out, name);
+            w.u32(out, sh_type);
+            w.word(out, flags);
+            w.word(out, addr);
+            w.word(out, at);
+            w.word(out, size);
+            w.u32(out, link);
+            w.u32(out, info);
+            w.word(out, align);
+            w.word(out, entsize);
         }
-        out
     }
 }
 
@@ -401,10 +464,6 @@ struct Writer {
 }
 
 impl Writer {
-    fn word_size(self) -> u64 {
-        if self.is64 { 8 } else { 4 }
-    }
-
     fn u16(self, out: &mut Vec<u8>, v: u16) {
         out.extend_from_slice(&if self.big {
             v.to_be_bytes()

@@ -2,8 +2,21 @@
 //! that matter for search-path edits, and the dynamic section. Every read is
 //! bounded and checked against the file length, so hostile input yields an
 //! error, never a panic or an allocation the size of a lie.
+//!
+//! The structures are read through `object`'s typed views
+//! (`object::elf::FileHeader64` and the other `Pod` structs, with the
+//! `object::read::elf` traits that read them in either class and byte
+//! order) over the bytes of each bounded read. `object::read::elf::ElfFile`
+//! itself is not used: it parses from a `ReadRef`, a view of the whole
+//! file (in memory, or a `ReadCache` that keeps every range read), while
+//! this crate reads a library from a stream (a wheel member, an archive
+//! window) asking only for the ranges it needs (headers, tables, the
+//! dynamic section, one string at a time) and never holds more than one
+//! range of a hostile file's choosing.
 
 use object::elf;
+use object::pod::{self, Pod};
+use object::read::elf::{Dyn, FileHeader, ProgramHeader, SectionHeader};
 
 use crate::error::{Result, malformed, truncated};
 use crate::source::ReadAt;
@@ -31,7 +44,8 @@ const MAX_DYNAMIC_ENTRIES: u64 = 1 << 16;
 /// Section headers read per bounded chunk.
 const SECTION_CHUNK: u64 = 256;
 
-/// Decodes fixed-layout fields for one class and byte order.
+/// A file's class and byte order: the sizes of its structures, the views
+/// that read them ([`views`]) and the encoding the planner writes them in.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Decoder {
     pub(crate) class: ElfClass,
@@ -39,35 +53,11 @@ pub(crate) struct Decoder {
 }
 
 impl Decoder {
-    pub(crate) fn u16(self, b: &[u8], at: usize) -> u16 {
-        let v = [b[at], b[at + 1]];
+    /// `object`'s run-time byte order, for its typed views.
+    pub(crate) fn byte_order(self) -> object::Endianness {
         match self.endian {
-            Endianness::Little => u16::from_le_bytes(v),
-            Endianness::Big => u16::from_be_bytes(v),
-        }
-    }
-
-    pub(crate) fn u32(self, b: &[u8], at: usize) -> u32 {
-        let v: [u8; 4] = b[at..at + 4].try_into().expect("4 bytes");
-        match self.endian {
-            Endianness::Little => u32::from_le_bytes(v),
-            Endianness::Big => u32::from_be_bytes(v),
-        }
-    }
-
-    pub(crate) fn u64(self, b: &[u8], at: usize) -> u64 {
-        let v: [u8; 8] = b[at..at + 8].try_into().expect("8 bytes");
-        match self.endian {
-            Endianness::Little => u64::from_le_bytes(v),
-            Endianness::Big => u64::from_be_bytes(v),
-        }
-    }
-
-    /// A class-sized word (`Elf32_Addr`/`Elf64_Addr` and friends).
-    pub(crate) fn word(self, b: &[u8], at: usize) -> u64 {
-        match self.class {
-            ElfClass::Elf32 => u64::from(self.u32(b, at)),
-            ElfClass::Elf64 => self.u64(b, at),
+            Endianness::Little => object::Endianness::Little,
+            Endianness::Big => object::Endianness::Big,
         }
     }
 
@@ -238,7 +228,7 @@ pub(crate) struct Layout {
     pub(crate) sections: Vec<Section>,
     /// Allocated read-only data sections (`SHT_PROGBITS`, neither writable
     /// nor executable): where string literals live. Only their headers are
-    /// read by [`parse`]; [`crate::ElfFile::library_names`] reads the bytes.
+    /// read by [`parse`]; [`crate::ElfFile::library_name_literals`] reads the bytes.
     pub(crate) read_only: Vec<Section>,
     /// The section-name table (`e_shstrndx`), when there is one.
     pub(crate) section_names: Option<Section>,
@@ -276,120 +266,178 @@ pub(crate) fn ident(src: &mut impl ReadAt) -> Result<Ident> {
     Ok(Ident::Elf(Decoder { class, endian }))
 }
 
+/// The view of `bytes` as whole entries of `T`: `bytes` is a bounded read
+/// of exactly such entries, and `object`'s `unaligned` types have no
+/// alignment to miss.
+pub(crate) fn views<T: Pod>(bytes: &[u8]) -> &[T] {
+    pod::slice_from_all_bytes(bytes).expect("a read of whole entries")
+}
+
+/// The fields of the ELF header [`parse`] uses, widened to 64 bits.
+struct Header {
+    e_type: u16,
+    machine: u16,
+    e_flags: u32,
+    phoff: u64,
+    phentsize: u16,
+    phnum: u64,
+    shoff: u64,
+    shentsize: u16,
+    /// `e_shnum`, 0 when section 0 holds the count.
+    shnum: u64,
+    /// `e_shstrndx`, `SHN_XINDEX` when section 0 holds the index.
+    shstrndx: u32,
+}
+
+fn header<H: FileHeader<Endian = object::Endianness>>(h: &H, e: object::Endianness) -> Header {
+    Header {
+        e_type: h.e_type(e),
+        machine: h.e_machine(e),
+        e_flags: h.e_flags(e),
+        phoff: h.e_phoff(e).into(),
+        phentsize: h.e_phentsize(e),
+        phnum: u64::from(h.e_phnum(e)),
+        shoff: h.e_shoff(e).into(),
+        shentsize: h.e_shentsize(e),
+        shnum: u64::from(h.e_shnum(e)),
+        shstrndx: u32::from(h.e_shstrndx(e)),
+    }
+}
+
 /// Parses header, program headers, relevant sections and the dynamic section.
 pub(crate) fn parse(src: &mut impl ReadAt, d: Decoder) -> Result<Layout> {
     let file_len = src.len();
-    let h = src.read_vec(0, d.ehdr_size() as u64, "ELF header")?;
-    let e_type = d.u16(&h, 16);
-    let machine = d.u16(&h, 18);
-    let (phoff, shoff, rest) = if d.is64() {
-        (d.u64(&h, 32), d.u64(&h, 40), 52)
-    } else {
-        (u64::from(d.u32(&h, 28)), u64::from(d.u32(&h, 32)), 40)
+    let bytes = src.read_vec(0, d.ehdr_size() as u64, "ELF header")?;
+    let e = d.byte_order();
+    let h = match d.class {
+        ElfClass::Elf32 => header(&views::<elf::FileHeader32<_>>(&bytes)[0], e),
+        ElfClass::Elf64 => header(&views::<elf::FileHeader64<_>>(&bytes)[0], e),
     };
-    let phentsize = d.u16(&h, rest + 2);
-    let phnum = u64::from(d.u16(&h, rest + 4));
-    let shentsize = d.u16(&h, rest + 6);
-    let shnum_raw = u64::from(d.u16(&h, rest + 8));
-    let shstrndx_raw = u32::from(d.u16(&h, rest + 10));
-    let e_flags = d.u32(&h, rest - 4);
 
-    if phnum == u64::from(elf::PN_XNUM) {
+    if h.phnum == u64::from(elf::PN_XNUM) {
         return Err(malformed(
             "extended program header numbering (PN_XNUM) is not supported",
         ));
     }
-    let segments = if phnum == 0 {
+    let segments = if h.phnum == 0 {
         Vec::new()
     } else {
-        if usize::from(phentsize) != d.phdr_size() {
-            return Err(malformed(format!("program header entry size {phentsize}")));
+        if usize::from(h.phentsize) != d.phdr_size() {
+            return Err(malformed(format!(
+                "program header entry size {}",
+                h.phentsize
+            )));
         }
-        let table = src.read_vec(phoff, phnum * d.phdr_size() as u64, "program header table")?;
-        table
-            .chunks_exact(d.phdr_size())
-            .map(|b| segment(d, b))
-            .collect()
+        let len = h.phnum * d.phdr_size() as u64;
+        let table = src.read_vec(h.phoff, len, "program header table")?;
+        segments(d, &table)
     };
 
-    let tables = if shoff == 0 {
+    let tables = if h.shoff == 0 {
         SectionTables::default()
     } else {
-        if usize::from(shentsize) != d.shdr_size() {
-            return Err(malformed(format!("section header entry size {shentsize}")));
+        if usize::from(h.shentsize) != d.shdr_size() {
+            return Err(malformed(format!(
+                "section header entry size {}",
+                h.shentsize
+            )));
         }
-        read_sections(src, d, shoff, shnum_raw, shstrndx_raw)?
+        read_sections(src, d, h.shoff, h.shnum, h.shstrndx)?
     };
 
     let mut layout = Layout {
         decoder: d,
         file_len,
-        e_type,
-        machine,
-        phoff,
-        phnum,
-        shoff,
+        e_type: h.e_type,
+        machine: h.machine,
+        phoff: h.phoff,
+        phnum: h.phnum,
+        shoff: h.shoff,
         shnum: tables.count,
         segments,
         sections: tables.kept,
         read_only: tables.read_only,
         section_names: tables.names,
-        e_flags,
+        e_flags: h.e_flags,
         dynamic: None,
     };
     layout.dynamic = read_dynamic(src, &layout)?;
     Ok(layout)
 }
 
-fn segment(d: Decoder, b: &[u8]) -> Segment {
-    if d.is64() {
-        Segment {
-            p_type: d.u32(b, 0),
-            flags: d.u32(b, 4),
-            offset: d.u64(b, 8),
-            vaddr: d.u64(b, 16),
-            paddr: d.u64(b, 24),
-            filesz: d.u64(b, 32),
-            memsz: d.u64(b, 40),
-            align: d.u64(b, 48),
-        }
-    } else {
-        Segment {
-            p_type: d.u32(b, 0),
-            offset: u64::from(d.u32(b, 4)),
-            vaddr: u64::from(d.u32(b, 8)),
-            paddr: u64::from(d.u32(b, 12)),
-            filesz: u64::from(d.u32(b, 16)),
-            memsz: u64::from(d.u32(b, 20)),
-            flags: d.u32(b, 24),
-            align: u64::from(d.u32(b, 28)),
-        }
+/// The program headers of a table read whole.
+fn segments(d: Decoder, table: &[u8]) -> Vec<Segment> {
+    fn widen<P: ProgramHeader<Endian = object::Endianness>>(
+        table: &[P],
+        e: object::Endianness,
+    ) -> Vec<Segment> {
+        table
+            .iter()
+            .map(|p| Segment {
+                p_type: p.p_type(e),
+                flags: p.p_flags(e),
+                offset: p.p_offset(e).into(),
+                vaddr: p.p_vaddr(e).into(),
+                paddr: p.p_paddr(e).into(),
+                filesz: p.p_filesz(e).into(),
+                memsz: p.p_memsz(e).into(),
+                align: p.p_align(e).into(),
+            })
+            .collect()
+    }
+    let e = d.byte_order();
+    match d.class {
+        ElfClass::Elf32 => widen(views::<elf::ProgramHeader32<_>>(table), e),
+        ElfClass::Elf64 => widen(views::<elf::ProgramHeader64<_>>(table), e),
     }
 }
 
-fn section(d: Decoder, index: u32, b: &[u8]) -> Section {
-    if d.is64() {
-        Section {
-            index,
-            sh_type: d.u32(b, 4),
-            flags: d.u64(b, 8),
-            addr: d.u64(b, 16),
-            offset: d.u64(b, 24),
-            size: d.u64(b, 32),
-            link: d.u32(b, 40),
-            name: d.u32(b, 0),
-        }
-    } else {
-        Section {
-            index,
-            sh_type: d.u32(b, 4),
-            flags: u64::from(d.u32(b, 8)),
-            addr: u64::from(d.u32(b, 12)),
-            offset: u64::from(d.u32(b, 16)),
-            size: u64::from(d.u32(b, 20)),
-            link: d.u32(b, 24),
-            name: d.u32(b, 0),
-        }
+/// The section headers of a chunk of the table, the first being `first`.
+fn sections(d: Decoder, first: u64, chunk: &[u8]) -> Result<Vec<Section>> {
+    fn widen<S: SectionHeader<Endian = object::Endianness>>(
+        chunk: &[S],
+        first: u64,
+        e: object::Endianness,
+    ) -> Result<Vec<Section>> {
+        (first..)
+            .zip(chunk)
+            .map(|(index, s)| {
+                Ok(Section {
+                    index: u32::try_from(index)
+                        .map_err(|_| malformed("more than 2^32 sections"))?,
+                    sh_type: s.sh_type(e),
+                    flags: s.sh_flags(e).into(),
+                    addr: s.sh_addr(e).into(),
+                    offset: s.sh_offset(e).into(),
+                    size: s.sh_size(e).into(),
+                    link: s.sh_link(e),
+                    name: s.sh_name(e),
+                })
+            })
+            .collect()
+    }
+    let e = d.byte_order();
+    match d.class {
+        ElfClass::Elf32 => widen(views::<elf::SectionHeader32<_>>(chunk), first, e),
+        ElfClass::Elf64 => widen(views::<elf::SectionHeader64<_>>(chunk), first, e),
+    }
+}
+
+/// The `(tag, value)` entries of a dynamic section read whole.
+fn dynamic_entries(d: Decoder, bytes: &[u8]) -> Vec<(u64, u64)> {
+    fn widen<D: Dyn<Endian = object::Endianness>>(
+        table: &[D],
+        e: object::Endianness,
+    ) -> Vec<(u64, u64)> {
+        table
+            .iter()
+            .map(|entry| (entry.d_tag(e).into(), entry.d_val(e).into()))
+            .collect()
+    }
+    let e = d.byte_order();
+    match d.class {
+        ElfClass::Elf32 => widen(views::<elf::Dyn32<_>>(bytes), e),
+        ElfClass::Elf64 => widen(views::<elf::Dyn64<_>>(bytes), e),
     }
 }
 
@@ -427,7 +475,7 @@ fn read_sections(
 ) -> Result<SectionTables> {
     let size = d.shdr_size() as u64;
     let first = src.read_vec(shoff, size, "section header 0")?;
-    let zero = section(d, 0, &first);
+    let zero = sections(d, 0, &first)?[0];
     // Extended numbering: section 0's size holds the real count.
     let shnum = if shnum_raw == 0 { zero.size } else { shnum_raw };
     // SHN_XINDEX: section 0's link holds the real index.
@@ -450,17 +498,14 @@ fn read_sections(
     while index < shnum {
         let count = SECTION_CHUNK.min(shnum - index);
         let chunk = src.read_vec(shoff + index * size, count * size, "section header table")?;
-        for (i, b) in chunk.chunks_exact(d.shdr_size()).enumerate() {
-            let idx = u32::try_from(index + i as u64)
-                .map_err(|_| malformed("more than 2^32 sections"))?;
-            let s = section(d, idx, b);
+        for s in sections(d, index, &chunk)? {
             if is_relevant(&s) {
                 tables.kept.push(s);
             }
             if is_read_only_data(&s) {
                 tables.read_only.push(s);
             }
-            if idx == shstrndx && s.sh_type == elf::SHT_STRTAB {
+            if s.index == shstrndx && s.sh_type == elf::SHT_STRTAB {
                 tables.names = Some(s);
             }
         }
@@ -502,8 +547,7 @@ fn read_dynamic(src: &mut impl ReadAt, layout: &Layout) -> Result<Option<Dynamic
     let bytes = src.read_vec(seg.offset, slots * entsize, "dynamic section")?;
     let mut entries = Vec::new();
     let mut terminated = false;
-    for b in bytes.chunks_exact(d.dyn_size()) {
-        let (tag, val) = (d.word(b, 0), d.word(b, d.dyn_size() / 2));
+    for (tag, val) in dynamic_entries(d, &bytes) {
         if tag == u64::from(elf::DT_NULL) {
             terminated = true;
             break;

@@ -416,7 +416,7 @@ mod tests {
         fn verify(&self, output: &[u8]) -> Result<()> {
             let n = self.original.len();
             let edit = Edit::new(
-                n as u64,
+                crate::source::Stamp::of_len(n as u64),
                 vec![Edit::patch(0, output[..n].to_vec())],
                 vec![Appended::Bytes(output[n..].to_vec())],
             )

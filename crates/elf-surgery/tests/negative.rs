@@ -240,3 +240,53 @@ fn lying_tables_are_refused() {
         );
     }
 }
+
+/// A source of the parsed file's length but not its bytes (another build
+/// of the library, the file rewritten in place) is refused by every call
+/// that is handed the source again, not read or edited with facts that
+/// are not its own.
+#[test]
+fn a_different_file_of_the_same_length_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = fs::read(build_small_lib(dir.path(), Linker::Gnu, "libsmall.so")).unwrap();
+    let mut other = original.clone();
+    // The same length, one NEEDED name changed: a byte the parse read.
+    let at = other
+        .windows(10)
+        .position(|w| w == b"libsib.so\0")
+        .expect("NEEDED libsib.so in .dynstr");
+    other[at + 3] = b'x';
+
+    let elf = ElfFile::parse(&mut Cursor::new(&original)).unwrap();
+    let differs = |e: elf_surgery::Error| matches!(e.kind(), ErrorKind::SourceDiffers { .. });
+    let request = corpus_request();
+    assert!(differs(
+        elf.plan_edit(&mut Cursor::new(&other), &request)
+            .unwrap_err()
+    ));
+    assert!(differs(
+        elf.read_imports(&mut Cursor::new(&other)).unwrap_err()
+    ));
+    assert!(differs(
+        elf.library_name_literals(&mut Cursor::new(&other))
+            .unwrap_err()
+    ));
+    let edit = elf
+        .plan_edit(&mut Cursor::new(&original), &request)
+        .unwrap();
+    assert!(!edit.is_identity());
+    let Err(err) = edit.reader(Cursor::new(&other)) else {
+        panic!("another file is refused");
+    };
+    assert!(differs(err));
+    let dest = dir.path().join("out.so");
+    let permissions = fs::metadata(dir.path()).unwrap().permissions();
+    let err = edit
+        .write_atomically(&mut Cursor::new(&other), &dest, permissions)
+        .unwrap_err();
+    assert!(differs(err));
+    assert!(!dest.exists(), "nothing is written");
+    // The file itself, read again, is accepted.
+    assert!(edit.reader(Cursor::new(&original)).is_ok());
+    assert!(elf.read_imports(&mut Cursor::new(&original)).is_ok());
+}

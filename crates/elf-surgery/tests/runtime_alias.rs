@@ -243,7 +243,7 @@ fn a_library_opened_by_its_alias_resolves_symbols_and_is_mapped_once() {
     let mut file = fs::File::open(&program).unwrap();
     let names = ElfFile::parse(&mut file)
         .unwrap()
-        .library_names(&mut file)
+        .library_name_literals(&mut file)
         .unwrap();
     assert!(names.contains(&"libreal.so".to_owned()), "{names:?}");
 

@@ -17,9 +17,10 @@ use artifacts::{Catalog, EntryKind};
 use dist_info::devel_links::devel_link_target;
 use dist_info::devel_tree::{Node, TreeNames, TreeView, device_link_source, resolve_link};
 
-use crate::facts::{Facts, FileClass};
 use crate::plan::{DevelEntry, Dropped, LinkReason, SonameAlias, SourceRef};
 use crate::runtime::{removed_entries, split};
+use crate::search_path;
+use crate::survey::{FileClass, SourceSurvey};
 
 /// The devel tree's package marker. The tree is the platform package
 /// `_rocm_sdk_devel{N}`, a regular package like its runtime siblings, so
@@ -63,7 +64,7 @@ impl RuntimeIndex {
 /// unless `said` holds the warning already).
 pub(crate) fn plan_devel(
     catalog: &Catalog,
-    facts: &Facts,
+    survey: &SourceSurvey,
     index: &RuntimeIndex,
     names: &TreeNames,
     keep_absolute: bool,
@@ -104,15 +105,15 @@ pub(crate) fn plan_devel(
             let Some(source) = SourceRef::of(entry) else {
                 continue;
             };
-            let force_rpath = facts.of(entry).is_some_and(FileClass::takes_search_path);
+            let patch = survey
+                .of(entry)
+                .is_some_and(FileClass::takes_search_path)
+                .then(|| {
+                    search_path::patch(Vec::new(), removed_entries(survey, entry, keep_absolute))
+                });
             DevelEntry::File {
                 relpath: relpath.to_owned(),
-                force_rpath,
-                remove: if force_rpath {
-                    removed_entries(facts, entry, keep_absolute)
-                } else {
-                    Vec::new()
-                },
+                patch,
                 source,
             }
         };

@@ -1,4 +1,6 @@
-//! The packaging plan (docs/behaviour.md#packages through #selector, and #build-checks).
+//! The packaging planner: where every artifact file goes (package,
+//! destination, action), decided before anything is written
+//! (docs/behaviour.md#packages through #selector, and #build-checks).
 //!
 //! Given an [`artifacts::ArtifactDir`] and the [`dist_info`] model, [`plan`]
 //! decides for every file which package receives it and how: copy, patch
@@ -19,7 +21,6 @@
 mod devel;
 mod dist_targets;
 mod error;
-mod facts;
 mod installed;
 mod libraries;
 mod plan;
@@ -29,17 +30,19 @@ mod runtime;
 mod runtime_aliases;
 mod search_path;
 mod selectors;
+mod survey;
 mod windows;
 
 pub use error::{
     CaseSpelling, CheckError, Error, LongNameProblem, ModelError, SharedPathProblem,
     WindowsNameProblem,
 };
-pub use facts::{AbsoluteSearchPath, Facts, FileClass};
 pub use plan::{
     Action, AliasReason, DevelEntry, Dropped, KeptSearchPath, LinkReason, PLAN_SCHEMA, PackagePlan,
-    Plan, PlannedFile, RuntimeAlias, SelectorPlan, SonameAlias, SourceRef, windows_executable,
+    Plan, PlannedFile, RuntimeAlias, SearchPathPatch, SelectorPlan, SonameAlias, SourceRef,
+    windows_executable,
 };
 pub use planner::{ExtraFile, PlanInput, plan};
 pub use search_path::{core_dependency_dirs, search_path_entries};
-pub use selectors::{SelectorFacts, plan_selectors};
+pub use selectors::{SelectorBasis, plan_selectors};
+pub use survey::{AbsoluteSearchPath, FileClass, SourceSurvey};

@@ -6,37 +6,49 @@
 //! name and fail only when a user loads it. So the name is checked against
 //! the bytes here, before anything is written.
 
-use artifacts::{Catalog, Entry, EntryKind, Glob, Resolution};
+use artifacts::{Catalog, Entry, EntryKind, Resolution};
 use dist_info::library::{Library, all_libraries};
 use dist_info::package::PackageKind;
+use dist_info::requirement::Platform;
 
 use crate::error::Error;
-use crate::facts::{Facts, FileClass};
 use crate::plan::SourceRef;
+use crate::survey::{FileClass, SourceSurvey};
 
-/// One library-table pattern, as a relpath glob of a platform package.
+/// One library-table pattern of a platform package. It is matched as the
+/// table's own patterns are everywhere ([`Library::matches`]: `?` is one
+/// character, as Python's `fnmatch` has it), not with the include/exclude
+/// glob language of artifact filters, where `?` is a run.
 struct Pattern {
     library: Library,
+    platform: Platform,
+    /// `dir/pattern`, for messages.
     text: String,
-    glob: Glob,
+}
+
+impl Pattern {
+    fn matches(&self, relpath: &str) -> bool {
+        self.library.matches(self.platform, relpath)
+    }
 }
 
 /// The patterns of the libraries `kind` ships on the platform.
 fn patterns(kind: PackageKind, windows: bool) -> Vec<Pattern> {
+    let platform = if windows {
+        Platform::Windows
+    } else {
+        Platform::Linux
+    };
     all_libraries()
         .into_iter()
         .filter(|l| l.package == kind)
         .filter_map(|library| {
-            let (dir, name) = if windows {
-                (&library.windows_relpath, library.windows_glob.as_ref()?)
-            } else {
-                (&library.posix_relpath, library.linux_glob.as_ref()?)
-            };
+            let (dir, name) = library.location(platform)?;
             let text = format!("{dir}/{name}");
             Some(Pattern {
-                glob: Glob::new(&text),
-                text,
                 library,
+                platform,
+                text,
             })
         })
         .collect()
@@ -48,7 +60,7 @@ fn patterns(kind: PackageKind, windows: bool) -> Vec<Pattern> {
 /// shared object of a host machine, or a PE DLL for a Windows tag.
 pub(crate) fn check_runtime_libraries(
     catalog: &Catalog,
-    facts: &Facts,
+    survey: &SourceSurvey,
     kind: PackageKind,
     windows: bool,
 ) -> Result<(), Error> {
@@ -57,7 +69,7 @@ pub(crate) fn check_runtime_libraries(
         return Ok(());
     }
     for entry in catalog.entries() {
-        let Some(pattern) = patterns.iter().find(|p| p.glob.matches(entry.relpath())) else {
+        let Some(pattern) = patterns.iter().find(|p| p.matches(entry.relpath())) else {
             continue;
         };
         let file = match entry.kind() {
@@ -72,7 +84,7 @@ pub(crate) fn check_runtime_libraries(
             // Directories and dangling links ship no bytes under the name.
             _ => continue,
         };
-        let class = facts.of_or_read(file)?;
+        let class = survey.of_or_read(file)?;
         if let Some(reason) = defect(file.size(), class.as_ref(), windows) {
             return Err(Error::NotALibrary {
                 file: describe(file),
@@ -135,8 +147,8 @@ mod tests {
             .find(|p| p.library.shortname == "amdhip64")
             .unwrap();
         assert_eq!(hip.text, "lib/libamdhip64.so*");
-        assert!(hip.glob.matches("lib/libamdhip64.so.7.1.0"));
-        assert!(!hip.glob.matches("lib/llvm/lib/libamdhip64.so.7"));
+        assert!(hip.matches("lib/libamdhip64.so.7.1.0"));
+        assert!(!hip.matches("lib/llvm/lib/libamdhip64.so.7"));
         let windows = patterns(PackageKind::Core, true);
         assert!(windows.iter().any(|p| p.text == "bin/amdhip64*.dll"));
         assert!(patterns(PackageKind::Device, false).is_empty());
@@ -154,5 +166,37 @@ mod tests {
         assert!(defect(10, Some(&FileClass::DeviceCode), false).is_some());
         assert!(defect(10, Some(&so), true).is_some());
         assert!(defect(10, Some(&FileClass::WindowsImage { dll: false }), true).is_some());
+    }
+
+    /// The check of a library's bytes selects the files the record of the
+    /// distribution's libraries lists: a `?` of the table is one character
+    /// for both, not the filter language's run.
+    #[test]
+    fn a_question_mark_of_the_table_is_one_character() {
+        let library = Library {
+            shortname: "foo".into(),
+            package: PackageKind::Core,
+            linux_glob: Some("libfoo?.so".into()),
+            windows_glob: None,
+            posix_relpath: "lib".into(),
+            windows_relpath: "bin".into(),
+            optional: false,
+        };
+        let pattern = Pattern {
+            library: library.clone(),
+            platform: Platform::Linux,
+            text: "lib/libfoo?.so".into(),
+        };
+        for relpath in ["lib/libfoo1.so", "lib/libfoo12.so", "lib/libfoo.so"] {
+            assert_eq!(
+                pattern.matches(relpath),
+                library.matches(Platform::Linux, relpath),
+                "{relpath}"
+            );
+        }
+        assert!(pattern.matches("lib/libfoo1.so"));
+        assert!(!pattern.matches("lib/libfoo12.so"));
+        // Artifact filters keep the reference's language, where it is a run.
+        assert!(artifacts::Glob::new("lib/libfoo?.so").matches("lib/libfoo12.so"));
     }
 }

@@ -66,6 +66,37 @@ pub fn windows_executable(path: &str) -> bool {
     })
 }
 
+/// A search-path edit of one ELF file, decided by the planner whole
+/// (docs/behaviour.md#search-paths): the entries added and left out, and
+/// the tag the result is written as. The executor applies it as given.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchPathPatch {
+    /// Entries appended after the existing ones (none for the devel tree,
+    /// whose files keep their own relative entries).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub append: Vec<String>,
+    /// Absolute entries of the source's search path left out: build
+    /// host directories (empty with `--keep-absolute-search-paths`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remove: Vec<String>,
+    /// Whether the result is one `DT_RPATH` (a `DT_RUNPATH` becomes one),
+    /// else it keeps the file's own tag.
+    pub force_rpath: bool,
+}
+
+impl SearchPathPatch {
+    /// The edit `elf-surgery` applies.
+    pub fn edit(&self) -> elf_surgery::SearchPathEdit {
+        let edit = elf_surgery::SearchPathEdit::append(self.append.iter().map(String::as_str))
+            .remove(self.remove.iter().map(String::as_str));
+        if self.force_rpath {
+            edit.force_rpath()
+        } else {
+            edit
+        }
+    }
+}
+
 /// How a runtime file is produced.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case", tag = "action")]
@@ -75,17 +106,13 @@ pub enum Action {
         /// The source file.
         source: SourceRef,
     },
-    /// The source with these search-path entries appended and `DT_RPATH`
-    /// forced (docs/behaviour.md#search-paths).
+    /// The source with its search path edited (docs/behaviour.md#search-paths).
     PatchSearchPath {
         /// The source file.
         source: SourceRef,
-        /// Entries appended after the existing ones.
-        append: Vec<String>,
-        /// Absolute entries of the source's search path left out: build
-        /// host directories (empty with `--keep-absolute-search-paths`).
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        remove: Vec<String>,
+        /// The edit.
+        #[serde(flatten)]
+        patch: SearchPathPatch,
     },
     /// A launcher executing `target`, relative to the launcher's directory
     /// (docs/behaviour.md#launchers).
@@ -195,16 +222,15 @@ pub enum DevelEntry {
         /// The relpath.
         relpath: String,
     },
-    /// A file copied into the tar (host ELF: `DT_RPATH` forced).
+    /// A file copied into the tar, a host ELF file with its search path
+    /// edited.
     File {
         /// The relpath.
         relpath: String,
-        /// Whether the search path is forced to `DT_RPATH`.
-        force_rpath: bool,
-        /// Absolute entries of the source's search path left out (see
-        /// [`Action::PatchSearchPath`]).
-        #[serde(skip_serializing_if = "Vec::is_empty")]
-        remove: Vec<String>,
+        /// The search-path edit of a host ELF file; `None`: the bytes as
+        /// they are.
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        patch: Option<SearchPathPatch>,
         /// The source file.
         source: SourceRef,
     },

@@ -20,7 +20,6 @@ use pypa_formats::version::Version;
 use crate::devel::{RuntimeIndex, plan_devel};
 use crate::dist_targets::check_dist_targets;
 use crate::error::{CheckError, Error, ModelError};
-use crate::facts::{Facts, FileClass};
 use crate::libraries::check_runtime_libraries;
 use crate::plan::{
     Action, DevelEntry, KeptSearchPath, PackagePlan, Plan, PlannedFile, SelectorPlan,
@@ -28,7 +27,8 @@ use crate::plan::{
 };
 use crate::rules;
 use crate::runtime::{Links, Runtime, Target};
-use crate::selectors::{SelectorFacts, plan_selectors};
+use crate::selectors::{SelectorBasis, plan_selectors};
+use crate::survey::{FileClass, SourceSurvey};
 
 /// A file the caller adds to a package (Python modules, the native
 /// `rocm-sdk` binary).
@@ -127,7 +127,7 @@ pub fn plan(input: &PlanInput<'_>) -> Result<Plan, Error> {
         mode,
         version: input.version.to_string(),
         core_platform: platform_of(PackageKind::Core, mode, &input.nonce, None),
-        facts: Facts::default(),
+        survey: SourceSurvey::default(),
         taken: BTreeSet::new(),
         contributing: BTreeSet::new(),
         warnings: BTreeSet::new(),
@@ -141,7 +141,7 @@ struct Planner<'i, 'a> {
     mode: Mode,
     version: String,
     core_platform: String,
-    facts: Facts,
+    survey: SourceSurvey,
     /// Artifacts some package's rules take (full names).
     taken: BTreeSet<String>,
     /// Artifacts that gave a package at least one file or link.
@@ -173,7 +173,7 @@ impl Planner<'_, '_> {
         // Several packages merge the same artifacts: each warning is said
         // once, when the plan is complete (report_catalog_warnings).
         self.warnings.extend(catalog.warnings().iter().cloned());
-        self.facts.gather(catalog.entries())?;
+        self.survey.gather(catalog.entries())?;
         self.taken.extend(
             self.input
                 .artifacts
@@ -240,16 +240,15 @@ impl Planner<'_, '_> {
                 DevelEntry::File {
                     relpath,
                     source,
-                    force_rpath,
-                    ..
-                } => Some((names.in_tree(relpath), source, *force_rpath, true)),
+                    patch,
+                } => Some((names.in_tree(relpath), source, patch.is_some(), true)),
                 _ => None,
             });
             for (path, source, edited, in_devel) in files.chain(devel) {
-                let Some(absolute) = self.facts.absolute_search_path_of(&source.source) else {
+                let Some(absolute) = self.survey.absolute_search_path_of(&source.source) else {
                     continue;
                 };
-                let class = self.facts.class_of(&source.source);
+                let class = self.survey.class_of(&source.source);
                 let verify_reads = in_devel || class.is_some_and(FileClass::takes_search_path);
                 if verify_reads && !edited && !keep {
                     return Err(CheckError::UneditedSearchPath {
@@ -343,22 +342,57 @@ impl Planner<'_, '_> {
     }
 
     fn run(mut self, version: &Version) -> Result<Plan, Error> {
-        let windows = self.input.is_windows();
         let on_disk = self.on_disk_targets();
         let mut packages = Vec::new();
-        let mut index = RuntimeIndex::default();
+        let index = self.core_and_profiler(&mut packages)?;
+        match self.mode {
+            Mode::Kpack => self.kpack_packages(&on_disk, index, &mut packages)?,
+            Mode::Legacy => self.legacy_packages(&on_disk, &index, &mut packages)?,
+        }
+        // Windows finds DLLs by their unversioned names: no aliases there.
+        if !self.input.is_windows() {
+            crate::runtime_aliases::add(
+                &mut packages,
+                &self.survey,
+                &self.input.runtime_aliases,
+                &self.core_platform,
+            )?;
+        }
+        self.report_catalog_warnings(&packages);
+        self.report_silent_artifacts();
+        self.finish(version, &on_disk, packages)
+    }
 
-        let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
-        check_runtime_libraries(&core, &self.facts, PackageKind::Core, windows)?;
-        check_dist_targets(&core)?;
-        let (core_plan, core_rt) =
-            self.runtime(&core, PackageKind::Core, None, Links::Runtime, None);
+    /// Plans a runtime package whose files later packages link to, and
+    /// adds what it ships to `index`.
+    fn indexed_runtime(
+        &self,
+        catalog: &Catalog,
+        kind: PackageKind,
+        family: Option<&str>,
+        index: &mut RuntimeIndex,
+    ) -> PackagePlan {
+        let (plan, rt) = self.runtime(catalog, kind, family, Links::Runtime, None);
         index.add(
-            &self.core_platform,
-            core_rt.shipped.keys(),
-            &core_rt.aliases,
+            &platform_of(kind, self.mode, &self.input.nonce, family),
+            rt.shipped.keys(),
+            &rt.aliases,
         );
-        packages.push(core_plan);
+        plan
+    }
+
+    /// The packages of both modes, core and (unless a Windows build has
+    /// none) the profiler; the index of the files they ship.
+    fn core_and_profiler(
+        &mut self,
+        packages: &mut Vec<PackagePlan>,
+    ) -> Result<RuntimeIndex, Error> {
+        let windows = self.input.is_windows();
+        let mut index = RuntimeIndex::default();
+        let core = self.catalog(&rules::core_artifacts(), &rules::core_paths())?;
+        check_runtime_libraries(&core, &self.survey, PackageKind::Core, windows)?;
+        check_dist_targets(&core)?;
+        packages.push(self.indexed_runtime(&core, PackageKind::Core, None, &mut index));
 
         let profiler = self.catalog(&rules::profiler_artifacts(), &rules::profiler_paths())?;
         if profiler.is_empty() {
@@ -367,109 +401,92 @@ impl Planner<'_, '_> {
             }
             tracing::info!("no profiler artifacts: rocm-profiler is skipped on Windows");
         } else {
-            let (plan, rt) =
-                self.runtime(&profiler, PackageKind::Profiler, None, Links::Runtime, None);
-            index.add(
-                &platform_of(PackageKind::Profiler, self.mode, &self.input.nonce, None),
-                rt.shipped.keys(),
-                &rt.aliases,
+            packages.push(self.indexed_runtime(&profiler, PackageKind::Profiler, None, &mut index));
+        }
+        Ok(index)
+    }
+
+    /// Kpack mode: one libraries package, one device package per base
+    /// target, and the devel package.
+    fn kpack_packages(
+        &mut self,
+        on_disk: &[String],
+        mut index: RuntimeIndex,
+        packages: &mut Vec<PackagePlan>,
+    ) -> Result<(), Error> {
+        let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
+        require_libraries(&libs, None)?;
+        let windows = self.input.is_windows();
+        check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
+        packages.push(self.indexed_runtime(&libs, PackageKind::Libraries, None, &mut index));
+        self.check_kpack_complete(on_disk)?;
+        for base in dist_info::target::base_targets(on_disk) {
+            let device = self.catalog(
+                &rules::device_artifacts(&base, self.input.platform()),
+                &PathFilter::new(),
+            )?;
+            let (plan, _) = self.runtime(
+                &device,
+                PackageKind::Device,
+                Some(&base),
+                Links::Dereference,
+                None,
             );
             packages.push(plan);
         }
-
-        match self.mode {
-            Mode::Kpack => {
-                let libs = self.catalog(&rules::libraries_artifacts(None), &PathFilter::new())?;
-                require_libraries(&libs, None)?;
-                check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
-                let mut kpack_index = index;
-                {
-                    let (plan, rt) =
-                        self.runtime(&libs, PackageKind::Libraries, None, Links::Runtime, None);
-                    kpack_index.add(
-                        &platform_of(PackageKind::Libraries, self.mode, &self.input.nonce, None),
-                        rt.shipped.keys(),
-                        &rt.aliases,
-                    );
-                    packages.push(plan);
-                }
-                self.check_kpack_complete(&on_disk)?;
-                for base in dist_info::target::base_targets(&on_disk) {
-                    let device = self.catalog(
-                        &rules::device_artifacts(&base, self.input.platform()),
-                        &PathFilter::new(),
-                    )?;
-                    let (plan, _) = self.runtime(
-                        &device,
-                        PackageKind::Device,
-                        Some(&base),
-                        Links::Dereference,
-                        None,
-                    );
-                    packages.push(plan);
-                }
-                let devel =
-                    self.catalog(&rules::devel_artifacts(self.mode, None), &PathFilter::new())?;
-                if !devel.is_empty() {
-                    packages.push(self.devel(&devel, &kpack_index, None));
-                }
-            }
-            Mode::Legacy => {
-                let several = on_disk.len() > 1;
-                for family in &on_disk {
-                    let libs = self.catalog(
-                        &rules::libraries_artifacts(Some(family)),
-                        &PathFilter::new(),
-                    )?;
-                    // Core and the profiler own their files first; never another family's.
-                    let mut family_index = index.clone();
-                    require_libraries(&libs, Some(family))?;
-                    check_runtime_libraries(&libs, &self.facts, PackageKind::Libraries, windows)?;
-                    {
-                        let (plan, rt) = self.runtime(
-                            &libs,
-                            PackageKind::Libraries,
-                            Some(family),
-                            Links::Runtime,
-                            None,
-                        );
-                        family_index.add(
-                            &platform_of(
-                                PackageKind::Libraries,
-                                self.mode,
-                                &self.input.nonce,
-                                Some(family),
-                            ),
-                            rt.shipped.keys(),
-                            &rt.aliases,
-                        );
-                        packages.push(plan);
-                    }
-                    let devel = self.catalog(
-                        &rules::devel_artifacts(self.mode, Some(family)),
-                        &PathFilter::new(),
-                    )?;
-                    if !devel.is_empty() {
-                        let subdir = if several { family.as_str() } else { "" };
-                        packages.push(self.devel(&devel, &family_index, Some((family, subdir))));
-                    }
-                }
-            }
+        let devel = self.catalog(&rules::devel_artifacts(self.mode, None), &PathFilter::new())?;
+        if !devel.is_empty() {
+            packages.push(self.devel(&devel, &index, None));
         }
+        Ok(())
+    }
 
-        // Windows finds DLLs by their unversioned names: no aliases there.
-        if !windows {
-            crate::runtime_aliases::add(
-                &mut packages,
-                &self.facts,
-                &self.input.runtime_aliases,
-                &self.core_platform,
+    /// Legacy mode: a libraries package and a devel package per family.
+    fn legacy_packages(
+        &mut self,
+        on_disk: &[String],
+        index: &RuntimeIndex,
+        packages: &mut Vec<PackagePlan>,
+    ) -> Result<(), Error> {
+        let several = on_disk.len() > 1;
+        let windows = self.input.is_windows();
+        for family in on_disk {
+            let libs = self.catalog(
+                &rules::libraries_artifacts(Some(family)),
+                &PathFilter::new(),
             )?;
+            // Core and the profiler own their files first; never another family's.
+            let mut family_index = index.clone();
+            require_libraries(&libs, Some(family))?;
+            check_runtime_libraries(&libs, &self.survey, PackageKind::Libraries, windows)?;
+            packages.push(self.indexed_runtime(
+                &libs,
+                PackageKind::Libraries,
+                Some(family),
+                &mut family_index,
+            ));
+            let devel = self.catalog(
+                &rules::devel_artifacts(self.mode, Some(family)),
+                &PathFilter::new(),
+            )?;
+            if !devel.is_empty() {
+                let subdir = if several { family.as_str() } else { "" };
+                packages.push(self.devel(&devel, &family_index, Some((family, subdir))));
+            }
         }
-        self.report_catalog_warnings(&packages);
-        self.report_silent_artifacts();
+        Ok(())
+    }
+
+    /// The plan of `packages`: search paths checked, selectors planned,
+    /// every package given its metadata, and the installed names checked.
+    fn finish(
+        self,
+        version: &Version,
+        on_disk: &[String],
+        mut packages: Vec<PackagePlan>,
+    ) -> Result<Plan, Error> {
         let kept_search_paths = self.check_absolute_search_paths(&packages)?;
-        let selectors = self.selectors(version, &on_disk, &packages)?;
+        let selectors = self.selectors(version, on_disk, &packages)?;
         let dist_info = &selectors
             .iter()
             .find(|s| s.restricted_to.is_none())
@@ -483,7 +500,7 @@ impl Planner<'_, '_> {
         let shipped = crate::installed::installed(&packages, &names);
         crate::installed::check_name_lengths(&shipped)?;
         crate::installed::check_owners(&shipped)?;
-        if windows {
+        if self.input.is_windows() {
             crate::windows::check(&shipped, self.input.platform_tag.as_str())?;
             crate::windows::warn_long_paths(&shipped);
         }
@@ -556,7 +573,7 @@ impl Planner<'_, '_> {
         let platform = platform_of(kind, self.mode, &self.input.nonce, target);
         let mut rt = Runtime::plan(
             catalog,
-            &self.facts,
+            &self.survey,
             &Target {
                 kind,
                 platform: &platform,
@@ -618,7 +635,7 @@ impl Planner<'_, '_> {
         let names = TreeNames::new(&self.input.nonce);
         let (mut tree, dropped) = plan_devel(
             catalog,
-            &self.facts,
+            &self.survey,
             index,
             &names,
             self.input.keep_absolute_search_paths,
@@ -810,7 +827,7 @@ impl Planner<'_, '_> {
         packages: &[PackagePlan],
     ) -> Result<Vec<SelectorPlan>, Error> {
         let kinds: BTreeSet<PackageKind> = packages.iter().map(|p| p.kind).collect();
-        plan_selectors(&SelectorFacts {
+        plan_selectors(&SelectorBasis {
             mode: self.mode,
             version,
             on_disk,

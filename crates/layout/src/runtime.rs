@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use artifacts::{Catalog, Entry, EntryKind, Resolution};
 use dist_info::package::PackageKind;
 
-use crate::facts::{Facts, FileClass};
 use crate::plan::{Action, Dropped, PlannedFile, SonameAlias, SourceRef};
-use crate::search_path::search_path_entries;
+use crate::search_path::{self, search_path_entries};
+use crate::survey::{FileClass, SourceSurvey};
 
 /// The compute profiler's real program; `bin/rocprof-compute` launches it.
 const COMPUTE: &str = "libexec/rocprofiler-compute/rocprof-compute";
@@ -46,7 +46,7 @@ pub(crate) struct Target<'a> {
 
 impl Runtime {
     /// Applies docs/behaviour.md#runtime to every selected entry of `catalog`, in sorted order.
-    pub(crate) fn plan(catalog: &Catalog, facts: &Facts, target: &Target<'_>) -> Self {
+    pub(crate) fn plan(catalog: &Catalog, survey: &SourceSurvey, target: &Target<'_>) -> Self {
         let mut rt = Self::default();
         // SONAME files that must exist because an alias names them; filled
         // from the aliased source when the tree has no file of that name.
@@ -55,10 +55,10 @@ impl Runtime {
             match entry.kind() {
                 EntryKind::Dir => {}
                 EntryKind::File => {
-                    rt.file(entry.relpath(), entry, facts, target, &mut wanted);
+                    rt.file(entry.relpath(), entry, survey, target, &mut wanted);
                 }
                 EntryKind::Symlink { resolution, .. } => {
-                    rt.link(entry, resolution, catalog, facts, target, &mut wanted);
+                    rt.link(entry, resolution, catalog, survey, target, &mut wanted);
                 }
             }
         }
@@ -67,7 +67,7 @@ impl Runtime {
                 tracing::debug!(
                     "{relpath}: no file has this SONAME's name; shipping its library under it"
                 );
-                rt.ship(&relpath, source, facts, target);
+                rt.ship(&relpath, source, survey, target);
             }
         }
         rt.aliases.sort();
@@ -80,11 +80,11 @@ impl Runtime {
         &mut self,
         name: &str,
         source: &'e Entry,
-        facts: &Facts,
+        survey: &SourceSurvey,
         target: &Target<'_>,
         wanted: &mut BTreeMap<String, &'e Entry>,
     ) {
-        if let Some(soname) = facts.of(source).and_then(FileClass::soname) {
+        if let Some(soname) = survey.of(source).and_then(FileClass::soname) {
             let (dir, base) = split(name);
             if base != soname {
                 let soname_path = join(dir, soname);
@@ -96,7 +96,7 @@ impl Runtime {
                 return;
             }
         }
-        self.ship(name, source, facts, target);
+        self.ship(name, source, survey, target);
     }
 
     /// Rule 3: a symlink.
@@ -105,7 +105,7 @@ impl Runtime {
         link: &Entry,
         resolution: &Resolution,
         catalog: &'e Catalog,
-        facts: &Facts,
+        survey: &SourceSurvey,
         target: &Target<'_>,
         wanted: &mut BTreeMap<String, &'e Entry>,
     ) {
@@ -120,12 +120,12 @@ impl Runtime {
         let Some(file) = catalog.tree_get(resolved) else {
             return self.drop(relpath, "dangling link (target not in the tree)");
         };
-        let class = facts.of(file);
+        let class = survey.of(file);
         if target.links == Links::Dereference {
-            return self.ship(relpath, file, facts, target);
+            return self.ship(relpath, file, survey, target);
         }
         if class.and_then(FileClass::soname).is_some() {
-            return self.file(relpath, file, facts, target, wanted);
+            return self.file(relpath, file, survey, target, wanted);
         }
         let program = target.launchers
             && class.is_some_and(FileClass::is_program)
@@ -149,24 +149,26 @@ impl Runtime {
             );
             return;
         }
-        self.ship(relpath, file, facts, target);
+        self.ship(relpath, file, survey, target);
     }
 
     /// Ships `source`'s bytes at `relpath` (first one wins).
-    fn ship(&mut self, relpath: &str, source: &Entry, facts: &Facts, target: &Target<'_>) {
+    fn ship(&mut self, relpath: &str, source: &Entry, survey: &SourceSurvey, target: &Target<'_>) {
         if self.shipped.contains_key(relpath) {
             return;
         }
         let Some(source_ref) = SourceRef::of(source) else {
             return;
         };
-        let class = facts.of(source);
+        let class = survey.of(source);
         let action = if class.is_some_and(FileClass::takes_search_path) {
             let dest = format!("{}/{relpath}", target.platform);
             Action::PatchSearchPath {
                 source: source_ref,
-                append: search_path_entries(target.kind, &dest, target.core_platform),
-                remove: removed_entries(facts, source, target.keep_absolute),
+                patch: search_path::patch(
+                    search_path_entries(target.kind, &dest, target.core_platform),
+                    removed_entries(survey, source, target.keep_absolute),
+                ),
             }
         } else {
             if class == Some(&FileClass::StaticExecutable) {
@@ -234,8 +236,8 @@ impl Runtime {
 
 /// The absolute search-path entries of `source` that leave it: all of
 /// them, unless they are kept (docs/behaviour.md#search-paths).
-pub(crate) fn removed_entries(facts: &Facts, source: &Entry, keep: bool) -> Vec<String> {
-    match facts.absolute_search_path(source) {
+pub(crate) fn removed_entries(survey: &SourceSurvey, source: &Entry, keep: bool) -> Vec<String> {
+    match survey.absolute_search_path(source) {
         Some(absolute) if !keep => absolute.entries.clone(),
         _ => Vec::new(),
     }

@@ -16,8 +16,8 @@ use dist_info::runtime_aliases::KNOWN_NAMES;
 use elf_surgery::{RuntimeAlias as AliasBytes, is_unversioned_name, is_versioned_form};
 
 use crate::error::{CheckError, Error};
-use crate::facts::Facts;
 use crate::plan::{Action, AliasReason, PackagePlan, PlannedFile, RuntimeAlias};
+use crate::survey::SourceSurvey;
 
 /// A library an alias may stand for: a shared object shipped under its SONAME.
 struct Library<'p> {
@@ -31,7 +31,7 @@ struct Library<'p> {
 /// records them in its plan; `asked` are the `--runtime-alias` names.
 pub(crate) fn add(
     packages: &mut [PackagePlan],
-    facts: &Facts,
+    survey: &SourceSurvey,
     asked: &[String],
     core_platform: &str,
 ) -> Result<(), Error> {
@@ -66,7 +66,7 @@ pub(crate) fn add(
             else {
                 continue;
             };
-            for name in facts.library_names_of(&source.source) {
+            for name in survey.library_names_of(&source.source) {
                 reasons
                     .entry(name.clone())
                     .or_default()
@@ -75,10 +75,10 @@ pub(crate) fn add(
                         artifact: source.artifact.clone(),
                     });
             }
-            let soname = facts
+            let soname = survey
                 .class_of(&source.source)
                 .and_then(crate::FileClass::soname);
-            if let (Some(soname), Some(shape)) = (soname, facts.library_shape_of(&source.source))
+            if let (Some(soname), Some(shape)) = (soname, survey.library_shape_of(&source.source))
                 && soname == base
                 && p.kind != PackageKind::Device
             {

@@ -1,6 +1,26 @@
-//! The `$ORIGIN` search-path entries runtime files get (docs/behaviour.md#search-paths).
+//! The search-path policy (docs/behaviour.md#search-paths): the `$ORIGIN`
+//! entries runtime files get, and the one tag every edited file is
+//! written with.
 
 use dist_info::package::PackageKind;
+
+use crate::plan::SearchPathPatch;
+
+/// Every search path the build edits is one `DT_RPATH`, in the runtime
+/// packages and the devel tree alike: searched before `LD_LIBRARY_PATH`
+/// and, unlike `DT_RUNPATH`, for the dependencies of a library too, so a
+/// file finds what its dependencies need in another package.
+const FORCE_RPATH: bool = true;
+
+/// The edit of a file whose search path gains `append` and loses `remove`,
+/// written with the build's one tag ([`FORCE_RPATH`]).
+pub(crate) fn patch(append: Vec<String>, remove: Vec<String>) -> SearchPathPatch {
+    SearchPathPatch {
+        append,
+        remove,
+        force_rpath: FORCE_RPATH,
+    }
+}
 
 /// The directories inside core that a package's ELF files search, in order.
 pub fn core_dependency_dirs(kind: PackageKind) -> &'static [&'static str] {

@@ -18,7 +18,7 @@ use crate::plan::SelectorPlan;
 
 /// What a release's selectors are computed from.
 #[derive(Debug, Clone, Copy)]
-pub struct SelectorFacts<'a> {
+pub struct SelectorBasis<'a> {
     /// The packaging mode.
     pub mode: Mode,
     /// The version every requirement pins.
@@ -38,17 +38,17 @@ pub struct SelectorFacts<'a> {
 /// The selectors of a release: one arch-neutral selector, or in legacy
 /// mode with several families one restricted to each, written to
 /// `dist/{F}/`.
-pub fn plan_selectors(facts: &SelectorFacts<'_>) -> Result<Vec<SelectorPlan>, Error> {
+pub fn plan_selectors(basis: &SelectorBasis<'_>) -> Result<Vec<SelectorPlan>, Error> {
     let base = SelectorInput {
-        packages: facts.packages.clone(),
-        on_disk: facts.on_disk.to_vec(),
-        linux_families: facts.linux_families.map(<[Family]>::to_vec),
-        windows_families: facts.windows_families.map(<[Family]>::to_vec),
+        packages: basis.packages.clone(),
+        on_disk: basis.on_disk.to_vec(),
+        linux_families: basis.linux_families.map(<[Family]>::to_vec),
+        windows_families: basis.windows_families.map(<[Family]>::to_vec),
         restrict_to_family: None,
     };
-    let restrictions: Vec<Option<String>> = if facts.mode == Mode::Legacy && facts.on_disk.len() > 1
+    let restrictions: Vec<Option<String>> = if basis.mode == Mode::Legacy && basis.on_disk.len() > 1
     {
-        facts.on_disk.iter().cloned().map(Some).collect()
+        basis.on_disk.iter().cloned().map(Some).collect()
     } else {
         vec![None]
     };
@@ -60,7 +60,7 @@ pub fn plan_selectors(facts: &SelectorFacts<'_>) -> Result<Vec<SelectorPlan>, Er
                 ..base.clone()
             };
             let selector =
-                Selector::plan(facts.mode, facts.version, &input, FamilyTable::builtin())
+                Selector::plan(basis.mode, basis.version, &input, FamilyTable::builtin())
                     .map_err(ModelError::Selector)?;
             let metadata = selector.metadata(None);
             let extras = metadata
@@ -76,7 +76,7 @@ pub fn plan_selectors(facts: &SelectorFacts<'_>) -> Result<Vec<SelectorPlan>, Er
             Ok(SelectorPlan {
                 subdir: restrict.clone().unwrap_or_default(),
                 restricted_to: restrict,
-                dist_info_json: DistInfo::new(selector, facts.nonce).to_json(),
+                dist_info_json: DistInfo::new(selector, basis.nonce).to_json(),
                 extras,
             })
         })

@@ -6,7 +6,7 @@ use crate::Error;
 use crate::policy::SystemPolicy;
 use crate::report::{ElfReport, LinkReport, Needed, Resolution, SearchKind};
 use crate::search_path::{SearchDir, expand_search_path, join, parent};
-use crate::tree::{Facts, FileTree, TreeElf};
+use crate::tree::{FileTree, ScanDepth, TreeElf};
 
 /// The class and machine of the ELF files a check parsed, by path.
 type Identities<'a> = std::collections::HashMap<&'a str, (Option<ElfClass>, Option<u16>)>;
@@ -28,7 +28,7 @@ fn identity(elf: &ElfFile) -> (Option<ElfClass>, Option<u16>) {
 pub struct LinkChecker {
     policy: SystemPolicy,
     prefixes: Vec<String>,
-    facts: Facts,
+    depth: ScanDepth,
 }
 
 impl LinkChecker {
@@ -48,7 +48,7 @@ impl LinkChecker {
     /// symbols) into [`ElfReport::imports`], for policy audits.
     #[must_use]
     pub fn with_imports(mut self) -> Self {
-        self.facts = Facts::LinksAndImports;
+        self.depth = ScanDepth::LinksAndImports;
         self
     }
 
@@ -81,7 +81,7 @@ impl LinkChecker {
     /// file (shared objects and dynamic executables; device code, object
     /// files and static executables need nothing).
     pub fn check(&self, tree: &dyn FileTree) -> Result<LinkReport, Error> {
-        let scan = tree.scan(&|p| self.selects(p), self.facts)?;
+        let scan = tree.scan(&|p| self.selects(p), self.depth)?;
         // The loader passes over a candidate of another class or machine
         // (an x86_64 library in the directory an i386 one searches) and
         // goes on searching: so does the check, for the files it parsed.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::Error;
 use crate::report::Unreadable;
-use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
+use crate::tree::{ELF_MAGIC, FileTree, Scan, ScanDepth, TreeElf, read_elf};
 use fs_helpers::error_chain::Chain;
 
 /// A directory on disk.
@@ -85,7 +85,11 @@ impl FileTree for DirTree {
         self.root.join(path).is_file()
     }
 
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error> {
+    fn scan(
+        &self,
+        select: &(dyn Fn(&str) -> bool + Sync),
+        depth: ScanDepth,
+    ) -> Result<Scan, Error> {
         let mut by_inode: BTreeMap<fs_helpers::file_id::FileId, Vec<&str>> = BTreeMap::new();
         for (path, inode) in &self.files {
             if select(path) {
@@ -97,7 +101,7 @@ impl FileTree for DirTree {
             .into_par_iter()
             .map(|paths| {
                 let full = self.root.join(paths[0]);
-                Ok(parse_file(&full, facts)?.map(|p| (paths, p)))
+                Ok(parse_file(&full, depth)?.map(|p| (paths, p)))
             })
             .collect();
         let mut scan = Scan::default();
@@ -134,14 +138,14 @@ type Parsed = Result<(ElfFile, Option<Imports>), String>;
 type Group<'a> = Option<(Vec<&'a str>, Parsed)>;
 
 /// `None` for a file that is not ELF.
-fn parse_file(path: &Path, facts: Facts) -> Result<Option<Parsed>, Error> {
+fn parse_file(path: &Path, depth: ScanDepth) -> Result<Option<Parsed>, Error> {
     let mut file = File::open(path).map_err(Error::io(path))?;
     if !starts_with_elf_magic(&mut file).map_err(Error::io(path))? {
         return Ok(None);
     }
     file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
     Ok(Some(
-        read_elf(&mut file, facts).map_err(|e| Chain(&e).to_string()),
+        read_elf(&mut file, depth).map_err(|e| Chain(&e).to_string()),
     ))
 }
 

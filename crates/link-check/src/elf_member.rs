@@ -8,7 +8,7 @@ use std::io::{self, Cursor, Read, Seek, SeekFrom};
 
 use elf_surgery::{ElfFile, Imports};
 
-use crate::tree::{Facts, read_elf};
+use crate::tree::{ScanDepth, read_elf};
 
 /// The largest ELF member held in memory to be parsed; a larger one is
 /// spilled to a temporary file.
@@ -42,7 +42,7 @@ pub fn parse_streamed(
     head: &[u8],
     reader: &mut impl Read,
     size: u64,
-    facts: Facts,
+    depth: ScanDepth,
 ) -> Result<(ElfFile, Option<Imports>), ElfMemberError> {
     if size > MAX_ELF_MEMBER {
         return Err(ElfMemberError::TooLarge(size));
@@ -53,13 +53,13 @@ pub fn parse_streamed(
     if size <= MAX_ELF_IN_MEMORY {
         let mut bytes = head.to_vec();
         rest.read_to_end(&mut bytes)?;
-        return Ok(read_elf(&mut Cursor::new(bytes), facts)?);
+        return Ok(read_elf(&mut Cursor::new(bytes), depth)?);
     }
     let mut file = tempfile::tempfile()?;
     io::Write::write_all(&mut file, head)?;
     io::copy(&mut rest, &mut file)?;
     file.seek(SeekFrom::Start(0))?;
-    Ok(read_elf(&mut io::BufReader::new(file), facts)?)
+    Ok(read_elf(&mut io::BufReader::new(file), depth)?)
 }
 
 /// A window `start..start + len` of a seekable reader, itself seekable:
@@ -138,7 +138,7 @@ mod tests {
     #[test]
     fn a_large_elf_is_parsed_from_a_temporary_file_and_a_stored_one_in_place() {
         let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
-        let (direct, _) = read_elf(&mut Cursor::new(&exe), Facts::Links).unwrap();
+        let (direct, _) = read_elf(&mut Cursor::new(&exe), ScanDepth::Links).unwrap();
         let mut padded = exe.clone();
         let size = usize::try_from(MAX_ELF_IN_MEMORY).unwrap() + 4096;
         if padded.len() < size {
@@ -146,24 +146,24 @@ mod tests {
         }
         let (head, rest) = padded.split_at(4);
         let (spilled, _) =
-            parse_streamed(head, &mut &rest[..], padded.len() as u64, Facts::Links).unwrap();
+            parse_streamed(head, &mut &rest[..], padded.len() as u64, ScanDepth::Links).unwrap();
         assert_eq!(spilled.needed(), direct.needed());
         assert_eq!(spilled.soname(), direct.soname());
         let mut framed = b"leading bytes".to_vec();
         framed.extend(&exe);
         framed.extend(b"trailing bytes");
         let mut window = Window::new(Cursor::new(framed), 13, exe.len() as u64);
-        let (windowed, _) = read_elf(&mut window, Facts::Links).unwrap();
+        let (windowed, _) = read_elf(&mut window, ScanDepth::Links).unwrap();
         assert_eq!(windowed.needed(), direct.needed());
     }
 
     #[test]
     fn a_declared_size_over_the_cap_is_not_read() {
         let mut endless = io::repeat(0);
-        let err = parse_streamed(b"\x7fELF", &mut endless, 1 << 40, Facts::Links).unwrap_err();
+        let err = parse_streamed(b"\x7fELF", &mut endless, 1 << 40, ScanDepth::Links).unwrap_err();
         assert!(matches!(err, ElfMemberError::TooLarge(_)), "{err}");
         // A lying stream is cut at the declared size, not read to its end.
-        let err = parse_streamed(b"\x7fELF", &mut endless, 64, Facts::Links).unwrap_err();
+        let err = parse_streamed(b"\x7fELF", &mut endless, 64, ScanDepth::Links).unwrap_err();
         assert!(matches!(err, ElfMemberError::Elf(_)), "{err}");
     }
 }

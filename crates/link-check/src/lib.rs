@@ -18,7 +18,7 @@
 //! - [`WheelSetTree`]: the union of a set of wheels' members as `pip` would
 //!   install them into one site-packages, read from the archives without
 //!   unpacking (what `therock-package verify` checks before publishing);
-//! - [`FactsTree`]: paths and ELF facts a caller already holds (what
+//! - [`ListedTree`]: paths and ELF facts a caller already holds (what
 //!   `therock-package build` checks the set it just wrote with).
 //!
 //! ```no_run
@@ -51,7 +51,7 @@ mod check;
 mod dir_tree;
 mod elf_member;
 mod error;
-mod facts_tree;
+mod listed_tree;
 mod manylinux;
 mod policy;
 mod report;
@@ -64,10 +64,10 @@ pub use check::LinkChecker;
 pub use dir_tree::DirTree;
 pub use elf_member::{ElfMemberError, MAX_ELF_IN_MEMORY, MAX_ELF_MEMBER, parse_streamed};
 pub use error::Error;
-pub use facts_tree::FactsTree;
+pub use listed_tree::ListedTree;
 pub use manylinux::{Arch, LinuxTag, Policies, Policy, PolicyName, UnknownPolicy};
 pub use policy::{LOADER_NAMES, SystemPolicy};
 pub use report::{ElfReport, LinkReport, Needed, Resolution, SearchKind, Unreadable, Unresolved};
 pub use search_path::{SearchDir, expand_search_path, normalize};
-pub use tree::{Facts, FileTree, Scan, TreeElf};
+pub use tree::{FileTree, Scan, ScanDepth, TreeElf};
 pub use wheel_tree::{WheelSetTree, installed_path};

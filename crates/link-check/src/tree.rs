@@ -15,15 +15,16 @@ pub trait FileTree: Sync {
     fn contains_file(&self, path: &str) -> bool;
 
     /// Parses every file for which `select(path)` holds and whose bytes
-    /// start with the ELF magic, reading the `facts` asked for. Files that
+    /// start with the ELF magic, reading as much as `depth` asks for. Files that
     /// are ELF but cannot be parsed are listed in [`Scan::unreadable`];
     /// only a tree that cannot be read at all is an error.
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error>;
+    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), depth: ScanDepth)
+    -> Result<Scan, Error>;
 }
 
-/// What a scan reads from each ELF file.
+/// How much of each ELF file a scan reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Facts {
+pub enum ScanDepth {
     /// The dynamic facts links are resolved with (NEEDED, search paths,
     /// interpreter): a bounded read of headers and tables.
     #[default]
@@ -51,7 +52,7 @@ pub struct TreeElf {
     pub origin: Option<String>,
     /// Its facts.
     pub elf: ElfFile,
-    /// What it imports, when the scan read it ([`Facts::LinksAndImports`]).
+    /// What it imports, when the scan read it ([`ScanDepth::LinksAndImports`]).
     pub imports: Option<Imports>,
 }
 
@@ -60,12 +61,12 @@ pub(crate) const ELF_MAGIC: [u8; 4] = *b"\x7fELF";
 /// Parses one ELF file and, when asked, what it imports.
 pub(crate) fn read_elf<R: std::io::Read + std::io::Seek>(
     source: &mut R,
-    facts: Facts,
+    depth: ScanDepth,
 ) -> elf_surgery::Result<(ElfFile, Option<Imports>)> {
     let elf = ElfFile::parse(source)?;
-    let imports = match facts {
-        Facts::Links => None,
-        Facts::LinksAndImports => Some(elf.read_imports(source)?),
+    let imports = match depth {
+        ScanDepth::Links => None,
+        ScanDepth::LinksAndImports => Some(elf.read_imports(source)?),
     };
     Ok((elf, imports))
 }

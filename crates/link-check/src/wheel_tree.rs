@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::Error;
 use crate::elf_member::{ElfMemberError, Window, parse_streamed};
 use crate::report::Unreadable;
-use crate::tree::{ELF_MAGIC, Facts, FileTree, Scan, TreeElf, read_elf};
+use crate::tree::{ELF_MAGIC, FileTree, Scan, ScanDepth, TreeElf, read_elf};
 use fs_helpers::error_chain::Chain;
 
 /// Where a wheel member lands relative to site-packages, as an installer
@@ -117,11 +117,15 @@ impl FileTree for WheelSetTree {
         self.installed.contains_key(path)
     }
 
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), facts: Facts) -> Result<Scan, Error> {
+    fn scan(
+        &self,
+        select: &(dyn Fn(&str) -> bool + Sync),
+        depth: ScanDepth,
+    ) -> Result<Scan, Error> {
         let per_wheel: Vec<Result<Scan, Error>> = self
             .wheels
             .par_iter()
-            .map(|wheel| scan_wheel(wheel, select, facts))
+            .map(|wheel| scan_wheel(wheel, select, depth))
             .collect();
         let mut scan = Scan::default();
         for one in per_wheel {
@@ -140,7 +144,7 @@ impl FileTree for WheelSetTree {
 fn scan_wheel(
     wheel: &Path,
     select: &(dyn Fn(&str) -> bool + Sync),
-    facts: Facts,
+    depth: ScanDepth,
 ) -> Result<Scan, Error> {
     let origin = Some(file_name(wheel));
     let mut archive = open_archive(wheel)?;
@@ -166,9 +170,9 @@ fn scan_wheel(
             drop(member);
             let range = entry.data_range();
             let mut window = Window::new(archive.get_mut(), range.start, entry.size());
-            read_elf(&mut window, facts).map_err(ElfMemberError::from)
+            read_elf(&mut window, depth).map_err(ElfMemberError::from)
         } else {
-            parse_streamed(&head, &mut member, entry.size(), facts)
+            parse_streamed(&head, &mut member, entry.size(), depth)
         };
         match parsed {
             Ok((elf, imports)) => scan.files.push(TreeElf {

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use dist_info::document::DistInfo;
 use dist_info::families::Family;
 use dist_info::package::{Package, PackageKind};
-use layout::{SelectorFacts, SelectorPlan, plan_selectors};
+use layout::{SelectorBasis, SelectorPlan, plan_selectors};
 use pypa_formats::member::check_relpath;
 use pypa_formats::version::Version;
 use serde::Serialize;
@@ -484,7 +484,7 @@ fn leg_selectors(leg: &Leg<'_>) -> Result<Vec<SelectorPlan>> {
         on_disk = built;
     }
     let (linux, windows) = family_lists(leg.shards[0])?;
-    plan_selectors(&SelectorFacts {
+    plan_selectors(&SelectorBasis {
         mode: manifest.mode,
         version: &version,
         on_disk: &on_disk,

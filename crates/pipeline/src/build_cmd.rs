@@ -25,7 +25,7 @@ use crate::native::NativePrograms;
 use crate::pause::BuildPause;
 use crate::progress::{BuildProgress, NoProgress};
 use crate::python::{self, Program};
-use crate::shard::{BuildFacts, ShardId, ShardManifest, ShardPlan};
+use crate::shard::{ShardId, ShardManifest, ShardPlan, ShardSettings};
 use crate::staging::{Staging, StagingCleanup};
 use crate::timings::{BuildTimings, Stopwatch};
 use fs_helpers::file_hash::sha256_file;
@@ -471,7 +471,7 @@ fn build_packages(
     }
     let shard_manifest = match &shard {
         Some((id, shards)) => {
-            let facts = BuildFacts {
+            let settings = ShardSettings {
                 linux_families: options.plan.linux_families.as_deref().map(Family::join),
                 windows_families: options.plan.windows_families.as_deref().map(Family::join),
                 source_date_epoch: epoch,
@@ -479,7 +479,7 @@ fn build_packages(
             };
             let dist = options.dest_dir.join("dist");
             let dist = std::fs::canonicalize(&dist).map_err(cannot(IoAction::Resolve, dist))?;
-            let path = ShardManifest::new(&plan, shards, *id, &facts, &dist, &written)?
+            let path = ShardManifest::new(&plan, shards, *id, &settings, &dist, &written)?
                 .write(&options.dest_dir)?;
             Some(ShardRecord {
                 shard: id.to_string(),

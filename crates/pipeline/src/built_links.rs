@@ -17,7 +17,7 @@ use std::sync::{Mutex, PoisonError};
 use dist_info::package::PackageKind;
 use elf_surgery::ElfFile;
 use layout::Plan;
-use link_check::{FactsTree, LinkChecker, TreeElf};
+use link_check::{LinkChecker, ListedTree, TreeElf};
 use release_check::ElfLinks;
 
 /// The ELF facts of the runtime files, collected while they are written.
@@ -62,7 +62,7 @@ pub(crate) fn check(plan: &Plan, elves: BuiltElves) -> ElfLinks {
         .iter()
         .filter(|p| is_checked(p.kind))
         .flat_map(|p| p.files.iter().map(|f| f.dest.clone()));
-    let tree = FactsTree::new(paths, elves.take());
+    let tree = ListedTree::new(paths, elves.take());
     let report = LinkChecker::new()
         .check(&tree)
         .expect("a tree of facts has nothing to fail on");

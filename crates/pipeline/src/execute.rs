@@ -440,14 +440,8 @@ fn member_source(
             }
             copy_source(source, exec)
         }
-        Action::PatchSearchPath {
-            source,
-            append,
-            remove,
-        } => {
-            let request = SearchPathEdit::append(append.iter().map(String::as_str))
-                .remove(remove.iter().map(String::as_str))
-                .force_rpath();
+        Action::PatchSearchPath { source, patch } => {
+            let request = patch.edit();
             let _span = clock.map(|c| c.elf_edit.span());
             // The edit's own log lines (`-vv`) name the file through this span.
             let (member, edited) = tracing::debug_span!("edit", file = %file.dest)
@@ -604,7 +598,8 @@ fn copied_elf(source: &SourceRef) -> Result<Option<ElfFile>> {
 }
 
 /// Streams the devel tree into `{dir}/_devel.tar*`, every member under
-/// the tree `names` gives (ELF copies get a forced `DT_RPATH`).
+/// the tree `names` gives (host ELF files with the search-path edit the
+/// plan gives them).
 fn write_devel_tar(
     package: &PackagePlan,
     names: TreeNames,
@@ -630,17 +625,12 @@ fn write_devel_tar(
             }
             DevelEntry::File {
                 relpath,
-                force_rpath,
-                remove,
+                patch,
                 source,
             } => {
-                let member: Arc<dyn MemberSource> = if *force_rpath {
-                    let force = SearchPathEdit::default()
-                        .remove(remove.iter().map(String::as_str))
-                        .force_rpath();
-                    edited_source(source, &force, false)?.0
-                } else {
-                    copy_source(source, false)
+                let member: Arc<dyn MemberSource> = match patch {
+                    Some(patch) => edited_source(source, &patch.edit(), false)?.0,
+                    None => copy_source(source, false),
                 };
                 let mut reader = member.open().map_err(WriteError::Source)?;
                 tar.add_file(relpath, source.mode, member.size(), &mut reader)?;

@@ -365,7 +365,7 @@ pub(crate) struct ShardManifest {
 
 /// What a shard build knows besides the plan, for its manifest.
 #[derive(Debug, Clone)]
-pub(crate) struct BuildFacts {
+pub(crate) struct ShardSettings {
     /// The Linux family list, `;`-separated.
     pub(crate) linux_families: Option<String>,
     /// The Windows family list, `;`-separated.
@@ -382,7 +382,7 @@ impl ShardManifest {
         plan: &Plan,
         shards: &ShardPlan,
         id: ShardId,
-        facts: &BuildFacts,
+        settings: &ShardSettings,
         dist: &Path,
         written: &[Written],
     ) -> Result<Self, BuildError> {
@@ -414,10 +414,10 @@ impl ShardManifest {
             mode: plan.mode,
             version: plan.version.clone(),
             platform_tag: plan.platform_tag.clone(),
-            linux_amdgpu_families: facts.linux_families.clone(),
-            windows_amdgpu_families: facts.windows_families.clone(),
-            source_date_epoch: facts.source_date_epoch,
-            compression_level: match facts.compression {
+            linux_amdgpu_families: settings.linux_families.clone(),
+            windows_amdgpu_families: settings.windows_families.clone(),
+            source_date_epoch: settings.source_date_epoch,
+            compression_level: match settings.compression {
                 Compression::Stored => 0,
                 Compression::Deflate { level } => level,
             },

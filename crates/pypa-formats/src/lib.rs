@@ -11,6 +11,10 @@
 //! zip of a wheel ([`zip_archive`]) and the gzip-compressed tar of an
 //! sdist ([`sdist_archive`]) (docs/verify.md#one-reading).
 //!
+//! Versions and the file names that carry them need the `pep440` feature
+//! (on by default): PEP 440 is `pep440_rs`'s, the one implementation of
+//! the workspace ([`version`]).
+//!
 //! No file-system access: the container readers read from any
 //! `Read + Seek` (or `BufRead`) they are given; the rest is parsing and
 //! rendering of text.
@@ -28,6 +32,7 @@ pub mod core_metadata;
 pub mod dist_name;
 pub mod entry_points;
 pub mod epoch;
+#[cfg(feature = "pep440")]
 pub mod filename;
 pub mod installer;
 pub mod member;
@@ -35,5 +40,6 @@ pub mod record;
 pub mod sdist_archive;
 #[cfg(test)]
 mod test_support;
+#[cfg(feature = "pep440")]
 pub mod version;
 pub mod zip_archive;

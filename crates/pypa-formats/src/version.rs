@@ -1,17 +1,21 @@
 //! PEP 440 versions: parsing, canonical form, ordering, and the `.postN`
 //! tolerance rule device links use (docs/behaviour.md#versions).
 //!
-//! The parser is small and ours: the build side must write canonical
-//! versions, and the install side must compare a device wheel's version with
-//! ours without any Python present.
+//! One implementation for the whole workspace: [`Version`] is `pep440_rs`'s
+//! version (the one `pep508_rs` uses for `Requires-Dist`), so parsing,
+//! the canonical spelling and the order are PyPA's everywhere, with no
+//! Python present. What is ours: the error text, the refusal of a local
+//! number no 64-bit integer holds (the order would no longer be PEP 440's),
+//! [`CanonicalVersion`] and the `.postN` tolerance rules.
 
 mod canonical;
 
 pub use canonical::{CanonicalVersion, CanonicalVersionError};
 
-use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
+
+use pep440_rs::LocalSegment;
 
 /// A version string that is not valid PEP 440. Its message shows the
 /// string with control characters escaped (`\n`, `\u{1b}`): a version
@@ -43,138 +47,96 @@ fn escaped(text: &str) -> String {
         .collect()
 }
 
-/// The kind of a pre-release segment, in PEP 440 order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PreKind {
-    /// `a` (also spelled `alpha`).
-    Alpha,
-    /// `b` (also spelled `beta`).
-    Beta,
-    /// `rc` (also spelled `c`, `pre`, `preview`).
-    Rc,
-}
-
-impl PreKind {
-    /// The canonical spelling: `a`, `b` or `rc`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PreKind::Alpha => "a",
-            PreKind::Beta => "b",
-            PreKind::Rc => "rc",
-        }
-    }
-}
-
-/// One dot-separated segment of a local version label (`+abc.5`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum LocalSegment {
-    /// All digits; kept as a digit string without leading zeros so that a
-    /// long all-digit segment (a git sha, say) never overflows.
-    Number(String),
-    /// Anything else, lower-cased.
-    Text(String),
-}
-
-impl LocalSegment {
-    fn parse(segment: &str) -> Self {
-        if segment.bytes().all(|b| b.is_ascii_digit()) {
-            let trimmed = segment.trim_start_matches('0');
-            LocalSegment::Number(if trimmed.is_empty() { "0" } else { trimmed }.to_owned())
-        } else {
-            LocalSegment::Text(segment.to_owned())
-        }
-    }
-}
-
-impl fmt::Display for LocalSegment {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LocalSegment::Number(s) | LocalSegment::Text(s) => f.write_str(s),
-        }
-    }
-}
-
-impl Ord for LocalSegment {
-    /// PEP 440: numeric segments compare as integers and sort after
-    /// alphanumeric ones; alphanumeric segments compare lexicographically.
-    fn cmp(&self, other: &Self) -> Ordering {
-        match (self, other) {
-            (LocalSegment::Number(a), LocalSegment::Number(b)) => {
-                a.len().cmp(&b.len()).then_with(|| a.cmp(b))
-            }
-            (LocalSegment::Number(_), LocalSegment::Text(_)) => Ordering::Greater,
-            (LocalSegment::Text(_), LocalSegment::Number(_)) => Ordering::Less,
-            (LocalSegment::Text(a), LocalSegment::Text(b)) => a.cmp(b),
-        }
-    }
-}
-
-impl PartialOrd for LocalSegment {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 /// A parsed PEP 440 version.
 ///
 /// `Display` writes the canonical form (the one `packaging.version.Version`
 /// prints), so `v.to_string()` is what goes into wheel names and METADATA.
-/// Equality and ordering follow PEP 440 (`1.0 == 1.0.0`).
+/// Equality and ordering follow PEP 440 (`1.0 == 1.0.0`, `7.9.0 <
+/// 7.10.0`, `.devN` before pre-releases, pre-releases before the release,
+/// the release before its local versions and those before `.postN`).
 ///
 /// ```
 /// use pypa_formats::version::Version;
 /// let v: Version = "v7.1-RC.1".parse().unwrap();
 /// assert_eq!(v.to_string(), "7.1rc1");
+/// assert!(v < "7.1".parse().unwrap());
 /// ```
-#[derive(Debug, Clone)]
-pub struct Version {
-    /// The epoch (`N!`), 0 when absent.
-    pub epoch: u64,
-    /// The release numbers (`7.1.0`); never empty.
-    pub release: Vec<u64>,
-    /// The pre-release segment (`rc1`).
-    pub pre: Option<(PreKind, u64)>,
-    /// The post-release number (`.post1`).
-    pub post: Option<u64>,
-    /// The development release number (`.dev0`).
-    pub dev: Option<u64>,
-    /// The local label segments (`+abc.1`); empty when absent.
-    pub local: Vec<LocalSegment>,
-}
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version(pep440_rs::Version);
 
 impl Version {
-    /// Parses any PEP 440 spelling (case, separators, `v` prefix, implicit
-    /// numbers and the `-N` post form are accepted and normalised).
+    /// Parses any PEP 440 spelling (case, separators, surrounding
+    /// whitespace, `v` prefix, implicit numbers and the `-N` post form are
+    /// accepted and normalised).
     pub fn parse(input: &str) -> Result<Self, VersionError> {
-        Parser::new(input).parse()
+        let error = |reason: String| VersionError {
+            input: input.to_owned(),
+            reason,
+        };
+        // Python's `packaging` strips Unicode whitespace; `pep440_rs` only ASCII.
+        let trimmed = input.trim();
+        if trimmed.is_empty() {
+            return Err(error("it is empty".to_owned()));
+        }
+        let unprefixed = trimmed.strip_prefix(['v', 'V']).unwrap_or(trimmed);
+        if !unprefixed.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(error("it must start with a release number".to_owned()));
+        }
+        let version = pep440_rs::Version::from_str(trimmed).map_err(|e| error(e.to_string()))?;
+        // A digit string too long for `u64` stays text in `pep440_rs`, which
+        // would order it before letters and keep its leading zeros.
+        if let Some(LocalSegment::String(digits)) = version
+            .local()
+            .iter()
+            .find(|s| matches!(s, LocalSegment::String(t) if t.bytes().all(|b| b.is_ascii_digit())))
+        {
+            return Err(error(format!(
+                "local number `{digits}` is larger than {}",
+                u64::MAX
+            )));
+        }
+        Ok(Self(version))
     }
 
     /// This version with any `.postN` segment removed.
     #[must_use]
     pub fn without_post(&self) -> Self {
-        Self {
-            post: None,
-            ..self.clone()
-        }
+        Self(self.0.clone().with_post(None))
     }
 
     /// True when this is a plain release (`X.Y.Z`, no other segment).
     pub fn is_plain_release(&self) -> bool {
-        self.epoch == 0
-            && self.pre.is_none()
-            && self.post.is_none()
-            && self.dev.is_none()
-            && self.local.is_empty()
+        self.0.epoch() == 0
+            && self.0.pre().is_none()
+            && self.0.post().is_none()
+            && self.0.dev().is_none()
+            && self.0.local().is_empty()
     }
 
-    /// The release numbers without trailing zeros, for PEP 440 comparison.
-    fn release_key(&self) -> &[u64] {
-        let end = self
-            .release
-            .iter()
-            .rposition(|&n| n != 0)
-            .map_or(0, |i| i + 1);
-        &self.release[..end]
+    /// The release numbers (`[7, 1, 0]` for `7.1.0rc1`); never empty.
+    pub fn release(&self) -> &[u64] {
+        self.0.release()
+    }
+
+    /// The `.postN` number, when there is one.
+    pub fn post(&self) -> Option<u64> {
+        self.0.post()
+    }
+
+    /// The `.devN` number, when there is one.
+    pub fn dev(&self) -> Option<u64> {
+        self.0.dev()
+    }
+
+    /// Whether a local label (`+abc.5`) follows the public version.
+    pub fn is_local(&self) -> bool {
+        self.0.is_local()
+    }
+
+    /// The same version as `pep440_rs` holds it, for its specifiers
+    /// (`>=7.1,<8`).
+    pub fn as_pep440(&self) -> &pep440_rs::Version {
+        &self.0
     }
 }
 
@@ -188,78 +150,9 @@ impl FromStr for Version {
 
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.epoch != 0 {
-            write!(f, "{}!", self.epoch)?;
-        }
-        for (i, n) in self.release.iter().enumerate() {
-            if i > 0 {
-                f.write_str(".")?;
-            }
-            write!(f, "{n}")?;
-        }
-        if let Some((kind, n)) = self.pre {
-            write!(f, "{}{n}", kind.as_str())?;
-        }
-        if let Some(n) = self.post {
-            write!(f, ".post{n}")?;
-        }
-        if let Some(n) = self.dev {
-            write!(f, ".dev{n}")?;
-        }
-        for (i, seg) in self.local.iter().enumerate() {
-            f.write_str(if i == 0 { "+" } else { "." })?;
-            write!(f, "{seg}")?;
-        }
-        Ok(())
+        fmt::Display::fmt(&self.0, f)
     }
 }
-
-/// Where a segment sorts relative to its presence (PEP 440 ordering keys).
-#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Bound<T> {
-    NegInf,
-    Value(T),
-    PosInf,
-}
-
-impl Version {
-    fn cmp_key(&self) -> impl Ord + '_ {
-        // A bare `.devN` sorts before every pre-release of the same release.
-        let pre = match (self.pre, self.post, self.dev) {
-            (None, None, Some(_)) => Bound::NegInf,
-            (None, _, _) => Bound::PosInf,
-            (Some(p), _, _) => Bound::Value(p),
-        };
-        let post = self.post.map_or(Bound::NegInf, Bound::Value);
-        let dev = self.dev.map_or(Bound::PosInf, Bound::Value);
-        let local = if self.local.is_empty() {
-            Bound::NegInf
-        } else {
-            Bound::Value(&self.local)
-        };
-        (self.epoch, self.release_key(), pre, post, dev, local)
-    }
-}
-
-impl Ord for Version {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.cmp_key().cmp(&other.cmp_key())
-    }
-}
-
-impl PartialOrd for Version {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Version {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Version {}
 
 /// The canonical PEP 440 spelling of `input`.
 ///
@@ -311,171 +204,6 @@ pub fn is_release_or_post_release(version: &str, release: &str) -> bool {
     match (Version::parse(version), Version::parse(release)) {
         (Ok(v), Ok(r)) => v.without_post() == r.without_post() && v > r,
         _ => false,
-    }
-}
-
-/// A hand-written scanner over the lower-cased, trimmed input.
-struct Parser<'a> {
-    input: &'a str,
-    s: String,
-    pos: usize,
-}
-
-impl<'a> Parser<'a> {
-    fn new(input: &'a str) -> Self {
-        Self {
-            input,
-            s: input.trim().to_ascii_lowercase(),
-            pos: 0,
-        }
-    }
-
-    fn error(&self, reason: impl Into<String>) -> VersionError {
-        VersionError {
-            input: self.input.to_owned(),
-            reason: reason.into(),
-        }
-    }
-
-    fn rest(&self) -> &str {
-        &self.s[self.pos..]
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.s.as_bytes().get(self.pos).copied()
-    }
-
-    fn eat(&mut self, prefix: &str) -> bool {
-        if self.rest().starts_with(prefix) {
-            self.pos += prefix.len();
-            true
-        } else {
-            false
-        }
-    }
-
-    fn eat_separator(&mut self) -> bool {
-        matches!(self.peek(), Some(b'.' | b'-' | b'_')) && {
-            self.pos += 1;
-            true
-        }
-    }
-
-    fn digits(&mut self) -> Option<&str> {
-        let len = self.rest().bytes().take_while(u8::is_ascii_digit).count();
-        if len == 0 {
-            return None;
-        }
-        let start = self.pos;
-        self.pos += len;
-        Some(&self.s[start..self.pos])
-    }
-
-    fn number(&mut self) -> Result<Option<u64>, VersionError> {
-        match self.digits() {
-            None => Ok(None),
-            Some(d) => {
-                let d = d.to_owned();
-                d.parse::<u64>()
-                    .map(Some)
-                    .map_err(|_| self.error(format!("number `{d}` is too large")))
-            }
-        }
-    }
-
-    /// Tries `[sep] word [sep] [N]` for one of `words`; restores the position
-    /// when no word matches.
-    fn keyword<T: Copy>(&mut self, words: &[(&str, T)]) -> Result<Option<(T, u64)>, VersionError> {
-        let start = self.pos;
-        self.eat_separator();
-        // Longest spellings first so `rc` is not read as `r` + garbage.
-        for &(word, value) in words {
-            if self.eat(word) {
-                let before_sep = self.pos;
-                let had_sep = self.eat_separator();
-                if let Some(n) = self.number()? {
-                    return Ok(Some((value, n)));
-                }
-                if had_sep {
-                    self.pos = before_sep;
-                }
-                return Ok(Some((value, 0)));
-            }
-        }
-        self.pos = start;
-        Ok(None)
-    }
-
-    fn parse(mut self) -> Result<Version, VersionError> {
-        if self.s.is_empty() {
-            return Err(self.error("it is empty"));
-        }
-        self.eat("v");
-        let mut epoch = 0;
-        let mut first = self
-            .number()?
-            .ok_or_else(|| self.error("it must start with a release number"))?;
-        if self.eat("!") {
-            epoch = first;
-            first = self
-                .number()?
-                .ok_or_else(|| self.error("a release number must follow the epoch"))?;
-        }
-        let mut release = vec![first];
-        while self.rest().starts_with('.')
-            && self.rest()[1..].starts_with(|c: char| c.is_ascii_digit())
-        {
-            self.pos += 1;
-            release.push(self.number()?.unwrap_or_default());
-        }
-        let pre = self.keyword(&[
-            ("preview", PreKind::Rc),
-            ("alpha", PreKind::Alpha),
-            ("beta", PreKind::Beta),
-            ("pre", PreKind::Rc),
-            ("rc", PreKind::Rc),
-            ("a", PreKind::Alpha),
-            ("b", PreKind::Beta),
-            ("c", PreKind::Rc),
-        ])?;
-        let mut post = self
-            .keyword(&[("post", ()), ("rev", ()), ("r", ())])?
-            .map(|((), n)| n);
-        if post.is_none() && self.rest().starts_with('-') {
-            // The implicit post form `1.0-1`.
-            let start = self.pos;
-            self.pos += 1;
-            post = self.number()?;
-            if post.is_none() {
-                self.pos = start;
-            }
-        }
-        let dev = self.keyword(&[("dev", ())])?.map(|((), n)| n);
-        let mut local = Vec::new();
-        if self.eat("+") {
-            let label = self.rest().to_owned();
-            for segment in label.split(['.', '-', '_']) {
-                if segment.is_empty() || !segment.bytes().all(|b| b.is_ascii_alphanumeric()) {
-                    return Err(self.error(format!(
-                        "local label `+{label}` must be letters and digits separated by `.`"
-                    )));
-                }
-                local.push(LocalSegment::parse(segment));
-            }
-            self.pos = self.s.len();
-        }
-        if !self.rest().is_empty() {
-            let rest = self.rest().to_owned();
-            return Err(self.error(format!("unexpected `{rest}`")));
-        }
-        Ok(Version {
-            epoch,
-            release,
-            pre,
-            post,
-            dev,
-            local,
-        })
     }
 }
 
@@ -569,6 +297,65 @@ mod tests {
         assert_ne!(
             Version::parse("1.0").unwrap(),
             Version::parse("1.0+x").unwrap()
+        );
+    }
+
+    /// The orders a release pipeline meets, as PEP 440 (and pip) sort them.
+    #[test]
+    fn release_versions_order_as_pep_440() {
+        let ordered = [
+            "7.9.0",
+            "7.10.0.dev0",
+            "7.10.0.dev0+abc",
+            "7.10.0a20250101",
+            "7.10.0b1",
+            "7.10.0rc1",
+            "7.10.0rc2",
+            "7.10.0",
+            "7.10.0+abc",
+            "7.10.0+abc.2",
+            "7.10.0+abc.10",
+            "7.10.0.post1.dev0",
+            "7.10.0.post1",
+            "7.10.0.post2",
+            "7.10.1",
+            "7.11.0",
+        ];
+        let parsed: Vec<Version> = ordered.iter().map(|s| s.parse().unwrap()).collect();
+        for (i, a) in parsed.iter().enumerate() {
+            for (j, b) in parsed.iter().enumerate() {
+                assert_eq!(a.cmp(b), i.cmp(&j), "{a} vs {b}");
+            }
+        }
+    }
+
+    /// Separators after a pre-, post- or dev-release word are part of the
+    /// spelling, as in `packaging` (`7.1.0rc-` is `7.1.0rc0`).
+    #[test]
+    fn trailing_separators_are_read_as_packaging_reads_them() {
+        for (input, canonical) in [
+            ("9pre_", "9rc0"),
+            ("7r-", "7.post0"),
+            ("0dev-", "0.dev0"),
+            ("1.alpha.", "1a0"),
+            ("7.1.0rc-+abc", "7.1.0rc0+abc"),
+        ] {
+            assert_eq!(canonicalize(input).as_deref(), Ok(canonical), "{input}");
+        }
+    }
+
+    /// A local number no `u64` holds would sort as text before letters
+    /// (and keep its leading zeros): refused, as a release number is.
+    #[test]
+    fn local_numbers_beyond_u64_are_refused() {
+        let err = Version::parse("7.1.0+00123456789012345678901").unwrap_err();
+        assert_eq!(
+            err.reason,
+            "local number `00123456789012345678901` is larger than 18446744073709551615"
+        );
+        assert_eq!(
+            canonicalize("7.1.0+18446744073709551615").as_deref(),
+            Ok("7.1.0+18446744073709551615")
         );
     }
 

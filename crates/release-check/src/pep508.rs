@@ -11,7 +11,6 @@
 use std::str::FromStr;
 
 use dist_info::requirement::Platform;
-use pep508_rs::pep440_rs::Version;
 use pep508_rs::{
     ExtraName, MarkerEnvironment, MarkerOperator, MarkerTree, MarkerValue, MarkerValueString,
     StringVersion, VersionOrUrl,
@@ -169,12 +168,16 @@ impl Requirement {
     /// Whether `version` satisfies the version specifiers (a URL
     /// requirement is never satisfied by a package of the set).
     pub(crate) fn admits(&self, version: &str) -> bool {
-        let Ok(version) = Version::from_str(version) else {
+        // Parsed as every version of the workspace is; the specifiers are
+        // `pep508_rs`'s, over the same `pep440_rs` version.
+        let Ok(version) = pypa_formats::version::Version::parse(version) else {
             return false;
         };
         match &self.parsed.version_or_url {
             None => true,
-            Some(VersionOrUrl::VersionSpecifier(specifiers)) => specifiers.contains(&version),
+            Some(VersionOrUrl::VersionSpecifier(specifiers)) => {
+                specifiers.contains(version.as_pep440())
+            }
             Some(VersionOrUrl::Url(_)) => false,
         }
     }

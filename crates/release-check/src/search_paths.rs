@@ -10,7 +10,7 @@
 use std::io::{self, Read};
 
 use dist_info::requirement::Platform;
-use link_check::{Facts, LinkReport, SearchDir, SearchKind, WheelSetTree, parse_streamed};
+use link_check::{LinkReport, ScanDepth, SearchDir, SearchKind, WheelSetTree, parse_streamed};
 
 use super::release::{DistFile, Kind};
 use super::{Release, devel_tarball};
@@ -97,7 +97,7 @@ fn devel_problems(
                 continue;
             }
             // Parsed in bounded memory (docs/verify.md#caps).
-            let elf = match parse_streamed(&magic, &mut entry, size, Facts::Links) {
+            let elf = match parse_streamed(&magic, &mut entry, size, ScanDepth::Links) {
                 Ok((elf, _)) => elf,
                 Err(link_check::ElfMemberError::TooLarge(size)) => {
                     problems.push(format!(

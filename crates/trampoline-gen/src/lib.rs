@@ -1,5 +1,5 @@
-//! Launchers: small executables that exec a target at a path relative to
-//! their own location (docs/behaviour.md#launchers).
+//! The launcher generator: small executables that exec a target at a path
+//! relative to their own location (docs/behaviour.md#launchers).
 //!
 //! A symlink to an executable cannot go into a wheel, so the packager puts
 //! a launcher at the link's path instead. The launcher reads its own real

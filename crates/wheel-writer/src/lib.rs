@@ -1,4 +1,5 @@
-//! Writes reproducible wheels and sdists, compressing members on every core.
+//! The wheel and sdist writer: reproducible archives, their members
+//! compressed on every core.
 //!
 //! - [`WheelBuilder`] assembles a wheel (payload, `.data/scripts`, console
 //!   scripts, [`CoreMetadata`], [`WheelTag`]) and writes it through any

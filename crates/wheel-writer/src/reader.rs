@@ -403,15 +403,20 @@ impl WheelReader {
 
     /// The bytes of member `name`, when it declares at most `limit` of
     /// them (a [`limits`] constant for the kind); checked against its
-    /// size and CRC-32 as they are read.
+    /// size and CRC-32 as they are read. For documents a caller parses
+    /// whole; a member of any size (a library, a tarball) is read with
+    /// [`WheelReader::open_member`], which streams it through a fixed
+    /// buffer.
     pub fn read_member(&mut self, name: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
         let index = self.index(name)?;
         let error = self.member_error(name);
         self.archive.read(index, limit).map_err(error)
     }
 
-    /// A streaming reader of member `name`, checked against its size and
-    /// CRC-32 when it reaches the end.
+    /// A streaming reader of member `name`: it holds a fixed buffer
+    /// whatever the member's size, fails at the first byte past the
+    /// declared size, and checks the size and CRC-32 when it reaches the
+    /// end.
     pub fn open_member(
         &mut self,
         name: &str,

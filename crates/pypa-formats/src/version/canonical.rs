@@ -1,7 +1,9 @@
 //! A version that is already in its canonical PEP 440 spelling, checked
 //! once where it enters (file names, METADATA, the packages a build writes).
 
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use super::Version;
@@ -26,6 +28,10 @@ pub struct CanonicalVersionError {
 /// instead of normalising it, so the string written into file names and
 /// metadata is exactly the one given; [`Version`] gives the parsed value.
 ///
+/// Equal when the spellings are equal; ordered as PEP 440 orders the
+/// versions (`7.9.0 < 7.10.0`), two spellings of one version (`1.0` and
+/// `1.0.0`, both canonical) by their text.
+///
 /// ```
 /// use pypa_formats::version::CanonicalVersion;
 ///
@@ -34,24 +40,58 @@ pub struct CanonicalVersionError {
 /// assert!("7.1.0-RC1".parse::<CanonicalVersion>().is_err());
 /// # Ok::<(), pypa_formats::version::CanonicalVersionError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CanonicalVersion(String);
+#[derive(Debug, Clone)]
+pub struct CanonicalVersion {
+    text: String,
+    version: Version,
+}
 
 impl CanonicalVersion {
     /// The canonical spelling.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 
-    /// The parsed version (for PEP 440 comparison).
-    pub fn version(&self) -> Version {
-        Version::parse(&self.0).expect("a canonical version parses")
+    /// The parsed version.
+    pub fn version(&self) -> &Version {
+        &self.version
     }
 }
 
 impl From<&Version> for CanonicalVersion {
     fn from(version: &Version) -> Self {
-        Self(version.to_string())
+        Self {
+            text: version.to_string(),
+            version: version.clone(),
+        }
+    }
+}
+
+impl PartialEq for CanonicalVersion {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for CanonicalVersion {}
+
+impl Hash for CanonicalVersion {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.text.hash(state);
+    }
+}
+
+impl Ord for CanonicalVersion {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.version
+            .cmp(&other.version)
+            .then_with(|| self.text.cmp(&other.text))
+    }
+}
+
+impl PartialOrd for CanonicalVersion {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -59,11 +99,15 @@ impl FromStr for CanonicalVersion {
     type Err = CanonicalVersionError;
 
     fn from_str(version: &str) -> Result<Self, Self::Err> {
-        match Version::parse(version).map(|v| v.to_string()) {
-            Ok(canonical) if canonical == version => Ok(Self(canonical)),
-            parsed => Err(CanonicalVersionError {
+        let parsed = Version::parse(version).ok();
+        match parsed.as_ref().map(Version::to_string) {
+            Some(canonical) if canonical == version => Ok(Self {
+                text: canonical,
+                version: parsed.expect("it parsed"),
+            }),
+            canonical => Err(CanonicalVersionError {
                 version: version.to_owned(),
-                canonical: parsed.ok(),
+                canonical,
             }),
         }
     }
@@ -71,7 +115,7 @@ impl FromStr for CanonicalVersion {
 
 impl fmt::Display for CanonicalVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
@@ -97,7 +141,7 @@ mod tests {
         ] {
             let parsed: CanonicalVersion = v.parse().unwrap();
             assert_eq!(parsed.to_string(), v);
-            assert_eq!(CanonicalVersion::from(&parsed.version()), parsed);
+            assert_eq!(CanonicalVersion::from(parsed.version()), parsed);
         }
     }
 
@@ -139,7 +183,37 @@ mod tests {
         for input in ["7.1.0-RC.1", "v1.0.0", "1.0-1", "1.0+Abc-01", "2!1.0a.dev"] {
             let version = Version::parse(input).unwrap();
             let canonical: CanonicalVersion = version.to_string().parse().unwrap();
-            assert_eq!(canonical.version(), version);
+            assert_eq!(canonical.version(), &version);
         }
+    }
+
+    /// Ordered as PEP 440 orders versions, not as their text sorts
+    /// (`"7.10.0" < "7.9.0"` as strings); equal only when spelled alike.
+    #[test]
+    fn canonical_versions_order_as_pep_440() {
+        let ordered = [
+            "7.9.0",
+            "7.10.0.dev0",
+            "7.10.0a20250101",
+            "7.10.0rc1",
+            "7.10.0",
+            "7.10.0+local",
+            "7.10.0.post1",
+            "7.10.1",
+        ];
+        let parsed: Vec<CanonicalVersion> = ordered.iter().map(|v| v.parse().unwrap()).collect();
+        for pair in parsed.windows(2) {
+            assert!(pair[0] < pair[1], "{} < {}", pair[0], pair[1]);
+        }
+        let mut shuffled = parsed.clone();
+        shuffled.reverse();
+        shuffled.sort();
+        assert_eq!(shuffled, parsed);
+        // Two canonical spellings of one version: distinct, ordered by text.
+        let (short, long): (CanonicalVersion, CanonicalVersion) =
+            ("1.0".parse().unwrap(), "1.0.0".parse().unwrap());
+        assert_eq!(short.version(), long.version());
+        assert_ne!(short, long);
+        assert!(short < long);
     }
 }

@@ -972,5 +972,5 @@ fn a_manifest_version_with_control_characters_is_echoed_escaped() {
         !stderr.trim_end_matches('\n').chars().any(char::is_control),
         "a control character reached the terminal: {stderr:?}"
     );
-    insta::assert_snapshot!(stderr.trim_end(), @r#"therock-package: error: therock_manifest.json "version" (pass --version to override it): version `7.1.0\n\0\u{1b}[31mred\u{1b}[0m` is not a valid PEP 440 version: unexpected `\n\0\u{1b}[31mred\u{1b}[0m`; use a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`"#);
+    insta::assert_snapshot!(stderr.trim_end(), @r#"therock-package: error: therock_manifest.json "version" (pass --version to override it): version `7.1.0\n\0\u{1b}[31mred\u{1b}[0m` is not a valid PEP 440 version: after parsing `7.1.0\n`, found `\0\u{1b}[31mred\u{1b}[0m`, which is not part of a valid version; use a form like `7.1.0`, `7.1.0rc1`, `7.1.0a20250101` or `7.1.0.dev0+<sha>`"#);
 }

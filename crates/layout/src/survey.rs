@@ -79,7 +79,7 @@ pub struct AbsoluteSearchPath {
 /// What a host ELF file tells about runtime aliases
 /// (docs/behaviour.md#runtime-aliases), read in the same pass as its class.
 #[derive(Debug, Clone, Default)]
-struct AliasFacts {
+struct AliasHints {
     /// The unversioned library names (`libX.so`) its `.rodata` holds.
     names: Vec<String>,
     /// A shared object's class, byte order, machine and flags: what an
@@ -87,12 +87,14 @@ struct AliasFacts {
     shape: Option<LibraryShape>,
 }
 
-/// Facts for every file source of a build, keyed by where the bytes live.
+/// The planner's survey of a build's source files: each file's class, the
+/// absolute entries of its search path and what it tells about runtime
+/// aliases, read once from its bytes and keyed by where they live.
 #[derive(Debug, Default)]
-pub struct Facts {
+pub struct SourceSurvey {
     classes: HashMap<String, FileClass>,
     absolute: HashMap<String, AbsoluteSearchPath>,
-    aliases: HashMap<String, AliasFacts>,
+    aliases: HashMap<String, AliasHints>,
 }
 
 /// The key of a source: its file, plus the offset inside an archive.
@@ -107,7 +109,7 @@ fn key(source: &EntrySource) -> String {
     }
 }
 
-impl Facts {
+impl SourceSurvey {
     /// Classifies every file among `entries` not classified yet, in
     /// parallel; each file's headers are read once for the whole build.
     pub fn gather<'a>(
@@ -177,7 +179,7 @@ impl Facts {
         self.aliases.get(&key(source)).and_then(|a| a.shape)
     }
 
-    /// [`Facts::absolute_search_path`] of a source.
+    /// [`SourceSurvey::absolute_search_path`] of a source.
     pub fn absolute_search_path_of(&self, source: &EntrySource) -> Option<&AbsoluteSearchPath> {
         self.absolute.get(&key(source))
     }
@@ -224,7 +226,7 @@ struct Classified {
     /// The absolute entries of an ELF file's search path.
     absolute: Option<AbsoluteSearchPath>,
     /// Host ELF only.
-    alias: Option<AliasFacts>,
+    alias: Option<AliasHints>,
 }
 
 impl Classified {
@@ -278,7 +280,7 @@ fn classify(source: &EntrySource, reader: &mut dyn Read) -> Result<Classified, E
         (elf, names)
     };
     let class = class_of(&elf);
-    let alias = class.takes_search_path().then(|| AliasFacts {
+    let alias = class.takes_search_path().then(|| AliasHints {
         names,
         shape: class.soname().and_then(|_| elf.library_shape()),
     });
@@ -296,7 +298,7 @@ fn host_names<R: Read + std::io::Seek>(
     source: &mut R,
 ) -> Result<Vec<String>, elf_surgery::Error> {
     if class_of(elf).takes_search_path() {
-        elf.library_names(source)
+        elf.library_name_literals(source)
     } else {
         Ok(Vec::new())
     }

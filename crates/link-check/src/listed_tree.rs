@@ -1,24 +1,24 @@
-//! [`FactsTree`]: a tree known from facts someone already holds, the paths
-//! it has and the ELF facts of its files, with nothing read from disk. The
+//! [`ListedTree`]: a tree its caller lists, the paths it has and the parsed
+//! ELF files among them, with nothing read from disk. The
 //! build uses it to check the set it just wrote (it classified every file
 //! and parsed every ELF file it edited) without reading its wheels again.
 
 use std::collections::BTreeSet;
 
 use crate::Error;
-use crate::tree::{Facts, FileTree, Scan, TreeElf};
+use crate::tree::{FileTree, Scan, ScanDepth, TreeElf};
 
 /// A tree given as its file paths and the parsed ELF files among them.
 #[derive(Debug, Clone, Default)]
-pub struct FactsTree {
+pub struct ListedTree {
     paths: BTreeSet<String>,
     files: Vec<TreeElf>,
 }
 
-impl FactsTree {
+impl ListedTree {
     /// The tree of `paths` (every file, ELF or not, `/`-separated and
     /// relative to the root) whose ELF files are `files` (each also among
-    /// `paths`). [`Facts::LinksAndImports`] is not available: a scan
+    /// `paths`). [`ScanDepth::LinksAndImports`] is not available: a scan
     /// reports the files without imports.
     pub fn new<I, S>(paths: I, files: Vec<TreeElf>) -> Self
     where
@@ -33,12 +33,16 @@ impl FactsTree {
     }
 }
 
-impl FileTree for FactsTree {
+impl FileTree for ListedTree {
     fn contains_file(&self, path: &str) -> bool {
         self.paths.contains(path)
     }
 
-    fn scan(&self, select: &(dyn Fn(&str) -> bool + Sync), _facts: Facts) -> Result<Scan, Error> {
+    fn scan(
+        &self,
+        select: &(dyn Fn(&str) -> bool + Sync),
+        _depth: ScanDepth,
+    ) -> Result<Scan, Error> {
         Ok(Scan {
             files: self
                 .files
@@ -107,7 +111,7 @@ mod tests {
             imports: None,
         };
         let resolution = |files: Vec<TreeElf>| {
-            let report = LinkChecker::new().check(&FactsTree::new(Vec::<String>::new(), files));
+            let report = LinkChecker::new().check(&ListedTree::new(Vec::<String>::new(), files));
             let report = report.unwrap();
             let user = report
                 .files
@@ -171,7 +175,7 @@ mod tests {
             elf,
             imports: None,
         };
-        let facts = FactsTree::new(
+        let facts = ListedTree::new(
             ["pkg/README"],
             vec![
                 elf("pkg/lib/libuser.so", user),
