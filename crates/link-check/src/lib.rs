@@ -11,7 +11,7 @@
 //! system and the blacklisted symbols they import, down to the tightest
 //! tag the wheel satisfies.
 //!
-//! The tree is anything implementing [`FileTree`]; two come with the crate:
+//! The tree is anything implementing [`FileTree`]; three come with the crate:
 //!
 //! - [`DirTree`]: a directory on disk, for example an installed
 //!   site-packages (what `rocm-sdk test` checks);

@@ -50,7 +50,7 @@ pub(crate) fn commit_gates() -> Option<Arc<dyn BuildPause>> {
 
 /// Holds a build at each point whose FIFO (`first-bytes`, `before-swap`,
 /// `after-swap`) exists in the directory, until a test writes to it and
-/// closes it; `tests/interrupted.rs` kills the build there.
+/// closes it; `tests/it/interrupted.rs` kills the build there.
 #[derive(Debug)]
 struct Gates(PathBuf);
 
