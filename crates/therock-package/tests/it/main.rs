@@ -1,7 +1,6 @@
 //! The end-to-end tests of `therock-package` and the `rocm-sdk` it embeds,
-//! folded into one test binary: each module was a binary of its own, and
-//! linking thirty of them took longer than building their code
-//! (docs/testing.md, "One test binary").
+//! folded into one test binary: each module was a binary of its own, each
+//! linked and run alone (docs/testing.md, "One test binary").
 
 mod common;
 
