@@ -40,9 +40,17 @@ const BATCH_BYTES: usize = 1 << 20;
 /// `openat`, `futimens` and `close` take to copy this much.
 const FILE_COST: u64 = 64 << 10;
 
-/// How many threads write: the machine's parallelism, at most 8.
-pub(crate) fn workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+/// The most writer threads an unpack starts by default: file creation is
+/// kernel-bound, so more than this gains little.
+pub(crate) const DEFAULT_MAX_WORKERS: usize = 8;
+
+/// How many threads write for `jobs` (0: the machine's parallelism, at most
+/// [`DEFAULT_MAX_WORKERS`]).
+pub(crate) fn workers(jobs: usize) -> usize {
+    match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(DEFAULT_MAX_WORKERS)),
+        n => n,
+    }
 }
 
 struct Job {
@@ -56,19 +64,20 @@ struct Job {
 type FileEntry<'m> = (&'m str, u32, u64, u64, u64);
 
 /// Writes every regular file of `model` through `tree` from `tar` (open
-/// as `file`, the same file the scan read); `on_done` is called once per
-/// file written. Returns the count.
+/// as `file`, the same file the scan read) on `workers` threads; `on_done`
+/// is called once per file written. Returns the count.
 pub(crate) fn write_files(
     tree: &TreeWriter<'_>,
     tar: &Path,
     file: &File,
     compression: TarCodec,
     model: &Model,
+    workers: usize,
     on_done: &mut dyn FnMut(),
 ) -> Result<usize, Error> {
     match compression {
-        TarCodec::None => copy_files(tree, tar, file, model, on_done),
-        _ => stream_files(tree, tar, file, compression, model, on_done),
+        TarCodec::None => copy_files(tree, tar, file, model, workers, on_done),
+        _ => stream_files(tree, tar, file, compression, model, workers, on_done),
     }
 }
 
@@ -117,6 +126,7 @@ fn copy_files(
     tar: &Path,
     file: &File,
     model: &Model,
+    workers: usize,
     on_done: &mut dyn FnMut(),
 ) -> Result<usize, Error> {
     let files: Vec<FileEntry<'_>> = model
@@ -135,6 +145,7 @@ fn copy_files(
     let copied = in_parallel(
         tree,
         &files,
+        workers,
         |&(.., size)| size + FILE_COST,
         on_done,
         |tree, entry| copy_file(tree, tar, file, entry).map(|()| None),
@@ -181,6 +192,7 @@ fn stream_files(
     file: &File,
     compression: TarCodec,
     model: &Model,
+    workers: usize,
     on_done: &mut dyn FnMut(),
 ) -> Result<usize, Error> {
     let abort = AtomicBool::new(false);
@@ -205,7 +217,7 @@ fn stream_files(
                 let _ = reader_done.send(Err(e));
             }
         });
-        for _ in 0..workers() {
+        for _ in 0..workers {
             let done = done_tx.clone();
             let rx = &job_rx;
             s.spawn(move || {
@@ -442,12 +454,14 @@ pub(crate) fn make_links(
     tree: &TreeWriter<'_>,
     hard_links: &[(String, String)],
     symlinks: &[KeptLink],
+    workers: usize,
     on_done: &mut dyn FnMut(),
 ) -> Result<Vec<DevelWarning>, Error> {
-    let mut warnings = in_parallel(tree, hard_links, |_| 1, on_done, hard_link)?;
+    let mut warnings = in_parallel(tree, hard_links, workers, |_| 1, on_done, hard_link)?;
     warnings.extend(in_parallel(
         tree,
         symlinks,
+        workers,
         |_| 1,
         on_done,
         |tree, kept| {
@@ -461,12 +475,13 @@ pub(crate) fn make_links(
     Ok(warnings)
 }
 
-/// Runs `make` over `jobs` on the writer threads, each taking a run of
+/// Runs `make` over `jobs` on `workers` threads, each taking a run of
 /// jobs of about the same total `weight`; `on_done` is called once per job
 /// made. Stops at the first error.
 fn in_parallel<J: Sync>(
     tree: &TreeWriter<'_>,
     jobs: &[J],
+    workers: usize,
     weight: impl Fn(&J) -> u64,
     on_done: &mut dyn FnMut(),
     make: impl Fn(&mut TreeWriter<'_>, &J) -> Result<Option<DevelWarning>, Error> + Sync,
@@ -474,7 +489,7 @@ fn in_parallel<J: Sync>(
     let workers = if jobs.len() < PARALLEL_FROM {
         1
     } else {
-        workers()
+        workers
     };
     if workers == 1 {
         let mut tree = tree.for_thread();
@@ -604,7 +619,7 @@ mod tests {
         let sources = crate::tree_writer::Sources::default();
         let tree = TreeWriter::new(site.path(), model.names.root(), &dir, &sources);
         let file = File::open(&tar).unwrap();
-        let result = write_files(&tree, &tar, &file, TarCodec::None, model, &mut || {});
+        let result = write_files(&tree, &tar, &file, TarCodec::None, model, 2, &mut || {});
         (site, result)
     }
 

@@ -108,6 +108,10 @@ pub struct UnpackOptions {
     /// Default: on a Windows host, where such a name opens a device or
     /// overwrites another file.
     pub windows_names: bool,
+    /// How many threads write files and links (0, the default: the
+    /// machine's parallelism, at most 8; file creation is kernel-bound).
+    /// The tree is the same for any number.
+    pub jobs: usize,
 }
 
 #[allow(clippy::derivable_impls)] // not on a Windows host, where `windows_names` is on
@@ -118,6 +122,7 @@ impl Default for UnpackOptions {
             leave_separated_links: false,
             trust_current_stamp: false,
             windows_names: cfg!(windows),
+            jobs: 0,
         }
     }
 }
@@ -434,12 +439,22 @@ fn write_tree(
         done += 1;
         options.step(&Step::Wrote { done, total });
     };
-    let files = extract::write_files(&writer, tar, file, compression, model, &mut progress)?;
+    let workers = extract::workers(options.jobs);
+    let files = extract::write_files(
+        &writer,
+        tar,
+        file,
+        compression,
+        model,
+        workers,
+        &mut progress,
+    )?;
     let mut warnings = plan.warnings;
     warnings.extend(extract::make_links(
         &writer,
         &plan.hard_links,
         &plan.symlinks,
+        workers,
         &mut progress,
     )?);
     relink::write_record(&tree, &site.names, &plan.hard_links)?;

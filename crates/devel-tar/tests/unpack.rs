@@ -19,7 +19,7 @@ use common::{
 };
 use devel_tar::{
     DIGEST_FILE, DevelWarning, Error, Step, TarCodec, TarDigest, UnpackOptions, UnpackOutcome,
-    UnpackProgress, ensure, unpack,
+    UnpackProgress, ensure, ensure_with, unpack,
 };
 
 /// Every step an unpack reported, in order.
@@ -892,7 +892,7 @@ fn files_get_the_tars_mode_under_every_umask() {
 
 /// A tree large enough to be written by several threads (small ones are
 /// written by the calling thread) comes out complete and identical from
-/// every codec.
+/// every codec and for any number of writer threads (`jobs`).
 #[test]
 fn a_large_tree_is_written_by_worker_threads_completely() {
     let names: Vec<String> = (0..3)
@@ -912,9 +912,16 @@ fn a_large_tree_is_written_by_worker_threads_completely() {
     }));
     entries.sort_by(|a, b| a.0.cmp(b.0));
     let mut trees = Vec::new();
-    for codec in [TarCodec::None, TarCodec::Zstd { level: 3 }] {
+    let runs = [TarCodec::None, TarCodec::Zstd { level: 3 }]
+        .into_iter()
+        .flat_map(|codec| [0, 1, 3].map(|jobs| (codec, jobs)));
+    for (codec, jobs) in runs {
         let site = SitePackages::with_devel(&write_tar(&entries, codec), codec.file_name());
-        let report = ensure(&site.sp).unwrap();
+        let options = UnpackOptions {
+            jobs,
+            ..UnpackOptions::default()
+        };
+        let report = ensure_with(&site.sp, &options).unwrap();
         assert_eq!(
             report.unpack.outcome,
             UnpackOutcome::Unpacked {
@@ -922,7 +929,7 @@ fn a_large_tree_is_written_by_worker_threads_completely() {
                 hard_links: 0,
                 symlinks: 0
             },
-            "{codec:?}"
+            "{codec:?}, {jobs} jobs"
         );
         for (name, data) in names.iter().zip(&contents) {
             let path = site.sp.join("_rocm_sdk_devel").join(name);
@@ -930,7 +937,9 @@ fn a_large_tree_is_written_by_worker_threads_completely() {
         }
         trees.push(snapshot(&site.sp.join("_rocm_sdk_devel")));
     }
-    assert_eq!(trees[0], trees[1]);
+    for (i, tree) in trees.iter().enumerate().skip(1) {
+        assert_eq!(&trees[0], tree, "run {i}");
+    }
 }
 
 /// On Windows (`windows_names`, the default there) an archive holding a
