@@ -17,9 +17,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
-use common::{Build, artifacts, build_shards, fails, ok};
+use common::{Build, copy_kpack_shards, fails};
 use fixtures::ExampleMode;
 use fixtures::hostile::tar_model::TarModel;
 use fixtures::hostile::{
@@ -212,28 +211,11 @@ fn the_documents_the_install_side_acts_on_name_files_the_release_ships() {
     );
 }
 
-/// The kpack example split into two shards, built once per test binary.
-fn shards() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
-    static SHARDS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
-    SHARDS.get_or_init(|| {
-        let work = tempfile::tempdir().unwrap();
-        let dirs = build_shards(work.path(), &artifacts(ExampleMode::Kpack), 2, &[]);
-        (work, dirs)
-    })
-}
-
 /// Copies of the shards under `work` with the package named `name`
 /// replaced by `bytes` and vouched for in its shard's manifest.
 fn shards_with(work: &Path, name: &str, bytes: &[u8]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in &shards().1 {
-        let copy = work.join(dir.file_name().unwrap());
-        ok(&Command::new("cp")
-            .arg("-a")
-            .arg(dir)
-            .arg(&copy)
-            .output()
-            .unwrap());
+    let copies = copy_kpack_shards(work);
+    for copy in &copies {
         let manifest = copy.join("shard.json");
         let mut json: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
@@ -246,9 +228,8 @@ fn shards_with(work: &Path, name: &str, bytes: &[u8]) -> Vec<PathBuf> {
             }
         }
         fs::write(&manifest, json.to_string()).unwrap();
-        out.push(copy);
     }
-    out
+    copies
 }
 
 fn assemble(shards: &[PathBuf], dest: &Path) -> Command {

@@ -39,6 +39,14 @@ fn build(dest: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
 /// `build` run under `script -qfec`, so stdin, stdout and stderr are a
 /// pseudo-terminal; returns everything the terminal showed.
 fn build_on_a_terminal(dest: &Path, env: &[(&str, &str)]) -> String {
+    let mut command = terminal_build(dest);
+    command.envs(env.iter().copied());
+    ok(&command.output().expect("script (util-linux) runs"))
+}
+
+/// The command of a kpack build into `dest` on a pseudo-terminal, without
+/// the variables of the caller's environment that change a build.
+fn terminal_build(dest: &Path) -> Command {
     let artifact_dir = artifacts(ExampleMode::Kpack);
     let mut command = fixtures::terminal::command(
         Path::new(env!("CARGO_BIN_EXE_therock-package")),
@@ -52,9 +60,8 @@ fn build_on_a_terminal(dest: &Path, env: &[(&str, &str)]) -> String {
     );
     command
         .env_remove("SOURCE_DATE_EPOCH")
-        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
-        .envs(env.iter().copied());
-    ok(&command.output().expect("script (util-linux) runs"))
+        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG");
+    command
 }
 
 fn stderr(out: &Output) -> String {
@@ -118,20 +125,8 @@ fn the_byte_count_grows_before_the_first_package_is_done() {
     let gates = tempfile::tempdir().unwrap();
     let fifo = gates.path().join("first-bytes");
     ok(&Command::new("mkfifo").arg(&fifo).output().unwrap());
-    let artifact_dir = artifacts(ExampleMode::Kpack);
-    let mut command = fixtures::terminal::command(
-        Path::new(env!("CARGO_BIN_EXE_therock-package")),
-        &[
-            "build",
-            "--artifact-dir",
-            artifact_dir.to_str().unwrap(),
-            "--dest-dir",
-            dest.path().to_str().unwrap(),
-        ],
-    );
+    let mut command = terminal_build(dest.path());
     command
-        .env_remove("SOURCE_DATE_EPOCH")
-        .env_remove("ROCM_SDK_WHEEL_PLATFORM_TAG")
         .env("THEROCK_PACKAGE_TEST_COMMIT_GATE", gates.path())
         .stdout(std::process::Stdio::piped());
     let mut child = command.spawn().unwrap();

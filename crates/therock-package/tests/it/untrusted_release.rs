@@ -12,12 +12,14 @@ use std::fs;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
-use common::{artifacts, build_shards, copy_of_artifacts, fails, ok, therock_package, verify};
+use common::{
+    build_shards, copy_kpack_shards, copy_of_artifacts, fails, kpack_shards, ok, therock_package,
+    verify,
+};
 use devel_tar::{DIGEST_FILE, TarDigest};
+use fixtures::Layout;
 use fixtures::raw_wheel::{FILE_MODE, RawWheel};
-use fixtures::{ExampleMode, Layout};
 
 /// A wheel `evil-1.0` holding a harmless module and one `member`.
 fn evil_wheel(name: &[u8], mode: u32) -> RawWheel {
@@ -349,35 +351,6 @@ fn symlinks_and_fifos_in_a_dist_directory_are_refused() {
     }
 }
 
-/// The kpack example split into two shards, built once per test binary;
-/// tests change copies of it ([`copy_shards`]).
-fn shards() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
-    static SHARDS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
-    SHARDS.get_or_init(|| {
-        let work = tempfile::tempdir().unwrap();
-        let dirs = build_shards(work.path(), &artifacts(ExampleMode::Kpack), 2, &[]);
-        (work, dirs)
-    })
-}
-
-/// A private copy of the shared shards under `work`.
-fn copy_shards(work: &Path) -> Vec<PathBuf> {
-    shards()
-        .1
-        .iter()
-        .map(|dir| {
-            let copy = work.join(dir.file_name().unwrap());
-            ok(&Command::new("cp")
-                .arg("-a")
-                .arg(dir)
-                .arg(&copy)
-                .output()
-                .unwrap());
-            copy
-        })
-        .collect()
-}
-
 /// `therock-package assemble SHARDS... --dest-dir DEST extra...`.
 fn assemble(shards: &[PathBuf], dest: &Path, extra: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_therock-package"));
@@ -416,7 +389,7 @@ fn refused(shards: &[PathBuf], work: &Path, extra: &[&str]) -> String {
 #[test]
 fn assemble_never_writes_outside_its_destination() {
     let work = tempfile::tempdir().unwrap();
-    let shards = copy_shards(work.path());
+    let shards = copy_kpack_shards(work.path());
     // From the staging directory inside `release/`, this is `work/escaped`.
     for shard in &shards {
         edit_manifest(shard, |m| {
@@ -431,7 +404,7 @@ fn assemble_never_writes_outside_its_destination() {
     );
 
     let work = tempfile::tempdir().unwrap();
-    let shards = copy_shards(work.path());
+    let shards = copy_kpack_shards(work.path());
     edit_manifest(&shards[1], |m| {
         m["packages"][0]["path"] = "../../shard-1-of-2/dist/x.whl".into();
     });
@@ -447,7 +420,7 @@ fn assemble_never_writes_outside_its_destination() {
 #[test]
 fn assemble_plans_the_rocm_sdist_document_again() {
     let work = tempfile::tempdir().unwrap();
-    let shards = copy_shards(work.path());
+    let shards = copy_kpack_shards(work.path());
     // The same change in every manifest: another default target and a
     // console script that runs a program outside the package.
     for shard in &shards {
@@ -464,7 +437,7 @@ fn assemble_plans_the_rocm_sdist_document_again() {
 
     // One manifest alone changed: its plan's other shards disagree.
     let work = tempfile::tempdir().unwrap();
-    let shards = copy_shards(work.path());
+    let shards = copy_kpack_shards(work.path());
     edit_manifest(&shards[1], |m| {
         m["linux_amdgpu_families"] = "gfx94X-dcgpu".into();
     });
@@ -507,7 +480,7 @@ fn swap_package(shard: &Path, which: &str, wheel: &RawWheel) -> String {
 #[test]
 fn assemble_reads_wheels_through_the_same_reader() {
     let work = tempfile::tempdir().unwrap();
-    let shards = copy_shards(work.path());
+    let shards = copy_kpack_shards(work.path());
     let wheel = RawWheel::new("rocm_sdk_device_gfx942", "7.1.0")
         .file("_rocm_sdk_libraries/lib/x.co", b"")
         .member(
@@ -532,7 +505,7 @@ fn assemble_writes_to_a_destination_that_is_not_utf8() {
     let dest = work
         .path()
         .join(std::ffi::OsStr::from_bytes(b"release-\xff"));
-    let out = assemble(&shards().1, &dest, &[]);
+    let out = assemble(kpack_shards(), &dest, &[]);
     let text = ok(&out);
     assert!(text.contains("(verified, indexed)"), "{text}");
     assert!(dest.join("dist").join("index.html").is_file());
@@ -549,7 +522,7 @@ fn assemble_reads_shards_from_a_directory_that_is_not_utf8() {
         .path()
         .join(std::ffi::OsStr::from_bytes(b"shards-\xfe"));
     fs::create_dir(&from).unwrap();
-    let shards = copy_shards(&from);
+    let shards = copy_kpack_shards(&from);
     let dest = from.join(std::ffi::OsStr::from_bytes(b"release-\xff"));
     let out = assemble(&shards, &dest, &[]);
     let text = ok(&out);
@@ -562,7 +535,7 @@ fn assemble_reads_shards_from_a_directory_that_is_not_utf8() {
 fn assemble_takes_verify_s_policy() {
     let work = tempfile::tempdir().unwrap();
     // The example built here needs glibc 2.34 (docs/verify.md).
-    let error = refused(&shards().1, work.path(), &["--policy", "manylinux_2_28"]);
+    let error = refused(kpack_shards(), work.path(), &["--policy", "manylinux_2_28"]);
     assert!(
         error.contains("the assembled release fails verify, so nothing was written")
             && error.contains("FAILED  manylinux")

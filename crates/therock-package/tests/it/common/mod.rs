@@ -220,33 +220,15 @@ pub fn site_packages_of(prefix: &Path) -> PathBuf {
 }
 
 /// The uv release the tests install with (and the oracle compares with,
-/// tests/oracle.rs): pinned, so a test's verdict does not change with the
+/// tests/it/oracle.rs): pinned, so a test's verdict does not change with the
 /// day it runs.
 pub const UV: &str = "uv==0.13.9";
 
-/// The `uv` binary of [`UV`], installed once with pip into a tools venv
-/// under the cargo target directory (the test setup's only download).
+/// The `uv` binary of [`UV`] (the test setup's only download).
 pub fn uv() -> PathBuf {
     static UV_BIN: OnceLock<PathBuf> = OnceLock::new();
     UV_BIN
-        .get_or_init(|| {
-            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-                .join(format!("tools-{}", UV.replace("==", "-")));
-            let uv = tools.join("bin").join("uv");
-            if !tools.join("done").exists() {
-                ok(&Command::new("python3")
-                    .args(["-m", "venv", "--clear"])
-                    .arg(&tools)
-                    .output()
-                    .unwrap());
-                ok(&Command::new(tools.join("bin").join("pip"))
-                    .args(["install", "-q", "--disable-pip-version-check", UV])
-                    .output()
-                    .unwrap());
-                fs::write(tools.join("done"), UV).unwrap();
-            }
-            uv
-        })
+        .get_or_init(|| pinned_tools(UV).join("bin").join("uv"))
         .clone()
 }
 
@@ -254,28 +236,11 @@ pub fn uv() -> PathBuf {
 /// (`crates/link-check/data/manylinux-policy.json`).
 pub const AUDITWHEEL: &str = "auditwheel==6.8.2";
 
-/// The `auditwheel` program, installed once with pip into a tools venv
-/// under the cargo target directory (from PyPI, the only download).
+/// The `auditwheel` program of [`AUDITWHEEL`].
 pub fn auditwheel() -> PathBuf {
     static AUDITWHEEL_BIN: OnceLock<PathBuf> = OnceLock::new();
     AUDITWHEEL_BIN
-        .get_or_init(|| {
-            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-                .join(format!("tools-{}", AUDITWHEEL.replace("==", "-")));
-            let program = tools.join("bin").join("auditwheel");
-            if !program.exists() {
-                ok(&Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&tools)
-                    .output()
-                    .unwrap());
-                ok(&Command::new(tools.join("bin").join("pip"))
-                    .args(["install", "-q", "--disable-pip-version-check", AUDITWHEEL])
-                    .output()
-                    .unwrap());
-            }
-            program
-        })
+        .get_or_init(|| pinned_tools(AUDITWHEEL).join("bin").join("auditwheel"))
         .clone()
 }
 
@@ -284,37 +249,35 @@ pub fn auditwheel() -> PathBuf {
 /// does not print `License-Expression`; this one does neither wrong.
 pub const PIP: &str = "pip==25.3";
 
-/// The `python` of a venv holding [`PIP`], made once under the cargo
-/// target directory (from PyPI).
+/// The `python` of a venv holding [`PIP`].
 pub fn pinned_pip_python() -> PathBuf {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
     PYTHON
-        .get_or_init(|| {
-            let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-                .join(format!("tools-{}", PIP.replace("==", "-")));
-            let python = tools.join("bin").join("python");
-            if !tools.join("done").exists() {
-                ok(&Command::new("python3")
-                    .args(["-m", "venv", "--clear"])
-                    .arg(&tools)
-                    .output()
-                    .unwrap());
-                ok(&Command::new(&python)
-                    .args([
-                        "-m",
-                        "pip",
-                        "install",
-                        "-q",
-                        "--disable-pip-version-check",
-                        PIP,
-                    ])
-                    .output()
-                    .unwrap());
-                fs::write(tools.join("done"), PIP).unwrap();
-            }
-            python
-        })
+        .get_or_init(|| pinned_tools(PIP).join("bin").join("python"))
         .clone()
+}
+
+/// A tools venv under the cargo target directory holding `requirement`
+/// (pinned, from PyPI), made by the first run that needs it: its `done`
+/// file is written last, so an interrupted install is made again. Callers
+/// keep the path in a `OnceLock`, so one test process installs it once.
+fn pinned_tools(requirement: &str) -> PathBuf {
+    let tools = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tools-{}", requirement.replace("==", "-")));
+    if !tools.join("done").exists() {
+        ok(&Command::new("python3")
+            .args(["-m", "venv", "--clear"])
+            .arg(&tools)
+            .output()
+            .unwrap());
+        ok(&Command::new(tools.join("bin").join("python"))
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
+            .arg(requirement)
+            .output()
+            .unwrap());
+        fs::write(tools.join("done"), requirement).unwrap();
+    }
+    tools
 }
 
 /// The `python` of a venv with the interpreter's bundled pip, made once
@@ -519,6 +482,37 @@ pub fn shard_ids(matrix: &serde_json::Value) -> Vec<String> {
         .unwrap()
         .iter()
         .map(|s| s["shard"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The kpack example split into two shards, built once per test process
+/// and shared by the tests of shards; tests change copies of it
+/// ([`copy_kpack_shards`]).
+pub fn kpack_shards() -> &'static [PathBuf] {
+    static SHARDS: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
+    &SHARDS
+        .get_or_init(|| {
+            let work = tempfile::tempdir().unwrap();
+            let dirs = build_shards(work.path(), &artifacts(ExampleMode::Kpack), 2, &[]);
+            (work, dirs)
+        })
+        .1
+}
+
+/// A private copy of [`kpack_shards`] under `work`.
+pub fn copy_kpack_shards(work: &Path) -> Vec<PathBuf> {
+    kpack_shards()
+        .iter()
+        .map(|dir| {
+            let copy = work.join(dir.file_name().unwrap());
+            ok(&Command::new("cp")
+                .arg("-a")
+                .arg(dir)
+                .arg(&copy)
+                .output()
+                .unwrap());
+            copy
+        })
         .collect()
 }
 
