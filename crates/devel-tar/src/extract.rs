@@ -44,12 +44,17 @@ const FILE_COST: u64 = 64 << 10;
 /// kernel-bound, so more than this gains little.
 pub(crate) const DEFAULT_MAX_WORKERS: usize = 8;
 
+/// The most writer threads per core a caller's `jobs` starts.
+const MAX_WORKERS_PER_CORE: usize = 4;
+
 /// How many threads write for `jobs` (0: the machine's parallelism, at most
-/// [`DEFAULT_MAX_WORKERS`]).
+/// [`DEFAULT_MAX_WORKERS`]; otherwise `jobs`, at most
+/// [`MAX_WORKERS_PER_CORE`] per core).
 pub(crate) fn workers(jobs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     match jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(DEFAULT_MAX_WORKERS)),
-        n => n,
+        0 => cores.min(DEFAULT_MAX_WORKERS),
+        n => n.min(cores * MAX_WORKERS_PER_CORE),
     }
 }
 

@@ -109,8 +109,9 @@ pub struct UnpackOptions {
     /// overwrites another file.
     pub windows_names: bool,
     /// How many threads write files and links (0, the default: the
-    /// machine's parallelism, at most 8; file creation is kernel-bound).
-    /// The tree is the same for any number.
+    /// machine's parallelism, at most 8; file creation is kernel-bound;
+    /// more than four per core are not started). The tree is the same for
+    /// any number.
     pub jobs: usize,
 }
 
